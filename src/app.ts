@@ -1,0 +1,55 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { registerAuth } from './http/auth.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { registerOpenApi } from './http/openapi.js';
+import { newId } from './lib/ids.js';
+import { accountRoutes } from './modules/accounts/accounts.routes.js';
+import { registerAuditHook } from './modules/audit/audit.hook.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
+import { healthRoutes } from './modules/health/health.routes.js';
+import { keyRoutes } from './modules/keys/keys.routes.js';
+import { pricingRoutes } from './modules/pricing/pricing.routes.js';
+import { usageRoutes } from './modules/usage/usage.routes.js';
+import type { AppServices } from './services.js';
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/** Builds the HTTP app: cross-cutting hooks first, then each module's routes. */
+export async function buildApp(services: AppServices): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: services.config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    },
+    genReqId: () => newId('req', 20),
+    logController: new LogController({
+      requestIdLogLabel: 'request_id',
+      disableRequestLogging: (request) => request.url === '/healthz' || request.url === '/readyz',
+    }),
+    bodyLimit: JSON_BODY_LIMIT,
+    trustProxy: false,
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('X-Request-Id', request.id);
+    done();
+  });
+  registerErrorHandling(app);
+  registerAuth(app, services);
+  registerAuditHook(app, services);
+  await registerOpenApi(app, services.config);
+
+  healthRoutes(app, services);
+  pricingRoutes(app);
+  accountRoutes(app, services);
+  keyRoutes(app, services);
+  usageRoutes(app, services);
+  auditRoutes(app, services);
+
+  app.get('/v1/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  return app;
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig } from './config.js';
+import { migrateToLatest, openDatabase } from './db/database.js';
+import { PLAN_IDS } from './domain/plans.js';
+import { ApiError } from './http/errors.js';
+import { CreateAccountInput } from './modules/accounts/accounts.schemas.js';
+import { createAccount, setRateLimitOverride } from './modules/accounts/accounts.service.js';
+import { startServer } from './server.js';
+
+/** How long readiness answers 503 before the listener closes, so load balancers stop routing here. */
+const SHUTDOWN_GRACE_MS = Number(process.env.SHUTDOWN_GRACE_MS ?? 1000);
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
+  return n;
+}
+
+async function serve(): Promise<void> {
+  const config = loadConfig();
+  const server = await startServer(config);
+  const shown = config.baseUrl;
+  console.log(`Intake service listening on ${server.url} (public address ${shown})`);
+  console.log(`Database: ${server.services.db.dialect}; files: ${server.services.storage.kind}; email: ${server.services.mailer.kind}`);
+  console.log('Create a first account and its API keys with:');
+  console.log('  npm run --silent cli -- accounts create --email you@example.com --plan free --json');
+  let signals = 0;
+  const shutdown = (signal: string) => {
+    signals++;
+    if (signals > 1) process.exit(1);
+    server.app.log.info({ signal }, 'draining: finishing in-flight requests');
+    server.stop(SHUTDOWN_GRACE_MS).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function withDatabase<T>(work: (db: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const db = openDatabase(config);
+  try {
+    await migrateToLatest(db, config.databaseUrl);
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const program = new Command()
+  .name('intake')
+  .description('Intake collection service: server and admin commands')
+  .showHelpAfterError();
+
+program.command('serve', { isDefault: true }).description('HTTP API, portal and worker in one process').action(serve);
+program.command('api').description('the HTTP API only (run many against PostgreSQL)').action(serve);
+
+program
+  .command('migrate')
+  .description('apply database migrations')
+  .action(async () => {
+    const applied = await withDatabase((db) => migrateToLatest(db));
+    console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
+  });
+
+const accounts = program.command('accounts').description('manage accounts');
+accounts
+  .command('create')
+  .description('create an account and print its first live and test admin keys')
+  .requiredOption('--email <email>', 'account email')
+  .option('--name <name>', 'account name (default: the email)')
+  .option('--plan <plan>', `plan: ${PLAN_IDS.join(', ')}`, 'free')
+  .option('--rate-limit <perHour>', "requests per hour per key, overriding the plan's", positiveInt)
+  .option('--json', 'print exactly one JSON object')
+  .action(async (options: { email: string; name?: string; plan: string; rateLimit?: number; json?: boolean }) => {
+    const input = CreateAccountInput.safeParse({
+      email: options.email,
+      name: options.name,
+      plan: options.plan,
+      rateLimitPerHour: options.rateLimit,
+    });
+    if (!input.success) {
+      throw new ConfigError(input.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
+    }
+    const created = await withDatabase((db) => createAccount(db.kysely, input.data, new Date().toISOString()));
+    if (options.json) {
+      process.stdout.write(JSON.stringify(created) + '\n');
+      return;
+    }
+    console.log(`Account ${created.account_id} created (plan ${input.data.plan}).`);
+    console.log(`Live admin key: ${created.live_key}`);
+    console.log(`Test admin key: ${created.test_key}`);
+    console.log('These keys are shown once; store them now.');
+  });
+
+accounts
+  .command('set-rate-limit')
+  .description("set an account's requests per hour per key (contract override); --clear restores the plan's")
+  .argument('<account>', 'account id or email')
+  .argument('[perHour]', 'requests per hour', positiveInt)
+  .option('--clear', "use the plan's limit again")
+  .action(async (account: string, perHour: number | undefined, options: { clear?: boolean }) => {
+    if (perHour === undefined && !options.clear) throw new ConfigError('Give a number of requests per hour, or --clear.');
+    const found = await withDatabase((db) => setRateLimitOverride(db.kysely, account, options.clear ? null : (perHour ?? null)));
+    if (!found) throw new ConfigError(`No account with id or email ${account}.`);
+    console.log(options.clear ? 'Rate limit override cleared.' : `Rate limit set to ${perHour} requests per hour per key.`);
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof ConfigError || error instanceof ApiError) {
+    console.error(`error: ${error.message}`);
+  } else {
+    console.error(error);
+  }
+  process.exitCode = 1;
+}

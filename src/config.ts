@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Every environment variable the service reads, with its default. Documented in README.md. */
+const EnvSchema = z.object({
+  NODE_ENV: z.string().optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  BASE_URL: z.url().optional(),
+  APP_URL: z.url().optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must start with postgres:// (leave it unset for SQLite)')
+    .optional(),
+  STORAGE_URL: z.string().optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
+    .optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'SMTP_URL must start with smtp:// or smtps://')
+    .optional(),
+  SMS_URL: z.url().optional(),
+  SECRET_KEY: z.string().min(32, 'SECRET_KEY must be at least 32 characters').optional(),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+});
+
+export interface Config {
+  production: boolean;
+  port: number;
+  host: string;
+  baseUrl: string;
+  appUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  storageUrl: string | undefined;
+  redisUrl: string | undefined;
+  smtpUrl: string | undefined;
+  smsUrl: string | undefined;
+  secretKey: string;
+  webhookAllowPrivate: boolean;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads the environment once, at start; an invalid value stops the process with a message naming it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const blankless = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = EnvSchema.safeParse(blankless);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid environment:\n  ${problems.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  const dataDir = resolve(e.DATA_DIR);
+  const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
+  if (production && !e.SECRET_KEY) {
+    throw new ConfigError('SECRET_KEY is required when NODE_ENV=production (at least 32 characters).');
+  }
+  const allowPrivate = e.WEBHOOK_ALLOW_PRIVATE
+    ? ['on', 'true', '1'].includes(e.WEBHOOK_ALLOW_PRIVATE)
+    : !production;
+  return {
+    production,
+    port: e.PORT,
+    host: e.HOST,
+    baseUrl,
+    appUrl: stripTrailingSlash(e.APP_URL ?? baseUrl),
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    storageUrl: e.STORAGE_URL,
+    redisUrl: e.REDIS_URL,
+    smtpUrl: e.SMTP_URL,
+    smsUrl: e.SMS_URL,
+    secretKey: e.SECRET_KEY ?? generatedSecretKey(dataDir),
+    webhookAllowPrivate: allowPrivate,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+function stripTrailingSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/** Without SECRET_KEY, one is generated once into DATA_DIR (mode 0600) so restarts keep signed URLs valid. */
+function generatedSecretKey(dataDir: string): string {
+  const file = join(dataDir, 'secret.key');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    mkdirSync(dataDir, { recursive: true });
+    const secret = randomBytes(32).toString('hex');
+    try {
+      writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
+      return secret;
+    } catch {
+      // Another process created it first: use theirs.
+      return readFileSync(file, 'utf8').trim();
+    }
+  }
+}

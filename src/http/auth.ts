@@ -1,0 +1,121 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { rateLimitFor, planOf } from '../domain/plans.js';
+import { hasScope, type Scope } from '../domain/scopes.js';
+import { offsetClock, type Clock } from '../lib/clock.js';
+import { API_KEY_PATTERN, hashApiKey } from '../modules/keys/keys.domain.js';
+import { findActiveKeyByHash, touchKey, type AccountRow } from '../modules/keys/keys.repository.js';
+import type { AppServices } from '../services.js';
+import { ApiError } from './errors.js';
+
+/** Who is calling: the account, the key, its mode (data world) and that mode's clock. */
+export interface AuthContext {
+  account: AccountRow;
+  keyId: string;
+  scopes: readonly string[];
+  livemode: boolean;
+  clock: Clock;
+}
+
+/** `any`: any valid key; a scope: a key holding it (admin holds all). Routes without `scope` are public. */
+export type RouteScope = Scope | 'any';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    scope?: RouteScope;
+    audit?: { action: string; resourceType: string };
+  }
+  interface FastifyRequest {
+    auth: AuthContext | null;
+    /** Set by a handler so the audit entry names the resource it touched. */
+    auditResourceId?: string;
+  }
+}
+
+/** The auth context of a secured route; its absence is a programming error, not a client one. */
+export function authOf(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw new Error(`Route ${request.url} has no scope but reads the caller`);
+  return request.auth;
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Authentication, rate limiting and scope checks, in one place for every route, driven by the
+ * route's `config.scope`. The same setting documents the route in OpenAPI (security + required scope).
+ */
+export function registerAuth(app: FastifyInstance, services: AppServices): void {
+  const lastTouched = new Map<string, number>();
+  app.decorateRequest('auth', null);
+
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope;
+    if (!scope || !route.schema) return;
+    const needs = scope === 'any' ? 'any valid API key' : `a key with the \`${scope}\` scope (admin includes all)`;
+    route.schema.security = [{ bearerAuth: [] }];
+    route.schema.description = [route.schema.description, `Requires ${needs}.`].filter(Boolean).join('\n\n');
+    (route.schema as Record<string, unknown>)['x-required-scope'] = scope;
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const scope = request.routeOptions.config.scope;
+    if (!scope) return;
+    const auth = await authenticate(request);
+    await enforceRateLimit(auth, reply);
+    if (scope !== 'any' && !hasScope(auth.scopes, scope)) {
+      throw new ApiError('forbidden', `This API key lacks the ${scope} scope needed for this request.`);
+    }
+  });
+
+  async function authenticate(request: FastifyRequest): Promise<AuthContext> {
+    const header = request.headers.authorization;
+    if (!header) {
+      throw new ApiError('unauthorized', 'Missing API key: send the header Authorization: Bearer svc_live_… or svc_test_….');
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const token = match?.[1];
+    if (!token || !API_KEY_PATTERN.test(token)) {
+      throw new ApiError('unauthorized', 'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….');
+    }
+    const found = await findActiveKeyByHash(services.db.kysely, hashApiKey(token));
+    if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
+    const { key, account } = found;
+    const livemode = key.livemode === 1;
+    const auth: AuthContext = {
+      account,
+      keyId: key.id,
+      scopes: JSON.parse(key.scopes) as string[],
+      livemode,
+      clock: livemode ? services.clock : offsetClock(services.clock, account.test_clock_offset_ms),
+    };
+    request.auth = auth;
+    await noteKeyUse(key.id);
+    return auth;
+  }
+
+  /** last_used_at at one-minute resolution: one write per key per minute, not per request. */
+  async function noteKeyUse(keyId: string): Promise<void> {
+    const now = services.clock.now();
+    const previous = lastTouched.get(keyId) ?? 0;
+    if (now.getTime() - previous < LAST_USED_RESOLUTION_MS) return;
+    lastTouched.set(keyId, now.getTime());
+    await touchKey(services.db.kysely, keyId, now.toISOString());
+  }
+
+  async function enforceRateLimit(auth: AuthContext, reply: FastifyReply): Promise<void> {
+    const limit = rateLimitFor(auth.account);
+    // Each key is its own bucket; test keys are separate keys, so test traffic never eats live quota.
+    const decision = await services.limiter.hit(auth.keyId, limit, services.clock.now().getTime());
+    reply.header('X-RateLimit-Limit', decision.limit);
+    reply.header('X-RateLimit-Remaining', decision.remaining);
+    reply.header('X-RateLimit-Reset', decision.resetAt);
+    if (!decision.allowed) {
+      const plan = auth.account.rate_limit_per_hour === null ? `the ${planOf(auth.account.plan).name} plan` : 'this account';
+      throw new ApiError(
+        'rate_limited',
+        `Rate limit of ${limit} requests per hour for ${plan} reached (rolling 60-minute window, per API key). Retry in ${decision.retryAfterSeconds} seconds.`,
+        {},
+        { 'Retry-After': String(decision.retryAfterSeconds) },
+      );
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/** An exact rolling 60-minute window, kept as a sliding log of request times per bucket. */
+export const WINDOW_MS = 60 * 60 * 1000;
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the oldest request in the window leaves it (a slot frees up). */
+  resetAt: number;
+  /** Seconds until a rejected request may be retried; 0 when allowed. */
+  retryAfterSeconds: number;
+}
+
+export interface RateLimiter {
+  /** Records one request in `bucket` at `nowMs` if the window has room; says whether it did. */
+  hit(bucket: string, limit: number, nowMs: number): Promise<RateLimitDecision>;
+  /** Throws when the backend cannot be reached (readiness probe). */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function decide(
+  allowed: boolean,
+  limit: number,
+  countInWindow: number,
+  oldestMs: number,
+  nowMs: number,
+): RateLimitDecision {
+  const freesAtMs = oldestMs + WINDOW_MS;
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - countInWindow),
+    resetAt: Math.ceil(freesAtMs / 1000),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((freesAtMs - nowMs) / 1000)),
+  };
+}

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { Redis, type Result } from 'ioredis';
+import { WINDOW_MS, decide, type RateLimitDecision, type RateLimiter } from './limiter.js';
+
+/**
+ * The same sliding log as MemoryRateLimiter, as a sorted set per bucket, updated by one Lua script
+ * per request so that any number of processes share one exact count.
+ * Returns {allowed, count in window, oldest time in window}.
+ */
+const SLIDING_LOG_SCRIPT = `
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+local allowed = 0
+if count < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[4])
+  count = count + 1
+  allowed = 1
+end
+redis.call('PEXPIRE', KEYS[1], window)
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local oldestScore = tostring(now)
+if oldest[2] then oldestScore = oldest[2] end
+return {allowed, count, oldestScore}
+`;
+
+type SlidingLogReply = [number, number, string];
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    slidingLogHit(
+      key: string,
+      nowMs: number,
+      windowMs: number,
+      limit: number,
+      member: string,
+    ): Result<SlidingLogReply, Context>;
+  }
+}
+
+export class RedisRateLimiter implements RateLimiter {
+  private readonly redis: Redis;
+
+  constructor(
+    url: string,
+    private readonly keyPrefix = 'intake:ratelimit:',
+  ) {
+    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    this.redis.defineCommand('slidingLogHit', { numberOfKeys: 1, lua: SLIDING_LOG_SCRIPT });
+  }
+
+  async hit(bucket: string, limit: number, nowMs: number): Promise<RateLimitDecision> {
+    const member = `${nowMs}:${randomBytes(6).toString('hex')}`;
+    const [allowed, count, oldest] = await this.redis.slidingLogHit(
+      this.keyPrefix + bucket,
+      nowMs,
+      WINDOW_MS,
+      limit,
+      member,
+    );
+    return decide(allowed === 1, limit, count, Number(oldest), nowMs);
+  }
+
+  async check(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit();
+  }
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppServices } from '../../services.js';
+import { insertAuditEntry } from './audit.repository.js';
+
+/**
+ * Writes the audit entry of every successful call to a route that declares `config.audit`,
+ * before the answer leaves, so a caller never sees a success that the log lacks.
+ */
+export function registerAuditHook(app: FastifyInstance, services: AppServices): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const audit = request.routeOptions.config.audit;
+    const auth = request.auth;
+    if (!audit || !auth || reply.statusCode >= 300) return payload;
+    await insertAuditEntry(services.db.kysely, {
+      account_id: auth.account.id,
+      livemode: auth.livemode ? 1 : 0,
+      action: audit.action,
+      resource_type: audit.resourceType,
+      resource_id: request.auditResourceId ?? null,
+      actor_type: 'api_key',
+      actor_id: auth.keyId,
+      request_id: request.id,
+      created_at: services.clock.now().toISOString(),
+    });
+    return payload;
+  });
+}

@@ -1,0 +1,51 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { AuditEntriesTable, Database } from '../../db/schema.js';
+import { newId } from '../../lib/ids.js';
+
+export type AuditRow = Selectable<AuditEntriesTable>;
+export type NewAuditEntry = Omit<AuditRow, 'id'>;
+
+export async function insertAuditEntry(db: Kysely<Database>, entry: NewAuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_entries')
+    .values({ id: newId('aud'), ...entry })
+    .execute();
+}
+
+/**
+ * Newest first. The cursor is an entry id; entries after it are older, ordered by (created_at, id)
+ * so that entries written in the same millisecond still page without gaps or repeats.
+ */
+export async function listAuditEntries(
+  db: Kysely<Database>,
+  world: { accountId: string; livemode: number },
+  page: { limit: number; startingAfter: string | undefined },
+): Promise<{ rows: AuditRow[]; cursorFound: boolean }> {
+  let query = db
+    .selectFrom('audit_entries')
+    .selectAll()
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode);
+  if (page.startingAfter) {
+    const cursor = await db
+      .selectFrom('audit_entries')
+      .select(['created_at', 'id'])
+      .where('account_id', '=', world.accountId)
+      .where('livemode', '=', world.livemode)
+      .where('id', '=', page.startingAfter)
+      .executeTakeFirst();
+    if (!cursor) return { rows: [], cursorFound: false };
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '<', cursor.created_at),
+        eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
+      ]),
+    );
+  }
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+  return { rows, cursorFound: true };
+}

@@ -1,0 +1,84 @@
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import type { Database } from '../../db/schema.js';
+import { scopesNotHeld } from '../../domain/scopes.js';
+import type { AuthContext } from '../../http/auth.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { generateApiKey, type KeyMode } from './keys.domain.js';
+import { insertKey, listKeys, revokeKey, type ApiKeyRow } from './keys.repository.js';
+import type { ApiKey, CreatedApiKey } from './keys.schemas.js';
+
+export function toApiKey(row: ApiKeyRow): z.infer<typeof ApiKey> {
+  return {
+    id: row.id,
+    name: row.name,
+    mode: row.livemode === 1 ? 'live' : 'test',
+    scopes: JSON.parse(row.scopes) as string[],
+    prefix: row.prefix,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+  };
+}
+
+/** Creates a key and returns it with its secret: the only time the secret is ever seen. */
+export async function createKey(
+  db: Kysely<Database>,
+  owner: { accountId: string; createdByKeyId: string | null; at: string },
+  request: { name: string; mode: KeyMode; scopes: string[] },
+): Promise<z.infer<typeof CreatedApiKey>> {
+  const generated = generateApiKey(request.mode);
+  const row: ApiKeyRow = {
+    id: newId('key'),
+    account_id: owner.accountId,
+    livemode: request.mode === 'live' ? 1 : 0,
+    name: request.name,
+    scopes: JSON.stringify([...new Set(request.scopes)]),
+    prefix: generated.prefix,
+    key_hash: generated.hash,
+    created_by_key_id: owner.createdByKeyId,
+    created_at: owner.at,
+    last_used_at: null,
+    revoked_at: null,
+  };
+  await insertKey(db, row);
+  const { last_used_at: _unused, ...shown } = toApiKey(row);
+  return { ...shown, key: generated.secret };
+}
+
+/**
+ * A key creates keys with at most its own scopes, and a test key only test keys:
+ * test keys are handed to development environments and must not mint live access.
+ */
+export async function createKeyAs(
+  db: Kysely<Database>,
+  auth: AuthContext,
+  request: { name: string; mode: KeyMode | undefined; scopes: string[] },
+): Promise<z.infer<typeof CreatedApiKey>> {
+  const mode = request.mode ?? (auth.livemode ? 'live' : 'test');
+  if (!auth.livemode && mode === 'live') {
+    throw new ApiError('forbidden', 'A test-mode key cannot create live keys: use a live admin key.');
+  }
+  const missing = scopesNotHeld(auth.scopes, request.scopes);
+  if (missing.length > 0) {
+    throw new ApiError(
+      'forbidden',
+      `scopes: a key can grant only scopes it holds; this key lacks ${missing.join(', ')}.`,
+    );
+  }
+  return createKey(
+    db,
+    { accountId: auth.account.id, createdByKeyId: auth.keyId, at: auth.clock.now().toISOString() },
+    { name: request.name, mode, scopes: request.scopes },
+  );
+}
+
+export async function listKeysAs(db: Kysely<Database>, auth: AuthContext): Promise<z.infer<typeof ApiKey>[]> {
+  const rows = await listKeys(db, auth.account.id, !auth.livemode);
+  return rows.map(toApiKey);
+}
+
+export async function revokeKeyAs(db: Kysely<Database>, auth: AuthContext, keyId: string): Promise<void> {
+  const revoked = await revokeKey(db, auth.account.id, keyId, !auth.livemode, auth.clock.now().toISOString());
+  if (!revoked) throw notFound('api_key', keyId);
+}

@@ -1,0 +1,90 @@
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { planOf } from '../../domain/plans.js';
+
+/** Monthly metrics are counted per year-month; storage is a running total (period "all"). */
+export type UsageMetric = 'intakes' | 'sms_messages' | 'storage_bytes';
+const RUNNING_TOTAL = 'all';
+
+export function periodOf(at: Date): string {
+  return at.toISOString().slice(0, 7);
+}
+
+function periodFor(metric: UsageMetric, at: Date): string {
+  return metric === 'storage_bytes' ? RUNNING_TOTAL : periodOf(at);
+}
+
+export interface UsageWorld {
+  accountId: string;
+  livemode: boolean;
+}
+
+/** Adds `delta` (may be negative for storage) inside the caller's transaction. */
+export async function addUsage(
+  db: Kysely<Database>,
+  world: UsageWorld,
+  metric: UsageMetric,
+  delta: number,
+  at: Date,
+): Promise<void> {
+  await db
+    .insertInto('usage_counters')
+    .values({
+      account_id: world.accountId,
+      livemode: world.livemode ? 1 : 0,
+      period: periodFor(metric, at),
+      metric,
+      value: delta,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['account_id', 'livemode', 'period', 'metric'])
+        .doUpdateSet({ value: sql<number>`usage_counters.value + ${delta}` }),
+    )
+    .execute();
+}
+
+export async function usageValue(
+  db: Kysely<Database>,
+  world: UsageWorld,
+  metric: UsageMetric,
+  at: Date,
+): Promise<number> {
+  const row = await db
+    .selectFrom('usage_counters')
+    .select('value')
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .where('period', '=', periodFor(metric, at))
+    .where('metric', '=', metric)
+    .executeTakeFirst();
+  return Number(row?.value ?? 0);
+}
+
+export interface UsageRecord {
+  period: string;
+  intakes: { used: number; limit: number };
+  storage_bytes: { used: number; limit: number };
+  sms_messages: { used: number; limit: number };
+}
+
+export async function usageRecord(
+  db: Kysely<Database>,
+  world: UsageWorld,
+  plan: string,
+  at: Date,
+): Promise<UsageRecord> {
+  const quotas = planOf(plan).quotas;
+  const [intakes, storage, sms] = await Promise.all([
+    usageValue(db, world, 'intakes', at),
+    usageValue(db, world, 'storage_bytes', at),
+    usageValue(db, world, 'sms_messages', at),
+  ]);
+  return {
+    period: periodOf(at),
+    intakes: { used: intakes, limit: quotas.intakes_per_month },
+    storage_bytes: { used: storage, limit: quotas.storage_bytes },
+    sms_messages: { used: sms, limit: quotas.sms_per_month },
+  };
+}

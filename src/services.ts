@@ -1,0 +1,17 @@
+import type { Config } from './config.js';
+import type { Db } from './db/database.js';
+import type { RateLimiter } from './http/rate-limit/limiter.js';
+import type { Clock } from './lib/clock.js';
+import type { Mailer } from './modules/notify/mailer.js';
+import type { Storage } from './modules/files/storage.js';
+
+/** What the modules are given: providers chosen once by configuration, and the system clock. */
+export interface AppServices {
+  config: Config;
+  db: Db;
+  limiter: RateLimiter;
+  storage: Storage;
+  mailer: Mailer;
+  clock: Clock;
+  lifecycle: { draining: boolean };
+}
