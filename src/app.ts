@@ -33,6 +33,8 @@ export async function buildApp(services: AppServices): Promise<FastifyInstance> 
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // JSON endpoints take JSON only (CONTRACT: another Content-Type is 415); upload routes add their own parsers.
+  app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);

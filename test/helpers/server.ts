@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import { migrateToLatest, openDatabase } from '../../src/db/database.js';
+import { createAccount, type CreatedAccount } from '../../src/modules/accounts/accounts.service.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { TEST_POSTGRES_URL, type DatabaseKind } from './env.js';
+
+export interface TestServer {
+  url: string;
+  server: RunningServer;
+  dataDir: string;
+  /** Environment that points another process (the CLI) at this server's database. */
+  env: Record<string, string>;
+  createAccount(options?: { plan?: 'free' | 'solo' | 'agency'; rateLimitPerHour?: number }): Promise<CreatedAccount>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+/** A fresh PostgreSQL schema per server, so test files and runs never see each other's rows. */
+function freshSchemaUrl(): { url: string; schema: string } {
+  const schema = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+  const url = new URL(TEST_POSTGRES_URL);
+  url.searchParams.set('schema', schema);
+  return { url: url.toString(), schema };
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function startTestServer(
+  database: DatabaseKind,
+  extraEnv: Record<string, string> = {},
+): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'intake-test-'));
+  const pgTarget = database === 'postgres' ? freshSchemaUrl() : undefined;
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    ...(pgTarget ? { DATABASE_URL: pgTarget.url } : {}),
+    ...extraEnv,
+  };
+  const config = loadConfig({ PORT: '0', ...env });
+  const server = await startServer(config);
+  const url = server.url;
+  return {
+    url,
+    server,
+    dataDir,
+    env,
+    createAccount: async (options = {}) =>
+      createAccount(
+        server.services.db.kysely,
+        {
+          email: `owner-${Math.random().toString(36).slice(2)}@example.com`,
+          plan: options.plan ?? 'agency',
+          rateLimitPerHour: options.rateLimitPerHour,
+        },
+        new Date().toISOString(),
+      ),
+    async stop() {
+      await server.stop();
+      if (pgTarget) await dropSchema(pgTarget.schema);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A migrated database without a server, for repository-level tests. */
+export async function openTestDatabase(database: DatabaseKind) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'intake-db-'));
+  const pgTarget = database === 'postgres' ? freshSchemaUrl() : undefined;
+  const db = openDatabase({ databaseUrl: pgTarget?.url, dataDir });
+  await migrateToLatest(db, pgTarget?.url);
+  return {
+    db,
+    async close() {
+      await db.close();
+      if (pgTarget) await dropSchema(pgTarget.schema);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
