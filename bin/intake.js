@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import process from 'node:process';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tsx = createRequire(import.meta.url).resolve('tsx/cli');

@@ -8,9 +8,6 @@ import { CreateAccountInput } from './modules/accounts/accounts.schemas.js';
 import { createAccount, setRateLimitOverride } from './modules/accounts/accounts.service.js';
 import { startServer } from './server.js';
 
-/** How long readiness answers 503 before the listener closes, so load balancers stop routing here. */
-const SHUTDOWN_GRACE_MS = Number(process.env.SHUTDOWN_GRACE_MS ?? 1000);
-
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
@@ -22,7 +19,9 @@ async function serve(): Promise<void> {
   const server = await startServer(config);
   const shown = config.baseUrl;
   console.log(`Intake service listening on ${server.url} (public address ${shown})`);
-  console.log(`Database: ${server.services.db.dialect}; files: ${server.services.storage.kind}; email: ${server.services.mailer.kind}`);
+  console.log(
+    `Database: ${server.services.db.dialect}; files: ${server.services.storage.kind}; email: ${server.services.mailer.kind}`,
+  );
   console.log('Create a first account and its API keys with:');
   console.log('  npm run --silent cli -- accounts create --email you@example.com --plan free --json');
   let signals = 0;
@@ -30,7 +29,7 @@ async function serve(): Promise<void> {
     signals++;
     if (signals > 1) process.exit(1);
     server.app.log.info({ signal }, 'draining: finishing in-flight requests');
-    server.stop(SHUTDOWN_GRACE_MS).then(
+    server.stop(config.shutdownGraceMs).then(
       () => process.exit(0),
       (error: unknown) => {
         console.error(error);
@@ -58,7 +57,10 @@ const program = new Command()
   .description('Intake collection service: server and admin commands')
   .showHelpAfterError();
 
-program.command('serve', { isDefault: true }).description('HTTP API, portal and worker in one process').action(serve);
+program
+  .command('serve', { isDefault: true })
+  .description('HTTP API, portal and worker in one process')
+  .action(serve);
 program.command('api').description('the HTTP API only (run many against PostgreSQL)').action(serve);
 
 program
@@ -78,26 +80,32 @@ accounts
   .option('--plan <plan>', `plan: ${PLAN_IDS.join(', ')}`, 'free')
   .option('--rate-limit <perHour>', "requests per hour per key, overriding the plan's", positiveInt)
   .option('--json', 'print exactly one JSON object')
-  .action(async (options: { email: string; name?: string; plan: string; rateLimit?: number; json?: boolean }) => {
-    const input = CreateAccountInput.safeParse({
-      email: options.email,
-      name: options.name,
-      plan: options.plan,
-      rateLimitPerHour: options.rateLimit,
-    });
-    if (!input.success) {
-      throw new ConfigError(input.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
-    }
-    const created = await withDatabase((db) => createAccount(db.kysely, input.data, new Date().toISOString()));
-    if (options.json) {
-      process.stdout.write(JSON.stringify(created) + '\n');
-      return;
-    }
-    console.log(`Account ${created.account_id} created (plan ${input.data.plan}).`);
-    console.log(`Live admin key: ${created.live_key}`);
-    console.log(`Test admin key: ${created.test_key}`);
-    console.log('These keys are shown once; store them now.');
-  });
+  .action(
+    async (options: { email: string; name?: string; plan: string; rateLimit?: number; json?: boolean }) => {
+      const input = CreateAccountInput.safeParse({
+        email: options.email,
+        name: options.name,
+        plan: options.plan,
+        rateLimitPerHour: options.rateLimit,
+      });
+      if (!input.success) {
+        throw new ConfigError(
+          input.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'),
+        );
+      }
+      const created = await withDatabase((db) =>
+        createAccount(db.kysely, input.data, new Date().toISOString()),
+      );
+      if (options.json) {
+        process.stdout.write(JSON.stringify(created) + '\n');
+        return;
+      }
+      console.log(`Account ${created.account_id} created (plan ${input.data.plan}).`);
+      console.log(`Live admin key: ${created.live_key}`);
+      console.log(`Test admin key: ${created.test_key}`);
+      console.log('These keys are shown once; store them now.');
+    },
+  );
 
 accounts
   .command('set-rate-limit')
@@ -106,10 +114,17 @@ accounts
   .argument('[perHour]', 'requests per hour', positiveInt)
   .option('--clear', "use the plan's limit again")
   .action(async (account: string, perHour: number | undefined, options: { clear?: boolean }) => {
-    if (perHour === undefined && !options.clear) throw new ConfigError('Give a number of requests per hour, or --clear.');
-    const found = await withDatabase((db) => setRateLimitOverride(db.kysely, account, options.clear ? null : (perHour ?? null)));
+    if (perHour === undefined && !options.clear)
+      throw new ConfigError('Give a number of requests per hour, or --clear.');
+    const found = await withDatabase((db) =>
+      setRateLimitOverride(db.kysely, account, options.clear ? null : (perHour ?? null)),
+    );
     if (!found) throw new ConfigError(`No account with id or email ${account}.`);
-    console.log(options.clear ? 'Rate limit override cleared.' : `Rate limit set to ${perHour} requests per hour per key.`);
+    console.log(
+      options.clear
+        ? 'Rate limit override cleared.'
+        : `Rate limit set to ${perHour} requests per hour per key.`,
+    );
   });
 
 try {

@@ -27,6 +27,7 @@ const EnvSchema = z.object({
   SMS_URL: z.url().optional(),
   SECRET_KEY: z.string().min(32, 'SECRET_KEY must be at least 32 characters').optional(),
   WEBHOOK_ALLOW_PRIVATE: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
@@ -47,6 +48,10 @@ export interface Config {
   secretKey: string;
   webhookAllowPrivate: boolean;
   logLevel: string;
+  /** BASE_URL and APP_URL were not set: they follow the port actually bound (PORT=0 picks a free one). */
+  urlsFollowPort: boolean;
+  /** How long readiness answers 503 on SIGTERM before the listener closes (load balancers notice). */
+  shutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -84,6 +89,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: e.SECRET_KEY ?? generatedSecretKey(dataDir),
     webhookAllowPrivate: allowPrivate,
     logLevel: e.LOG_LEVEL,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    urlsFollowPort: !e.BASE_URL && !e.APP_URL,
   };
 }
 

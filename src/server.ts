@@ -13,7 +13,9 @@ import type { AppServices } from './services.js';
 
 function chooseStorage(config: Config): Storage {
   if (config.storageUrl) {
-    throw new ConfigError('STORAGE_URL is not supported by this version yet; leave it unset to store files in DATA_DIR.');
+    throw new ConfigError(
+      'STORAGE_URL is not supported by this version yet; leave it unset to store files in DATA_DIR.',
+    );
   }
   return new LocalStorage(join(config.dataDir, 'files'));
 }
@@ -61,6 +63,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  if (config.urlsFollowPort && port !== config.port) {
+    config.baseUrl = `http://localhost:${port}`;
+    config.appUrl = config.baseUrl;
+  }
   let stopping: Promise<void> | undefined;
   return {
     app,

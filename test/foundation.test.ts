@@ -37,7 +37,9 @@ describe.each(DATABASES)('foundation on %s', (database) => {
     });
 
     it('publishes pricing from the plan table the limits come from', async () => {
-      const pricing = await anonymous.get<{ plans: { id: string; rate_limit_per_hour: number }[] }>('/pricing.json');
+      const pricing = await anonymous.get<{ plans: { id: string; rate_limit_per_hour: number }[] }>(
+        '/pricing.json',
+      );
       expect(pricing.status).toBe(200);
       expect(pricing.body.plans.map((p) => [p.id, p.rate_limit_per_hour])).toEqual([
         ['free', 60],
@@ -52,8 +54,7 @@ describe.each(DATABASES)('foundation on %s', (database) => {
       expect(doc.status).toBe(200);
       expect(doc.body.openapi).toBe('3.1.0');
       const result = await validate(structuredClone(doc.body) as never);
-      expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
-      expect(result.valid).toBe(true);
+      expect(result.valid, JSON.stringify(result.valid ? [] : result.errors)).toBe(true);
       const paths = doc.body.paths as Record<string, Record<string, Record<string, unknown>>>;
       const createKey = paths['/v1/keys']?.post;
       expect(createKey?.['x-required-scope']).toBe('admin');
@@ -75,7 +76,10 @@ describe.each(DATABASES)('foundation on %s', (database) => {
 
     it('rejects malformed JSON, wrong types and unknown fields with 400 naming the field', async () => {
       expectError(
-        await live.call('PATCH', '/v1/account', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }),
+        await live.call('PATCH', '/v1/account', {
+          rawBody: '{"name": ',
+          headers: { 'content-type': 'application/json' },
+        }),
         400,
         'invalid_request',
       );
@@ -89,13 +93,19 @@ describe.each(DATABASES)('foundation on %s', (database) => {
 
     it('refuses other content types with 415 and oversized bodies with 413', async () => {
       expectError(
-        await live.call('PATCH', '/v1/account', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }),
+        await live.call('PATCH', '/v1/account', {
+          rawBody: 'name=x',
+          headers: { 'content-type': 'text/plain' },
+        }),
         415,
         'unsupported_media_type',
       );
       const huge = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
       expectError(
-        await live.call('PATCH', '/v1/account', { rawBody: huge, headers: { 'content-type': 'application/json' } }),
+        await live.call('PATCH', '/v1/account', {
+          rawBody: huge,
+          headers: { 'content-type': 'application/json' },
+        }),
         413,
         'payload_too_large',
       );
@@ -104,7 +114,11 @@ describe.each(DATABASES)('foundation on %s', (database) => {
 
   describe('API keys', () => {
     it('secures every key route', async () => {
-      const reader = await live.post<{ key: string }>('/v1/keys', { name: 'reader', mode: 'live', scopes: ['intakes:read'] });
+      const reader = await live.post<{ key: string }>('/v1/keys', {
+        name: 'reader',
+        mode: 'live',
+        scopes: ['intakes:read'],
+      });
       const readerClient = client(server.url, reader.body.key);
       for (const base of ['/v1/keys', '/v1/auth/keys']) {
         await expectSecured(anonymous, readerClient, 'GET', base);
@@ -123,7 +137,7 @@ describe.each(DATABASES)('foundation on %s', (database) => {
       expect(created.body.key).toMatch(/^svc_live_[0-9A-Za-z]{43}$/);
       // 43 base62 characters: 43 × log2(62) ≈ 256 bits.
       expect(43 * Math.log2(62)).toBeGreaterThanOrEqual(192);
-      expect(created.body.key.startsWith(created.body.prefix ?? '-')).toBe(true);
+      expect(created.body.key?.startsWith(created.body.prefix ?? '-')).toBe(true);
       const listed = await live.get<{ keys: Record<string, unknown>[] }>('/v1/keys');
       expect(listed.text).not.toContain(created.body.key);
       const mine = listed.body.keys.find((k) => k.id === created.body.id);
@@ -134,7 +148,10 @@ describe.each(DATABASES)('foundation on %s', (database) => {
     });
 
     it('serves the same keys on /v1/auth/keys', async () => {
-      const created = await live.post<{ id: string }>('/v1/auth/keys', { name: 'alias', scopes: ['intakes:read'] });
+      const created = await live.post<{ id: string }>('/v1/auth/keys', {
+        name: 'alias',
+        scopes: ['intakes:read'],
+      });
       expect(created.status).toBe(201);
       const listed = await live.get<{ keys: { id: string }[] }>('/v1/keys');
       expect(listed.body.keys.map((k) => k.id)).toContain(created.body.id);
@@ -142,7 +159,10 @@ describe.each(DATABASES)('foundation on %s', (database) => {
     });
 
     it('refuses a key the very next request after it is revoked', async () => {
-      const created = await live.post<{ id: string; key: string }>('/v1/keys', { name: 'temp', scopes: ['admin'] });
+      const created = await live.post<{ id: string; key: string }>('/v1/keys', {
+        name: 'temp',
+        scopes: ['admin'],
+      });
       const temp = client(server.url, created.body.key);
       expect((await temp.get('/v1/account')).status).toBe(200);
       expect((await live.delete(`/v1/keys/${created.body.id}`)).status).toBe(204);
@@ -156,7 +176,10 @@ describe.each(DATABASES)('foundation on %s', (database) => {
         scopes: ['admin'],
       });
       const admin2 = client(server.url, writer.body.key);
-      const narrow = await admin2.post<{ key: string }>('/v1/keys', { name: 'narrow', scopes: ['intakes:read'] });
+      const narrow = await admin2.post<{ key: string }>('/v1/keys', {
+        name: 'narrow',
+        scopes: ['intakes:read'],
+      });
       expect(narrow.status).toBe(201);
       const narrowClient = client(server.url, narrow.body.key);
       expectError(await narrowClient.post('/v1/keys', { name: 'up', scopes: ['admin'] }), 403, 'forbidden');
@@ -165,8 +188,15 @@ describe.each(DATABASES)('foundation on %s', (database) => {
     });
 
     it('keeps test keys in the test world', async () => {
-      expectError(await test.post('/v1/keys', { name: 'escalate', mode: 'live', scopes: ['admin'] }), 403, 'forbidden');
-      const testKey = await test.post<{ id: string; mode: string }>('/v1/keys', { name: 't', scopes: ['intakes:read'] });
+      expectError(
+        await test.post('/v1/keys', { name: 'escalate', mode: 'live', scopes: ['admin'] }),
+        403,
+        'forbidden',
+      );
+      const testKey = await test.post<{ id: string; mode: string }>('/v1/keys', {
+        name: 't',
+        scopes: ['intakes:read'],
+      });
       expect(testKey.body.mode).toBe('test');
       const listed = await test.get<{ keys: { mode: string }[] }>('/v1/keys');
       expect(listed.body.keys.length).toBeGreaterThan(0);
@@ -189,7 +219,11 @@ describe.each(DATABASES)('foundation on %s', (database) => {
   describe('account, usage and audit', () => {
     it('reads and updates the account', async () => {
       const account = await live.get('/v1/account');
-      expect(account.body).toMatchObject({ plan: 'agency', default_language: 'en', rate_limit_per_hour: 3000 });
+      expect(account.body).toMatchObject({
+        plan: 'agency',
+        default_language: 'en',
+        rate_limit_per_hour: 3000,
+      });
       expect(account.body.id).toMatch(/^acct_/);
       const patched = await live.patch('/v1/account', { name: 'Studio Nord', default_language: 'fr-ca' });
       expect(patched.status).toBe(200);
@@ -219,12 +253,19 @@ describe.each(DATABASES)('foundation on %s', (database) => {
       const third = await admin.delete(`/v1/keys/${first.body.id}`);
       await admin.patch('/v1/account', { bogus: true }); // failed calls are not logged
       const page = await admin.get<{ entries: Record<string, unknown>[]; has_more: boolean }>('/v1/audit');
-      expect(page.body.entries.map((e) => e.action)).toEqual(['api_key.revoke', 'account.update', 'api_key.create']);
+      expect(page.body.entries.map((e) => e.action)).toEqual([
+        'api_key.revoke',
+        'account.update',
+        'api_key.create',
+      ]);
       expect(page.body.has_more).toBe(false);
       const [revoke, update, create] = page.body.entries;
       expect(revoke).toMatchObject({ resource_type: 'api_key', resource_id: first.body.id });
       expect(revoke?.request_id).toBe(third.headers.get('x-request-id'));
-      expect(update).toMatchObject({ resource_id: fresh.account_id, request_id: second.headers.get('x-request-id') });
+      expect(update).toMatchObject({
+        resource_id: fresh.account_id,
+        request_id: second.headers.get('x-request-id'),
+      });
       expect(create?.actor).toMatchObject({ type: 'api_key' });
       expect((create?.actor as { id: string }).id).toMatch(/^key_/);
 

@@ -70,7 +70,7 @@ export async function migrateToLatest(db: Db, databaseUrl?: string): Promise<str
   }
   const migrator = new Migrator({ db: db.kysely, provider: migrationProvider });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error('Database migration failed', { cause: error });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 

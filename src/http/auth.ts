@@ -50,7 +50,8 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope;
     if (!scope || !route.schema) return;
-    const needs = scope === 'any' ? 'any valid API key' : `a key with the \`${scope}\` scope (admin includes all)`;
+    const needs =
+      scope === 'any' ? 'any valid API key' : `a key with the \`${scope}\` scope (admin includes all)`;
     route.schema.security = [{ bearerAuth: [] }];
     route.schema.description = [route.schema.description, `Requires ${needs}.`].filter(Boolean).join('\n\n');
     (route.schema as Record<string, unknown>)['x-required-scope'] = scope;
@@ -69,12 +70,18 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
   async function authenticate(request: FastifyRequest): Promise<AuthContext> {
     const header = request.headers.authorization;
     if (!header) {
-      throw new ApiError('unauthorized', 'Missing API key: send the header Authorization: Bearer svc_live_… or svc_test_….');
+      throw new ApiError(
+        'unauthorized',
+        'Missing API key: send the header Authorization: Bearer svc_live_… or svc_test_….',
+      );
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const token = match?.[1];
     if (!token || !API_KEY_PATTERN.test(token)) {
-      throw new ApiError('unauthorized', 'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….');
+      throw new ApiError(
+        'unauthorized',
+        'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….',
+      );
     }
     const found = await findActiveKeyByHash(services.db.kysely, hashApiKey(token));
     if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
@@ -109,7 +116,10 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     reply.header('X-RateLimit-Remaining', decision.remaining);
     reply.header('X-RateLimit-Reset', decision.resetAt);
     if (!decision.allowed) {
-      const plan = auth.account.rate_limit_per_hour === null ? `the ${planOf(auth.account.plan).name} plan` : 'this account';
+      const plan =
+        auth.account.rate_limit_per_hour === null
+          ? `the ${planOf(auth.account.plan).name} plan`
+          : 'this account';
       throw new ApiError(
         'rate_limited',
         `Rate limit of ${limit} requests per hour for ${plan} reached (rolling 60-minute window, per API key). Retry in ${decision.retryAfterSeconds} seconds.`,

@@ -77,6 +77,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) =>
-    send(reply, request, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`)),
+    send(
+      reply,
+      request,
+      new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`),
+    ),
   );
 }

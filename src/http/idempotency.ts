@@ -31,7 +31,10 @@ export function validateIdempotencyKey(raw: string | string[] | undefined): stri
   if (raw === undefined) return undefined;
   const key = Array.isArray(raw) ? raw[0] : raw;
   if (key === undefined || !KEY_PATTERN.test(key)) {
-    throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is recommended).');
+    throw new ApiError(
+      'invalid_request',
+      'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is recommended).',
+    );
   }
   return key;
 }
@@ -99,7 +102,10 @@ export async function idempotentCreate<T>(
     .where('idem_key', '=', idempotencyKey)
     .executeTakeFirst();
   if (!existing?.resource_id) {
-    throw new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+    throw new ApiError(
+      'conflict',
+      'A request with this Idempotency-Key is still being processed; retry shortly.',
+    );
   }
   const original = await op.load(existing.resource_id);
   if (existing.request_hash !== requestHash || existing.resource_type !== op.resourceType) {

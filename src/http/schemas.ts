@@ -12,7 +12,9 @@ export const ErrorBody = z
   .meta({
     id: 'Error',
     description: 'Every error answer has this shape.',
-    examples: [{ error: 'not_found', message: 'No api_key with id key_123.', request_id: 'req_8fJk2Lm9QzX1' }],
+    examples: [
+      { error: 'not_found', message: 'No api_key with id key_123.', request_id: 'req_8fJk2Lm9QzX1' },
+    ],
   });
 
 /**
@@ -33,7 +35,10 @@ export const LanguageTag = z
     try {
       Intl.getCanonicalLocales(tag);
     } catch {
-      ctx.addIssue({ code: 'custom', message: `"${tag}" is not a valid BCP 47 language tag (e.g. en, fr-CA)` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${tag}" is not a valid BCP 47 language tag (e.g. en, fr-CA)`,
+      });
     }
   })
   .transform((tag) => Intl.getCanonicalLocales(tag)[0] ?? tag)

@@ -19,7 +19,11 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v && typeof v === 'object' && !Array.isArray(v)) {
       const record = v as Record<string, unknown>;
-      return Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]]));
+      return Object.fromEntries(
+        Object.keys(record)
+          .sort()
+          .map((k) => [k, record[k]]),
+      );
     }
     return v;
   });

@@ -34,4 +34,16 @@ export async function serviceAvailable(name: 'postgres' | 'redis'): Promise<bool
 export type DatabaseKind = 'sqlite' | 'postgres';
 
 /** The databases every integration test runs against: SQLite always, PostgreSQL when reachable. */
-export const DATABASES: DatabaseKind[] = (await serviceAvailable('postgres')) ? ['sqlite', 'postgres'] : ['sqlite'];
+export const DATABASES: DatabaseKind[] = (await serviceAvailable('postgres'))
+  ? ['sqlite', 'postgres']
+  : ['sqlite'];
+
+/**
+ * The environment for a child process (CLI, server): ours minus what the test runner injects
+ * (Vite sets BASE_URL=/ for its own use, which is not a URL the service accepts).
+ */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const injected of ['BASE_URL', 'MODE', 'DEV', 'PROD', 'SSR']) delete env[injected];
+  return { ...env, ...extra };
+}

@@ -37,7 +37,8 @@ export function client(baseUrl: string, apiKey?: string) {
   }
   return {
     call,
-    get: <T = Record<string, unknown>>(path: string, options?: RequestOptions) => call<T>('GET', path, options),
+    get: <T = Record<string, unknown>>(path: string, options?: RequestOptions) =>
+      call<T>('GET', path, options),
     post: <T = Record<string, unknown>>(path: string, body?: unknown, options?: RequestOptions) =>
       call<T>('POST', path, { ...options, body }),
     patch: <T = Record<string, unknown>>(path: string, body?: unknown, options?: RequestOptions) =>

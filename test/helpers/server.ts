@@ -14,7 +14,10 @@ export interface TestServer {
   dataDir: string;
   /** Environment that points another process (the CLI) at this server's database. */
   env: Record<string, string>;
-  createAccount(options?: { plan?: 'free' | 'solo' | 'agency'; rateLimitPerHour?: number }): Promise<CreatedAccount>;
+  createAccount(options?: {
+    plan?: 'free' | 'solo' | 'agency';
+    rateLimitPerHour?: number;
+  }): Promise<CreatedAccount>;
   stop(): Promise<void>;
 }
 

@@ -28,7 +28,11 @@ export const foundation: Migration = {
       .addColumn('last_used_at', 'text')
       .addColumn('revoked_at', 'text')
       .execute();
-    await db.schema.createIndex('api_keys_account').on('api_keys').columns(['account_id', 'created_at']).execute();
+    await db.schema
+      .createIndex('api_keys_account')
+      .on('api_keys')
+      .columns(['account_id', 'created_at'])
+      .execute();
 
     await db.schema
       .createTable('audit_entries')

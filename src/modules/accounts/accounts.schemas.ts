@@ -9,7 +9,10 @@ export const Account = z
     email: z.string(),
     plan: z.enum(PLAN_IDS),
     default_language: z.string(),
-    rate_limit_per_hour: z.number().int().meta({ description: "Requests per hour per API key (the plan's, or a contract override)" }),
+    rate_limit_per_hour: z
+      .number()
+      .int()
+      .meta({ description: "Requests per hour per API key (the plan's, or a contract override)" }),
     livemode: z.boolean().meta({ description: 'Whether the calling key is a live key' }),
     created_at: Timestamp,
   })

@@ -35,7 +35,11 @@ export async function createAccount(
   at: string,
 ): Promise<CreatedAccount> {
   return db.transaction().execute(async (trx) => {
-    const existing = await trx.selectFrom('accounts').select('id').where('email', '=', input.email).executeTakeFirst();
+    const existing = await trx
+      .selectFrom('accounts')
+      .select('id')
+      .where('email', '=', input.email)
+      .executeTakeFirst();
     if (existing) throw new ApiError('conflict', `An account with the email ${input.email} already exists.`);
     const accountId = newId('acct');
     await trx
@@ -66,7 +70,11 @@ export async function updateAccount(
   if (Object.keys(changes).length > 0) {
     await db.updateTable('accounts').set(changes).where('id', '=', auth.account.id).execute();
   }
-  const row = await db.selectFrom('accounts').selectAll().where('id', '=', auth.account.id).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('accounts')
+    .selectAll()
+    .where('id', '=', auth.account.id)
+    .executeTakeFirstOrThrow();
   return toAccount(row, auth.livemode);
 }
 

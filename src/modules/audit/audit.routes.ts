@@ -5,7 +5,8 @@ import { authOf } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { listAuditEntries, type AuditRow } from './audit.repository.js';
-import { AuditEntry, AuditPage, AuditQuery } from './audit.schemas.js';
+import type { AuditEntry } from './audit.schemas.js';
+import { AuditPage, AuditQuery } from './audit.schemas.js';
 
 function toAuditEntry(row: AuditRow): z.infer<typeof AuditEntry> {
   return {
@@ -38,7 +39,10 @@ export function auditRoutes(app: FastifyInstance, services: AppServices): void {
         { limit, startingAfter: starting_after },
       );
       if (!cursorFound) {
-        throw new ApiError('invalid_request', `starting_after: no audit entry with id ${starting_after ?? ''}.`);
+        throw new ApiError(
+          'invalid_request',
+          `starting_after: no audit entry with id ${starting_after ?? ''}.`,
+        );
       }
       return { entries: rows.slice(0, limit).map(toAuditEntry), has_more: rows.length > limit };
     },

@@ -20,6 +20,7 @@ export const AuditQuery = z.strictObject({
   }),
 });
 
-export const AuditPage = z
-  .object({ entries: z.array(AuditEntry), has_more: z.boolean() })
-  .meta({ id: 'AuditPage', description: 'Newest first. Pass the last entry id as starting_after for the next page.' });
+export const AuditPage = z.object({ entries: z.array(AuditEntry), has_more: z.boolean() }).meta({
+  id: 'AuditPage',
+  description: 'Newest first. Pass the last entry id as starting_after for the next page.',
+});

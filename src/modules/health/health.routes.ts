@@ -8,7 +8,12 @@ const CheckResult = z.enum(['ok', 'down']);
 const Readiness = z
   .object({
     status: z.enum(['ok', 'unavailable', 'draining']),
-    checks: z.object({ database: CheckResult, storage: CheckResult, email: CheckResult, rate_limits: CheckResult }),
+    checks: z.object({
+      database: CheckResult,
+      storage: CheckResult,
+      email: CheckResult,
+      rate_limits: CheckResult,
+    }),
   })
   .meta({ id: 'Readiness' });
 
@@ -47,7 +52,8 @@ export function healthRoutes(app: FastifyInstance, services: AppServices): void 
     schema: {
       tags: ['Public'],
       summary: 'Readiness probe',
-      description: '200 only when the database, file storage, email transport and rate-limit store answer; 503 while any is down or while the process drains.',
+      description:
+        '200 only when the database, file storage, email transport and rate-limit store answer; 503 while any is down or while the process drains.',
       response: { 200: Readiness, 503: Readiness },
     },
     handler: async (_request, reply) => {

@@ -15,7 +15,11 @@ export async function findActiveKeyByHash(
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   if (!key) return undefined;
-  const account = await db.selectFrom('accounts').selectAll().where('id', '=', key.account_id).executeTakeFirst();
+  const account = await db
+    .selectFrom('accounts')
+    .selectAll()
+    .where('id', '=', key.account_id)
+    .executeTakeFirst();
   return account ? { key, account } : undefined;
 }
 
@@ -24,7 +28,11 @@ export async function insertKey(db: Kysely<Database>, row: ApiKeyRow): Promise<v
 }
 
 /** Keys visible from a mode: live keys manage every key of the account, test keys only test keys. */
-export async function listKeys(db: Kysely<Database>, accountId: string, onlyTest: boolean): Promise<ApiKeyRow[]> {
+export async function listKeys(
+  db: Kysely<Database>,
+  accountId: string,
+  onlyTest: boolean,
+): Promise<ApiKeyRow[]> {
   let query = db
     .selectFrom('api_keys')
     .selectAll()

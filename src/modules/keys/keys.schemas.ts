@@ -5,7 +5,12 @@ import { Timestamp, optional } from '../../http/schemas.js';
 export const KeyMode = z.enum(['live', 'test']);
 
 export const CreateKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(100).meta({ examples: ['CI pipeline'] }),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .meta({ examples: ['CI pipeline'] }),
   mode: optional(KeyMode).meta({ description: 'live or test; defaults to the mode of the calling key' }),
   scopes: z
     .array(z.enum(SCOPES))

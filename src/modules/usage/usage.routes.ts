@@ -13,7 +13,10 @@ export const Usage = z
     storage_bytes: Meter,
     sms_messages: Meter,
   })
-  .meta({ id: 'Usage', description: "The current month's usage of the calling key's mode against the plan's quotas." });
+  .meta({
+    id: 'Usage',
+    description: "The current month's usage of the calling key's mode against the plan's quotas.",
+  });
 
 export function usageRoutes(app: FastifyInstance, services: AppServices): void {
   app.withTypeProvider<ZodTypeProvider>().get('/v1/usage', {
