@@ -62,7 +62,118 @@ export interface UsageCountersTable {
   value: number;
 }
 
+export interface IntakesTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  project_name: string;
+  client_email: string;
+  client_name: string | null;
+  client_language: string;
+  client_phone: string | null;
+  client_timezone: string | null;
+  status: string;
+  chase_schedule: string;
+  due_date: string | null;
+  retention_mode: string;
+  retention_days: number | null;
+  retention_anonymize: number;
+  template_id: string | null;
+  client_brief: string | null;
+  approval_counter: Generated<number>;
+  results_cursor: Generated<number>;
+  created_at: string;
+  updated_at: string;
+  sent_at: string | null;
+  completed_at: string | null;
+  archived_at: string | null;
+  client_first_viewed_at: string | null;
+  client_last_seen_at: string | null;
+  results_collected_at: string | null;
+  purged_at: string | null;
+  anonymized_at: string | null;
+}
+
+export interface IntakeItemsTable {
+  intake_id: string;
+  account_id: string;
+  livemode: number;
+  key: string;
+  position: number;
+  /** The item definition as JSON (type, label, help, required, constraints, schema, options). */
+  definition: string;
+  status: string;
+  /** The client's value as JSON (text kinds, structured, choices); null for files and secrets. */
+  value_json: string | null;
+  /** Secret items: AES-256-GCM ciphertext; cleared after retention or reveal-and-purge. */
+  secret_ciphertext: string | null;
+  revision_note: string | null;
+  saved_at: string | null;
+  submitted_at: string | null;
+  approved_at: string | null;
+  /** Order of approval within the intake: the results cursor (only_new) compares against it. */
+  approval_seq: number | null;
+  secret_revealed_at: string | null;
+  created_at: string;
+}
+
+export interface ItemFilesTable {
+  id: string;
+  intake_id: string;
+  account_id: string;
+  livemode: number;
+  item_key: string;
+  storage_key: string;
+  name: string;
+  size: number;
+  content_type: string;
+  width: number | null;
+  height: number | null;
+  sha256: string;
+  created_at: string;
+}
+
+export interface TemplatesTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  name: string;
+  items: string;
+  created_at: string;
+}
+
+export interface JobsTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  kind: string;
+  subject_id: string;
+  payload: string;
+  /** Real time (epoch ms) at which the job is due. */
+  due_at: number;
+  attempts: Generated<number>;
+  locked_until: number | null;
+  last_error: string | null;
+  created_at: string;
+}
+
+export interface EventsTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  type: string;
+  intake_id: string | null;
+  payload: string;
+  occurred_at: string;
+}
+
 export interface Database {
+  intakes: IntakesTable;
+  intake_items: IntakeItemsTable;
+  item_files: ItemFilesTable;
+  templates: TemplatesTable;
+  jobs: JobsTable;
+  events: EventsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   audit_entries: AuditEntriesTable;

@@ -1,0 +1,275 @@
+import { z } from 'zod';
+
+/**
+ * Item definitions: the one schema for what an intake asks of its client. Used by intake creation,
+ * POST /items, templates, the portal view, OpenAPI and the agent tools.
+ */
+export const FILE_TYPES = ['image', 'file', 'file_list'] as const;
+export const VALUE_TYPES = [
+  'text',
+  'longtext',
+  'structured',
+  'secret',
+  'url',
+  'email',
+  'phone',
+  'date',
+  'boolean',
+  'number',
+  'select',
+  'multiselect',
+  'color_list',
+] as const;
+export const ITEM_TYPES = [...FILE_TYPES, ...VALUE_TYPES] as const;
+export type ItemType = (typeof ITEM_TYPES)[number];
+export type FileItemType = (typeof FILE_TYPES)[number];
+
+export function isFileType(type: string): type is FileItemType {
+  return (FILE_TYPES as readonly string[]).includes(type);
+}
+
+/** Formats by canonical name, with the content types that detection (magic bytes) reports for them. */
+export const FORMATS = {
+  png: ['image/png'],
+  jpg: ['image/jpeg'],
+  svg: ['image/svg+xml'],
+  heic: ['image/heic', 'image/heif'],
+  webp: ['image/webp'],
+  gif: ['image/gif'],
+  pdf: ['application/pdf'],
+  docx: ['application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+  xlsx: ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
+  pptx: ['application/vnd.openxmlformats-officedocument.presentationml.presentation'],
+  zip: ['application/zip'],
+  txt: ['text/plain'],
+  csv: ['text/csv'],
+  mp4: ['video/mp4'],
+  mov: ['video/quicktime'],
+  mp3: ['audio/mpeg'],
+} as const satisfies Record<string, readonly string[]>;
+export type Format = keyof typeof FORMATS;
+export const IMAGE_FORMATS: readonly Format[] = ['png', 'jpg', 'svg', 'heic', 'webp', 'gif'];
+const FORMAT_ALIASES: Record<string, Format> = { jpeg: 'jpg', heif: 'heic', text: 'txt' };
+
+export function canonicalFormat(name: string): Format | undefined {
+  const lower = name.toLowerCase();
+  if (lower in FORMATS) return lower as Format;
+  return FORMAT_ALIASES[lower];
+}
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().min(0);
+
+export const Constraints = z
+  .strictObject({
+    formats: z.array(z.string().min(1)).min(1).optional().meta({
+      description:
+        'File formats: png, jpg, svg, heic, webp, gif, pdf, docx, xlsx, pptx, zip, txt, csv, mp4, mov, mp3',
+    }),
+    min_width: positiveInt.optional().meta({ description: 'Images: minimum width in pixels' }),
+    min_height: positiveInt.optional().meta({ description: 'Images: minimum height in pixels' }),
+    transparent_background: z.boolean().optional().meta({
+      description:
+        'Images: must have an alpha channel with transparent pixels (SVG: always transparent unless it paints a full background)',
+    }),
+    max_bytes: positiveInt.optional().meta({ description: 'Files: maximum size of one file in bytes' }),
+    min_count: nonNegativeInt.optional().meta({
+      description: 'Files: minimum number of files (file_list); choices (multiselect); entries (color_list)',
+    }),
+    max_count: positiveInt
+      .optional()
+      .meta({ description: 'Files: maximum number of files; choices; entries' }),
+    max_chars: positiveInt.optional().meta({ description: 'Text kinds: maximum length in characters' }),
+    min_chars: nonNegativeInt.optional().meta({ description: 'Text kinds: minimum length in characters' }),
+    pattern: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'text: a regular expression the whole value must match' }),
+    min: z.number().optional().meta({ description: 'number: smallest value; date: not used' }),
+    max: z.number().optional().meta({ description: 'number: largest value' }),
+    integer: z.boolean().optional().meta({ description: 'number: whole numbers only' }),
+    min_date: z.iso.date().optional().meta({ description: 'date: earliest allowed date' }),
+    max_date: z.iso.date().optional().meta({ description: 'date: latest allowed date' }),
+  })
+  .meta({ id: 'Constraints' });
+export type Constraints = z.infer<typeof Constraints>;
+
+export const ItemOption = z.strictObject({
+  value: z.string().min(1).max(200),
+  label: z.string().min(1).max(200),
+});
+
+export const ItemDefinition = z
+  .strictObject({
+    key: z
+      .string()
+      .max(64)
+      .regex(
+        /^[a-z][a-z0-9_]*$/,
+        'key must match ^[a-z][a-z0-9_]*$ (lower-case letters, digits, underscores)',
+      ),
+    label: z.string().trim().min(1).max(200),
+    help: z
+      .string()
+      .max(2000)
+      .nullish()
+      .transform((v) => v ?? undefined),
+    type: z.string().meta({ description: `One of: ${ITEM_TYPES.join(', ')}` }),
+    required: z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? true),
+    constraints: Constraints.nullish().transform((v) => v ?? {}),
+    schema: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .transform((v) => v ?? undefined)
+      .meta({
+        description: 'structured items: a JSON Schema (type, required, properties) the value must satisfy',
+      }),
+    options: z
+      .array(ItemOption)
+      .max(200)
+      .nullish()
+      .transform((v) => v ?? undefined)
+      .meta({
+        description: 'select and multiselect: the choices',
+      }),
+  })
+  .meta({
+    id: 'ItemDefinition',
+    examples: [
+      {
+        key: 'logo',
+        label: 'Your logo',
+        type: 'image',
+        required: true,
+        constraints: { formats: ['svg', 'png'], min_width: 1000, transparent_background: true },
+      },
+    ],
+  });
+export type ItemDefinitionInput = z.input<typeof ItemDefinition>;
+export type ItemDefinition = z.output<typeof ItemDefinition>;
+
+/** Which constraints make sense for which kinds of item. */
+const FILE_CONSTRAINTS = ['formats', 'max_bytes', 'min_count', 'max_count'];
+const IMAGE_CONSTRAINTS = [...FILE_CONSTRAINTS, 'min_width', 'min_height', 'transparent_background'];
+const TEXT_CONSTRAINTS = ['max_chars', 'min_chars'];
+const APPLICABLE: Record<ItemType, readonly string[]> = {
+  image: IMAGE_CONSTRAINTS,
+  file: [...IMAGE_CONSTRAINTS],
+  file_list: [...IMAGE_CONSTRAINTS],
+  text: [...TEXT_CONSTRAINTS, 'pattern'],
+  longtext: TEXT_CONSTRAINTS,
+  secret: TEXT_CONSTRAINTS,
+  structured: [],
+  url: ['max_chars'],
+  email: [],
+  phone: [],
+  date: ['min_date', 'max_date'],
+  boolean: [],
+  number: ['min', 'max', 'integer'],
+  select: [],
+  multiselect: ['min_count', 'max_count'],
+  color_list: ['min_count', 'max_count'],
+};
+
+/** A problem with a definition, phrased for the caller: which item, which constraint, what to fix. */
+export interface DefinitionProblem {
+  item: string;
+  field: string;
+  message: string;
+}
+
+/** Validates a JSON Schema; returns an error message or undefined. Injected so the domain stays free of Ajv. */
+export type SchemaCompiler = (schema: Record<string, unknown>) => string | undefined;
+
+/**
+ * Everything wrong with a list of item definitions beyond their shape: unknown types and formats,
+ * constraints that do not apply, contradictory bounds, duplicate keys, invalid JSON Schemas.
+ */
+export function definitionProblems(
+  items: readonly ItemDefinition[],
+  compileSchema: SchemaCompiler,
+  existingKeys: readonly string[] = [],
+): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  const seen = new Set(existingKeys);
+  for (const item of items) {
+    const at = (field: string, message: string) => problems.push({ item: item.key, field, message });
+    if (seen.has(item.key)) at('key', `duplicate item key "${item.key}"`);
+    seen.add(item.key);
+    if (!(ITEM_TYPES as readonly string[]).includes(item.type)) {
+      at('type', `unknown type "${item.type}"; use one of ${ITEM_TYPES.join(', ')}`);
+      continue;
+    }
+    const type = item.type as ItemType;
+    const c = item.constraints;
+    for (const name of Object.keys(c)) {
+      if (!APPLICABLE[type].includes(name))
+        at(`constraints.${name}`, `${name} does not apply to ${type} items`);
+    }
+    for (const format of c.formats ?? []) {
+      const canonical = canonicalFormat(format);
+      if (!canonical)
+        at('constraints.formats', `unknown format "${format}"; use ${Object.keys(FORMATS).join(', ')}`);
+      else if (type === 'image' && !IMAGE_FORMATS.includes(canonical)) {
+        at(
+          'constraints.formats',
+          `"${format}" is not an image format; use ${IMAGE_FORMATS.join(', ')} or type file`,
+        );
+      }
+    }
+    if (c.min_count !== undefined && c.max_count !== undefined && c.min_count > c.max_count) {
+      at('constraints.min_count', `min_count (${c.min_count}) is greater than max_count (${c.max_count})`);
+    }
+    if (type === 'image' || type === 'file') {
+      if ((c.max_count ?? 1) > 1 || (c.min_count ?? 1) > 1) {
+        at('constraints.max_count', `${type} items hold one file; use file_list for several`);
+      }
+    }
+    if (c.min_chars !== undefined && c.max_chars !== undefined && c.min_chars > c.max_chars) {
+      at('constraints.min_chars', `min_chars (${c.min_chars}) is greater than max_chars (${c.max_chars})`);
+    }
+    if (c.min !== undefined && c.max !== undefined && c.min > c.max) {
+      at('constraints.min', `min (${c.min}) is greater than max (${c.max})`);
+    }
+    if (c.min_date !== undefined && c.max_date !== undefined && c.min_date > c.max_date) {
+      at('constraints.min_date', `min_date (${c.min_date}) is after max_date (${c.max_date})`);
+    }
+    if (c.pattern !== undefined) {
+      try {
+        new RegExp(c.pattern, 'u');
+      } catch {
+        at('constraints.pattern', `pattern is not a valid regular expression`);
+      }
+    }
+    if (type === 'structured') {
+      if (!item.schema) at('schema', 'structured items need a schema (a JSON Schema object)');
+      else {
+        const error = compileSchema(item.schema);
+        if (error) at('schema', `schema is not a valid JSON Schema: ${error}`);
+      }
+    } else if (item.schema) {
+      at('schema', `schema applies only to structured items`);
+    }
+    if (type === 'select' || type === 'multiselect') {
+      if (!item.options || item.options.length === 0) at('options', `${type} items need options`);
+      else {
+        const values = item.options.map((o) => o.value);
+        if (new Set(values).size !== values.length) at('options', 'option values must be unique');
+        if (type === 'multiselect' && c.min_count !== undefined && c.min_count > values.length) {
+          at('constraints.min_count', `min_count (${c.min_count}) is more than the ${values.length} options`);
+        }
+      }
+    } else if (item.options) {
+      at('options', 'options apply only to select and multiselect items');
+    }
+  }
+  return problems;
+}
+
+export function describeProblems(problems: readonly DefinitionProblem[]): string {
+  return problems.map((p) => `items.${p.item}.${p.field}: ${p.message}`).join('; ');
+}
