@@ -10,13 +10,19 @@ import { auditRoutes } from './modules/audit/audit.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { keyRoutes } from './modules/keys/keys.routes.js';
 import { pricingRoutes } from './modules/pricing/pricing.routes.js';
+import { simulateRoutes } from './modules/testmode/simulate.routes.js';
+import { testModeRoutes } from './modules/testmode/testmode.routes.js';
+import { intakeRoutes } from './modules/intakes/intakes.routes.js';
+import { portalApiRoutes } from './modules/portal/portal.routes.js';
+import { templateRoutes } from './modules/templates/templates.routes.js';
 import { usageRoutes } from './modules/usage/usage.routes.js';
+import type { Worker } from './jobs/worker.js';
 import type { AppServices } from './services.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
 /** Builds the HTTP app: cross-cutting hooks first, then each module's routes. */
-export async function buildApp(services: AppServices): Promise<FastifyInstance> {
+export async function buildApp(services: AppServices, worker: Worker): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: services.config.logLevel,
@@ -35,6 +41,14 @@ export async function buildApp(services: AppServices): Promise<FastifyInstance> 
   app.setSerializerCompiler(serializerCompiler);
   // JSON endpoints take JSON only (CONTRACT: another Content-Type is 415); upload routes add their own parsers.
   app.removeContentTypeParser('text/plain');
+  // An empty JSON body counts as no body (action endpoints are often called with a bare Content-Type).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === '') return done(null, undefined);
+    parseJson(request, text, done);
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
@@ -51,6 +65,11 @@ export async function buildApp(services: AppServices): Promise<FastifyInstance> 
   keyRoutes(app, services);
   usageRoutes(app, services);
   auditRoutes(app, services);
+  testModeRoutes(app, services, worker);
+  simulateRoutes(app, services);
+  intakeRoutes(app, services);
+  templateRoutes(app, services);
+  await portalApiRoutes(app, services);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, () => app.swagger());
   return app;

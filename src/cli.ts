@@ -6,7 +6,7 @@ import { PLAN_IDS } from './domain/plans.js';
 import { ApiError } from './http/errors.js';
 import { CreateAccountInput } from './modules/accounts/accounts.schemas.js';
 import { createAccount, setRateLimitOverride } from './modules/accounts/accounts.service.js';
-import { startServer } from './server.js';
+import { startServer, startWorker, WORKER_POLL_INTERVAL_MS } from './server.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -14,13 +14,18 @@ function positiveInt(value: string): number {
   return n;
 }
 
-async function serve(): Promise<void> {
+async function serve(options: { runWorker: boolean }): Promise<void> {
   const config = loadConfig();
-  const server = await startServer(config);
+  const server = await startServer(config, options);
   const shown = config.baseUrl;
   console.log(`Intake service listening on ${server.url} (public address ${shown})`);
   console.log(
     `Database: ${server.services.db.dialect}; files: ${server.services.storage.kind}; email: ${server.services.mailer.kind}`,
+  );
+  console.log(
+    options.runWorker
+      ? 'Background worker: running in this process.'
+      : 'Background worker: not in this process (run `worker` processes for reminders, webhooks and purges).',
   );
   console.log('Create a first account and its API keys with:');
   console.log('  npm run --silent cli -- accounts create --email you@example.com --plan free --json');
@@ -30,6 +35,30 @@ async function serve(): Promise<void> {
     if (signals > 1) process.exit(1);
     server.app.log.info({ signal }, 'draining: finishing in-flight requests');
     server.stop(config.shutdownGraceMs).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** The worker role alone: claims and runs due jobs, no HTTP. Stops gracefully on SIGTERM/SIGINT. */
+async function work(): Promise<void> {
+  const config = loadConfig();
+  const running = await startWorker(config);
+  console.log(
+    `Intake worker running (database: ${running.services.db.dialect}; polling every ${WORKER_POLL_INTERVAL_MS} ms)`,
+  );
+  let signals = 0;
+  const shutdown = (signal: string) => {
+    signals++;
+    if (signals > 1) process.exit(1);
+    console.log(`${signal}: finishing the jobs in flight`);
+    running.stop().then(
       () => process.exit(0),
       (error: unknown) => {
         console.error(error);
@@ -60,8 +89,15 @@ const program = new Command()
 program
   .command('serve', { isDefault: true })
   .description('HTTP API, portal and worker in one process')
-  .action(serve);
-program.command('api').description('the HTTP API only (run many against PostgreSQL)').action(serve);
+  .action(() => serve({ runWorker: true }));
+program
+  .command('api')
+  .description('the HTTP API only, without the worker (run many against PostgreSQL)')
+  .action(() => serve({ runWorker: false }));
+program
+  .command('worker')
+  .description('the background worker only: reminders, webhook deliveries, auto-approvals, purges')
+  .action(work);
 
 program
   .command('migrate')

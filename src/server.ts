@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import type { RateLimiter } from './http/rate-limit/limiter.js';
 import { MemoryRateLimiter } from './http/rate-limit/memory.js';
 import { RedisRateLimiter } from './http/rate-limit/redis.js';
+import { registerJobHandlers } from './jobs/registry.js';
+import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
 import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.js';
@@ -49,34 +52,101 @@ export async function closeServices(services: AppServices): Promise<void> {
   await services.db.close();
 }
 
+/** How often an idle worker looks for due jobs. */
+export const WORKER_POLL_INTERVAL_MS = 1000;
+
+/** The job worker over these services, with every production handler registered (and checked). */
+export function createWorker(services: AppServices): Worker {
+  const logger = pino({ level: services.config.logLevel, base: { component: 'worker' } });
+  const worker = new Worker({
+    db: services.db,
+    clock: services.clock,
+    logger,
+    pollIntervalMs: WORKER_POLL_INTERVAL_MS,
+  });
+  registerJobHandlers(worker, services);
+  return worker;
+}
+
+export interface StartServerOptions {
+  /** Run the job worker in this process (`serve`, the default); `api` leaves it to `worker` processes. */
+  runWorker?: boolean;
+}
+
 export interface RunningServer {
   app: FastifyInstance;
   services: AppServices;
+  /** The job worker (polling only when started with runWorker); test_helpers/advance_clock runs due jobs with it. */
+  worker: Worker;
   url: string;
   /** Drains: readiness turns 503, new work is refused, in-flight requests finish, pools close. */
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
   const services = await createServices(config);
-  const app = await buildApp(services);
-  await app.listen({ port: config.port, host: config.host });
+  let worker: Worker;
+  let app: FastifyInstance;
+  try {
+    worker = createWorker(services);
+    app = await buildApp(services, worker);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await closeServices(services);
+    throw error;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (config.urlsFollowPort && port !== config.port) {
     config.baseUrl = `http://localhost:${port}`;
     config.appUrl = config.baseUrl;
   }
+  if (options.runWorker ?? true) worker.start();
   let stopping: Promise<void> | undefined;
   return {
     app,
     services,
+    worker,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     stop(graceMs = 0) {
       stopping ??= (async () => {
         services.lifecycle.draining = true;
+        await worker.stop();
         if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs));
         await app.close();
+        await closeServices(services);
+      })();
+      return stopping;
+    },
+  };
+}
+
+export interface RunningWorker {
+  services: AppServices;
+  worker: Worker;
+  /** Stops polling, waits for the jobs in flight, closes the pools. */
+  stop(): Promise<void>;
+}
+
+/** The `worker` role alone: no HTTP listener. */
+export async function startWorker(config: Config): Promise<RunningWorker> {
+  const services = await createServices(config);
+  let worker: Worker;
+  try {
+    worker = createWorker(services);
+  } catch (error) {
+    await closeServices(services);
+    throw error;
+  }
+  worker.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    services,
+    worker,
+    stop() {
+      stopping ??= (async () => {
+        services.lifecycle.draining = true;
+        await worker.stop();
         await closeServices(services);
       })();
       return stopping;

@@ -7,7 +7,7 @@ export interface ApiResponse<T = Record<string, unknown>> {
 
 export interface RequestOptions {
   body?: unknown;
-  rawBody?: string;
+  rawBody?: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
@@ -20,7 +20,7 @@ export function client(baseUrl: string, apiKey?: string) {
   ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (apiKey && !('authorization' in lowerKeys(headers))) headers.authorization = `Bearer ${apiKey}`;
-    let body: string | undefined = options.rawBody;
+    let body: string | Uint8Array | undefined = options.rawBody;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';

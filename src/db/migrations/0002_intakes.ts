@@ -87,7 +87,11 @@ export const intakes: Migration = {
       .addColumn('sha256', 'text', (c) => c.notNull())
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('item_files_item').on('item_files').columns(['intake_id', 'item_key']).execute();
+    await db.schema
+      .createIndex('item_files_item')
+      .on('item_files')
+      .columns(['intake_id', 'item_key'])
+      .execute();
 
     await db.schema
       .createTable('templates')

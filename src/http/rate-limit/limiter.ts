@@ -5,7 +5,10 @@ export interface RateLimitDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Unix seconds at which the oldest request in the window leaves it (a slot frees up). */
+  /**
+   * Unix seconds at which a slot frees up: when the oldest request in the window leaves it (or, after
+   * the limit was lowered below the count, the request whose departure brings the count below it).
+   */
   resetAt: number;
   /** Seconds until a rejected request may be retried; 0 when allowed. */
   retryAfterSeconds: number;
@@ -19,14 +22,23 @@ export interface RateLimiter {
   close(): Promise<void>;
 }
 
+/**
+ * Which request, counted from the oldest (0) of the `count` in the window, has to leave it for the
+ * count to drop below `limit`: the oldest, unless the limit was lowered below the count.
+ */
+export function freeingIndex(count: number, limit: number): number {
+  return Math.max(0, Math.min(count - 1, count - limit));
+}
+
+/** `freeingMs`: the time of the request at `freeingIndex` (now when the window is empty). */
 export function decide(
   allowed: boolean,
   limit: number,
   countInWindow: number,
-  oldestMs: number,
+  freeingMs: number,
   nowMs: number,
 ): RateLimitDecision {
-  const freesAtMs = oldestMs + WINDOW_MS;
+  const freesAtMs = freeingMs + WINDOW_MS;
   return {
     allowed,
     limit,

@@ -1,8 +1,10 @@
-import { WINDOW_MS, decide, type RateLimitDecision, type RateLimiter } from './limiter.js';
+import { WINDOW_MS, decide, freeingIndex, type RateLimitDecision, type RateLimiter } from './limiter.js';
 
 /**
- * The request times of one bucket in a ring buffer sized to the limit: a request is allowed
- * when the buffer has room once the times older than the window are dropped. O(1) per request.
+ * The request times of one bucket, oldest first, in a ring buffer sized to the limit: a request is
+ * allowed when fewer than `limit` times remain once those older than the window are dropped.
+ * O(1) per request while the clock moves forward. After the limit is lowered the buffer keeps every
+ * time still in the window (more than the new limit), so raising the limit again forgets nothing.
  */
 class SlidingLog {
   times: Float64Array;
@@ -13,8 +15,12 @@ class SlidingLog {
     this.times = new Float64Array(Math.max(1, capacity));
   }
 
-  private at(i: number): number {
-    return this.times[(this.start + i) % this.times.length] ?? 0;
+  private index(i: number): number {
+    return (this.start + i) % this.times.length;
+  }
+
+  at(i: number): number {
+    return this.times[this.index(i)] ?? 0;
   }
 
   evictBefore(cutoffMs: number): void {
@@ -24,20 +30,29 @@ class SlidingLog {
     }
   }
 
-  oldest(fallback: number): number {
-    return this.count > 0 ? this.at(0) : fallback;
+  /** The time whose departure brings the count below `limit` (the oldest, unless the limit was lowered). */
+  freeing(limit: number, fallback: number): number {
+    return this.count > 0 ? this.at(freeingIndex(this.count, limit)) : fallback;
   }
 
+  /**
+   * Inserts in time order. A time older than the newest (the wall clock stepped back) is moved into
+   * place, so that eviction from the front still drops exactly the times that left the window.
+   */
   push(time: number): void {
-    this.times[(this.start + this.count) % this.times.length] = time;
+    let i = this.count;
+    while (i > 0 && this.at(i - 1) > time) {
+      this.times[this.index(i)] = this.at(i - 1);
+      i--;
+    }
+    this.times[this.index(i)] = time;
     this.count++;
   }
 
-  /** A new buffer for a changed limit, keeping the newest times that still fit. */
+  /** A new buffer for a changed limit, keeping every recorded time. */
   resized(capacity: number): SlidingLog {
-    const next = new SlidingLog(capacity);
-    const keep = Math.min(this.count, next.times.length);
-    for (let i = this.count - keep; i < this.count; i++) next.push(this.at(i));
+    const next = new SlidingLog(Math.max(capacity, this.count));
+    for (let i = 0; i < this.count; i++) next.push(this.at(i));
     return next;
   }
 }
@@ -56,14 +71,18 @@ export class MemoryRateLimiter implements RateLimiter {
     if (!log) {
       log = new SlidingLog(limit);
       this.logs.set(bucket, log);
-    } else if (log.times.length !== Math.max(1, limit)) {
-      log = log.resized(limit);
-      this.logs.set(bucket, log);
     }
     log.evictBefore(nowMs - WINDOW_MS);
+    // Grow to a raised limit; shrink to a lowered one only once the times in the window fit in it.
+    const capacity = Math.max(1, limit);
+    const size = log.times.length;
+    if (size < capacity || (size > capacity && log.count <= capacity)) {
+      log = log.resized(capacity);
+      this.logs.set(bucket, log);
+    }
     const allowed = limit > 0 && log.count < limit;
     if (allowed) log.push(nowMs);
-    return Promise.resolve(decide(allowed, limit, log.count, log.oldest(nowMs), nowMs));
+    return Promise.resolve(decide(allowed, limit, log.count, log.freeing(limit, nowMs), nowMs));
   }
 
   /** Drops buckets whose every request has left the window, so idle keys cost no memory. */

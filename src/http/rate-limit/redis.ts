@@ -5,7 +5,8 @@ import { WINDOW_MS, decide, type RateLimitDecision, type RateLimiter } from './l
 /**
  * The same sliding log as MemoryRateLimiter, as a sorted set per bucket, updated by one Lua script
  * per request so that any number of processes share one exact count.
- * Returns {allowed, count in window, oldest time in window}.
+ * Returns {allowed, count in window, time of the request whose departure frees a slot}: the oldest,
+ * unless the limit was lowered below the count (see freeingIndex).
  */
 const SLIDING_LOG_SCRIPT = `
 local now = tonumber(ARGV[1])
@@ -20,10 +21,11 @@ if count < limit then
   allowed = 1
 end
 redis.call('PEXPIRE', KEYS[1], window)
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local oldestScore = tostring(now)
-if oldest[2] then oldestScore = oldest[2] end
-return {allowed, count, oldestScore}
+local index = math.max(0, math.min(count - 1, count - limit))
+local freeing = redis.call('ZRANGE', KEYS[1], index, index, 'WITHSCORES')
+local freeingScore = tostring(now)
+if freeing[2] then freeingScore = freeing[2] end
+return {allowed, count, freeingScore}
 `;
 
 type SlidingLogReply = [number, number, string];
@@ -53,14 +55,14 @@ export class RedisRateLimiter implements RateLimiter {
 
   async hit(bucket: string, limit: number, nowMs: number): Promise<RateLimitDecision> {
     const member = `${nowMs}:${randomBytes(6).toString('hex')}`;
-    const [allowed, count, oldest] = await this.redis.slidingLogHit(
+    const [allowed, count, freeing] = await this.redis.slidingLogHit(
       this.keyPrefix + bucket,
       nowMs,
       WINDOW_MS,
       limit,
       member,
     );
-    return decide(allowed === 1, limit, count, Number(oldest), nowMs);
+    return decide(allowed === 1, limit, count, Number(freeing), nowMs);
   }
 
   async check(): Promise<void> {

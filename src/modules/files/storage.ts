@@ -1,5 +1,5 @@
-import { constants, createReadStream, createWriteStream } from 'node:fs';
-import { access, mkdir, rm, stat } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { access, copyFile, link, mkdir, open, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,20 +8,46 @@ import { pipeline } from 'node:stream/promises';
 export interface Storage {
   readonly kind: 'local' | 's3';
   put(key: string, body: Readable): Promise<{ bytes: number }>;
+  /** Moves a finished file (a temp upload) into storage; the source path is gone afterwards. */
+  putFile?(key: string, path: string): Promise<{ bytes: number }>;
+  /** The object's bytes; rejects with MissingObjectError when the key holds nothing. */
   get(key: string): Promise<Readable>;
   delete(key: string): Promise<void>;
   /** Throws when the storage cannot be written (readiness probe). */
   check(): Promise<void>;
+  /** A direct download URL from the storage itself (S3 presigned GET), as an attachment. */
+  presignedUrl?(
+    key: string,
+    expiresInSeconds: number,
+    downloadName: string,
+    contentType: string,
+  ): Promise<string>;
+}
+
+/** The key holds no object (never stored, or deleted). */
+export class MissingObjectError extends Error {
+  constructor(readonly key: string) {
+    super(`No stored object under key ${key}`);
+    this.name = 'MissingObjectError';
+  }
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_][A-Za-z0-9_/.-]*$/;
+
+export function assertSafeKey(key: string): void {
+  if (!SAFE_KEY.test(key) || key.includes('..')) throw new Error(`Unsafe storage key: ${key}`);
+}
+
+function errorCode(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+}
 
 export class LocalStorage implements Storage {
   readonly kind = 'local';
   constructor(private readonly root: string) {}
 
   private pathOf(key: string): string {
-    if (!SAFE_KEY.test(key) || key.includes('..')) throw new Error(`Unsafe storage key: ${key}`);
+    assertSafeKey(key);
     return join(this.root, key);
   }
 
@@ -37,8 +63,37 @@ export class LocalStorage implements Storage {
     return { bytes: (await stat(path)).size };
   }
 
-  get(key: string): Promise<Readable> {
-    return Promise.resolve(createReadStream(this.pathOf(key)));
+  /**
+   * A hard link then unlink: an atomic move that, like put, never overwrites an existing key.
+   * Across filesystems (or where links are not supported) it copies instead.
+   */
+  async putFile(key: string, source: string): Promise<{ bytes: number }> {
+    const path = this.pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    try {
+      await link(source, path);
+    } catch (error) {
+      if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK', 'ENOSYS'].includes(errorCode(error) ?? '')) throw error;
+      try {
+        await copyFile(source, path, constants.COPYFILE_EXCL);
+      } catch (copyError) {
+        if (errorCode(copyError) !== 'EEXIST') await rm(path, { force: true });
+        throw copyError;
+      }
+    }
+    await rm(source, { force: true });
+    return { bytes: (await stat(path)).size };
+  }
+
+  async get(key: string): Promise<Readable> {
+    const path = this.pathOf(key);
+    try {
+      const handle = await open(path, 'r');
+      return handle.createReadStream();
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') throw new MissingObjectError(key);
+      throw error;
+    }
   }
 
   async delete(key: string): Promise<void> {

@@ -1,0 +1,164 @@
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import type { Database } from '../db/schema.js';
+import { offsetClock, type Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+
+/**
+ * Background jobs: a typed registry of job kinds, and the functions that write jobs in the caller's
+ * transaction (transactional outbox: a state change and the work it causes commit together).
+ * The worker (worker.ts) claims due rows and dispatches them to the handler registered for their kind.
+ */
+
+/** A job kind: its name, and the zod schema its payload must satisfy (checked on enqueue and on run). */
+export interface JobDefinition<Input = unknown, Output = Input> {
+  readonly kind: string;
+  readonly schema: z.ZodType<Output, Input>;
+  /** Test-only kinds are left out of definedKinds(): the production start-up check does not ask for them. */
+  readonly testOnly: boolean;
+}
+
+/** Either a definition (typed payload) or a kind's name (payload checked at run time only). */
+export type JobKindRef<Input = unknown, Output = Input> = JobDefinition<Input, Output> | string;
+
+/** Any kind, by definition or by name. */
+export type AnyJobKind = JobKindRef<unknown, unknown>;
+
+const definitions = new Map<string, JobDefinition>();
+
+const KIND_PATTERN = /^[a-z][a-z0-9_.]*$/;
+
+/**
+ * Defines a job kind. Each kind is defined once per process (a second definition of a name throws,
+ * so two modules cannot silently share one). Tests define their own kinds with `{ testOnly: true }`.
+ */
+export function defineJob<S extends z.ZodType>(
+  kind: string,
+  payloadSchema: S,
+  options: { testOnly?: boolean } = {},
+): JobDefinition<z.input<S>, z.output<S>> {
+  if (!KIND_PATTERN.test(kind)) throw new Error(`Job kind "${kind}" must match ${String(KIND_PATTERN)}`);
+  if (definitions.has(kind)) throw new Error(`Job kind "${kind}" is already defined`);
+  const definition: JobDefinition<z.input<S>, z.output<S>> = {
+    kind,
+    schema: payloadSchema as z.ZodType<z.output<S>, z.input<S>>,
+    testOnly: options.testOnly ?? false,
+  };
+  definitions.set(kind, definition as JobDefinition);
+  return definition;
+}
+
+/** The production job kinds defined in this process (the worker's start-up check needs one handler each). */
+export function definedKinds(): string[] {
+  return [...definitions.values()].filter((d) => !d.testOnly).map((d) => d.kind);
+}
+
+/** The definition of a kind, test-only ones included; undefined for an unknown name. */
+export function jobDefinition(kind: string): JobDefinition | undefined {
+  return definitions.get(kind);
+}
+
+export function kindName(kind: AnyJobKind): string {
+  return typeof kind === 'string' ? kind : kind.kind;
+}
+
+function resolveDefinition(kind: AnyJobKind): JobDefinition {
+  const name = kindName(kind);
+  const definition = definitions.get(name);
+  if (!definition) throw new Error(`No job kind "${name}" is defined (defineJob)`);
+  return definition;
+}
+
+export interface NewJob<Input = unknown> {
+  accountId: string;
+  livemode: boolean;
+  kind: JobKindRef<Input, unknown>;
+  /** The record the job is about (intake, chase, delivery…): cancelJobs finds jobs by it. */
+  subjectId: string;
+  payload: Input;
+  /** Real time (epoch ms) at which the job is due. A test-mode job due at test time T: T − the account's offset. */
+  dueAt: number;
+}
+
+/**
+ * Writes a job, usually in the caller's transaction. The payload is validated with the kind's schema
+ * (a bad payload throws here, at the caller, not later in the worker). Returns the job id (`job_…`).
+ */
+export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>): Promise<string> {
+  const definition = resolveDefinition(job.kind);
+  const checked = definition.schema.safeParse(job.payload);
+  if (!checked.success) {
+    throw new Error(`Invalid payload for job kind "${definition.kind}": ${checked.error.message}`);
+  }
+  if (!Number.isFinite(job.dueAt)) throw new Error(`Job dueAt must be epoch milliseconds, got ${job.dueAt}`);
+  const id = newId('job');
+  await db
+    .insertInto('jobs')
+    .values({
+      id,
+      account_id: job.accountId,
+      livemode: job.livemode ? 1 : 0,
+      kind: definition.kind,
+      subject_id: job.subjectId,
+      // The input form is stored: the worker parses it again, so transforms apply exactly once.
+      payload: JSON.stringify(job.payload ?? null),
+      due_at: Math.round(job.dueAt),
+      locked_until: null,
+      last_error: null,
+      // Bookkeeping only (never compared with a due time), so real time, not a mode clock.
+      created_at: new Date().toISOString(),
+    })
+    .execute();
+  return id;
+}
+
+/**
+ * Deletes the pending jobs of a subject (optionally of one kind). Returns how many were removed.
+ * A job already running finishes; its completion then finds no row, which is harmless.
+ */
+export async function cancelJobs(
+  db: Kysely<Database>,
+  filter: { subjectId: string; kind?: AnyJobKind },
+): Promise<number> {
+  let query = db.deleteFrom('jobs').where('subject_id', '=', filter.subjectId);
+  if (filter.kind !== undefined) query = query.where('kind', '=', kindName(filter.kind));
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** What a handler is given: the job row, its payload parsed with the kind's schema. */
+export interface Job<P> {
+  id: string;
+  accountId: string;
+  livemode: boolean;
+  kind: string;
+  subjectId: string;
+  payload: P;
+  /** Failed attempts before this one (0 on the first run). */
+  attempts: number;
+}
+
+/**
+ * Runs one job. Resolving means done (the row is deleted); throwing means retry later with backoff.
+ * A handler may run more than once for one job (a crash after its work, before the row is deleted):
+ * make it idempotent.
+ */
+export type JobHandler<P> = (job: Job<P>) => Promise<void>;
+
+/**
+ * The clock of a job's mode: real time for live jobs, real time plus the account's test offset
+ * for test jobs (read now, so a handler run by advance_clock sees the advanced time).
+ */
+export async function jobClock(
+  db: Kysely<Database>,
+  base: Clock,
+  job: { accountId: string; livemode: boolean },
+): Promise<Clock> {
+  if (job.livemode) return base;
+  const account = await db
+    .selectFrom('accounts')
+    .select('test_clock_offset_ms')
+    .where('id', '=', job.accountId)
+    .executeTakeFirst();
+  return offsetClock(base, Number(account?.test_clock_offset_ms ?? 0));
+}

@@ -1,0 +1,394 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { JobsTable } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import { jobDefinition, kindName, type AnyJobKind, type JobDefinition, type JobHandler } from './jobs.js';
+
+/** The part of a pino logger the worker uses. */
+export interface WorkerLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface WorkerOptions {
+  db: Db;
+  /** Real time: due_at and locked_until are real epoch ms in both modes. */
+  clock: Clock;
+  logger: WorkerLogger;
+  /** Pause between polls when the last poll found fewer due jobs than a full batch. */
+  pollIntervalMs: number;
+  /** How long a claim lasts; a worker that dies mid-job leaves the job to others once it expires. */
+  leaseMs?: number;
+  /** The worker stops waiting for a handler after this long and counts the attempt as failed. */
+  jobTimeoutMs?: number;
+  /** Jobs claimed per poll. */
+  batchSize?: number;
+}
+
+export interface RunDueOptions {
+  accountId?: string;
+  livemode?: boolean;
+  limit?: number;
+}
+
+export const DEFAULT_LEASE_MS = 5 * 60_000;
+const DEFAULT_BATCH_SIZE = 20;
+
+/**
+ * Retry backoff. An attempt is counted when a job is claimed (so a process that crashes mid-job
+ * uses up an attempt too); after the n-th failed attempt the job is due again after:
+ *
+ * | failed attempts | retried after |
+ * |-----------------|---------------|
+ * | 1               | 1 minute      |
+ * | 2               | 5 minutes     |
+ * | 3               | 25 minutes    |
+ * | 4               | 2 hours       |
+ * | 5, 6, 7         | 12 hours      |
+ * | 8               | given up      |
+ *
+ * About 38.5 hours from the first failure to giving up. A job given up on keeps its row (attempts,
+ * last_error) with locked_until = GAVE_UP_LOCKED_UNTIL, so no worker claims it again; an error is
+ * logged. Delays are in real time; a test-mode clock advance brings them forward like any test job.
+ */
+export const RETRY_DELAYS_MS: readonly number[] = [
+  60_000,
+  5 * 60_000,
+  25 * 60_000,
+  2 * 3_600_000,
+  12 * 3_600_000,
+  12 * 3_600_000,
+  12 * 3_600_000,
+];
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+/** The largest valid Date (year 275760): "locked forever", for jobs given up on. */
+export const GAVE_UP_LOCKED_UNTIL = 8_640_000_000_000_000;
+
+/** The delay before the next attempt after `failedAttempts` failures, or null to give up. */
+export function retryDelayMs(failedAttempts: number): number | null {
+  if (failedAttempts >= MAX_ATTEMPTS) return null;
+  return RETRY_DELAYS_MS[Math.max(0, failedAttempts - 1)] ?? null;
+}
+
+type JobRow = Selectable<JobsTable>;
+
+interface Registration {
+  definition: JobDefinition;
+  handler: JobHandler<unknown>;
+}
+
+/** A claimed job: its row (attempts already counting this attempt) and the lease that fences it. */
+interface Claimed {
+  row: JobRow;
+  lease: number;
+}
+
+/**
+ * Claims due jobs and runs them. Any number of workers (in any number of processes) may share one
+ * database: claiming is atomic (PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED in a transaction that
+ * also sets the lease; SQLite: one UPDATE … WHERE id IN (SELECT …) RETURNING, under SQLite's single
+ * writer), so no job runs twice at once. The lease (locked_until) is the fencing token: completion
+ * and failure only touch the row while it still carries this worker's lease, so a worker whose lease
+ * expired (and whose job another worker took) changes nothing when it finally finishes.
+ */
+export class Worker {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly logger: WorkerLogger;
+  private readonly pollIntervalMs: number;
+  private readonly leaseMs: number;
+  private readonly jobTimeoutMs: number;
+  private readonly batchSize: number;
+  private readonly registrations = new Map<string, Registration[]>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(options: WorkerOptions) {
+    this.db = options.db;
+    this.clock = options.clock;
+    this.logger = options.logger;
+    this.pollIntervalMs = options.pollIntervalMs;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.jobTimeoutMs = options.jobTimeoutMs ?? Math.max(1_000, this.leaseMs - 30_000);
+    this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  }
+
+  /** Registers the handler of a kind. A kind defined in the registry (defineJob) is required. */
+  register<I, O>(kind: JobDefinition<I, O>, handler: JobHandler<O>): this;
+  register(kind: string, handler: JobHandler<unknown>): this;
+  register(kind: AnyJobKind, handler: JobHandler<never>): this {
+    const name = kindName(kind);
+    const definition = jobDefinition(name);
+    if (!definition) throw new Error(`Cannot register a handler for job kind "${name}": it is not defined`);
+    const list = this.registrations.get(name) ?? [];
+    list.push({ definition, handler: handler as JobHandler<unknown> });
+    this.registrations.set(name, list);
+    return this;
+  }
+
+  /** Start-up check: every kind listed has exactly one handler. Throws naming each problem. */
+  assertHandlers(kinds: readonly string[]): void {
+    const problems: string[] = [];
+    for (const kind of new Set(kinds)) {
+      const count = this.registrations.get(kind)?.length ?? 0;
+      if (count === 0) problems.push(`job kind "${kind}" has no handler`);
+      if (count > 1) problems.push(`job kind "${kind}" has ${count} handlers`);
+    }
+    for (const [kind, list] of this.registrations) {
+      if (list.length > 1 && !kinds.includes(kind))
+        problems.push(`job kind "${kind}" has ${list.length} handlers`);
+    }
+    if (problems.length > 0)
+      throw new Error(`Job handlers do not match the job kinds: ${problems.join('; ')}`);
+  }
+
+  /** Kinds this worker can run: exactly one handler. Other kinds' jobs are left to other workers. */
+  private runnableKinds(): string[] {
+    return [...this.registrations].filter(([, list]) => list.length === 1).map(([kind]) => kind);
+  }
+
+  /**
+   * Claims the jobs due now (optionally of one account and mode), runs them one after another in
+   * due order and returns how many ran (succeeded or failed).
+   */
+  runDue(options: RunDueOptions = {}): Promise<number> {
+    return this.track(this.claimAndRun(options, false));
+  }
+
+  /** Polls for due jobs until stop(). */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.poll();
+    this.logger.info(
+      { pollIntervalMs: this.pollIntervalMs, kinds: this.runnableKinds() },
+      'job worker started',
+    );
+  }
+
+  /** Stops polling and waits for the jobs in flight; claimed jobs not yet started are released. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.wake?.();
+    await this.loop;
+    this.loop = undefined;
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async track<T>(task: Promise<T>): Promise<T> {
+    this.inFlight.add(task);
+    try {
+      return await task;
+    } finally {
+      this.inFlight.delete(task);
+    }
+  }
+
+  private async poll(): Promise<void> {
+    while (this.running) {
+      let ran = 0;
+      try {
+        ran = await this.track(this.claimAndRun({ limit: this.batchSize }, true));
+      } catch (error) {
+        this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
+      }
+      if (this.running && ran < this.batchSize) await this.sleep(this.pollIntervalMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.timer = setTimeout(resolve, ms);
+    });
+  }
+
+  private async claimAndRun(options: RunDueOptions, releaseOnStop: boolean): Promise<number> {
+    const claimed = await this.claim(options);
+    let ran = 0;
+    for (const [index, job] of claimed.entries()) {
+      if (releaseOnStop && !this.running) {
+        await this.release(claimed.slice(index));
+        break;
+      }
+      await this.runOne(job);
+      ran++;
+    }
+    return ran;
+  }
+
+  private async claim(options: RunDueOptions): Promise<Claimed[]> {
+    const kinds = this.runnableKinds();
+    const limit = Math.max(1, Math.floor(options.limit ?? this.batchSize));
+    if (kinds.length === 0) return [];
+    const now = this.clock.now().getTime();
+    const lease = now + this.leaseMs;
+    const db = this.db.kysely;
+
+    if (this.db.dialect === 'postgres') {
+      const rows = await db.transaction().execute(async (trx) => {
+        let query = trx
+          .selectFrom('jobs')
+          .selectAll()
+          .where('due_at', '<=', now)
+          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+          .where('kind', 'in', kinds);
+        if (options.accountId !== undefined) query = query.where('account_id', '=', options.accountId);
+        if (options.livemode !== undefined) query = query.where('livemode', '=', options.livemode ? 1 : 0);
+        const found = await query
+          .orderBy('due_at')
+          .orderBy('id')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked()
+          .execute();
+        if (found.length === 0) return [];
+        await trx
+          .updateTable('jobs')
+          .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
+          .where(
+            'id',
+            'in',
+            found.map((row) => row.id),
+          )
+          .execute();
+        return found.map((row) => ({ ...row, attempts: row.attempts + 1, locked_until: lease }));
+      });
+      return rows.map((row) => ({ row, lease }));
+    }
+
+    // SQLite: one statement, so selecting and locking happen under one write lock. (No
+    // multi-statement transaction here: another connection in this process would have to wait
+    // synchronously for it, blocking the event loop that must finish it.)
+    let due = db
+      .selectFrom('jobs')
+      .select('id')
+      .where('due_at', '<=', now)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+      .where('kind', 'in', kinds);
+    if (options.accountId !== undefined) due = due.where('account_id', '=', options.accountId);
+    if (options.livemode !== undefined) due = due.where('livemode', '=', options.livemode ? 1 : 0);
+    const rows = await db
+      .updateTable('jobs')
+      .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
+      .where('id', 'in', due.orderBy('due_at').orderBy('id').limit(limit))
+      .returningAll()
+      .execute();
+    rows.sort((a, b) => a.due_at - b.due_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return rows.map((row) => ({ row, lease }));
+  }
+
+  private async runOne({ row, lease }: Claimed): Promise<void> {
+    const registration = this.registrations.get(row.kind)?.[0];
+    const context = { job_id: row.id, kind: row.kind, account_id: row.account_id, attempt: row.attempts };
+    if (row.attempts > MAX_ATTEMPTS) {
+      // Claimed again after its last attempt never reported back (the process died mid-job).
+      await this.settle(row, lease, 'give_up', new Error('the last attempt did not finish (worker died?)'));
+      return;
+    }
+    try {
+      if (!registration) throw new Error(`no handler for job kind "${row.kind}"`);
+      const parsed = registration.definition.schema.safeParse(JSON.parse(row.payload));
+      if (!parsed.success) throw new Error(`invalid payload: ${parsed.error.message}`);
+      await withTimeout(
+        registration.handler({
+          id: row.id,
+          accountId: row.account_id,
+          livemode: row.livemode === 1,
+          kind: row.kind,
+          subjectId: row.subject_id,
+          payload: parsed.data,
+          attempts: row.attempts - 1,
+        }),
+        this.jobTimeoutMs,
+      );
+    } catch (error) {
+      this.logger.warn({ ...context, err: error }, 'job failed');
+      await this.settle(row, lease, retryDelayMs(row.attempts) === null ? 'give_up' : 'retry', error);
+      return;
+    }
+    await this.settle(row, lease, 'done');
+  }
+
+  /** Records the outcome, only while the row still carries our lease. Errors are logged: the lease then expires and the job runs again. */
+  private async settle(
+    row: JobRow,
+    lease: number,
+    outcome: 'done' | 'retry' | 'give_up',
+    error?: unknown,
+  ): Promise<void> {
+    const db = this.db.kysely;
+    const context = { job_id: row.id, kind: row.kind, account_id: row.account_id, attempts: row.attempts };
+    try {
+      let changed: bigint;
+      if (outcome === 'done') {
+        const result = await db
+          .deleteFrom('jobs')
+          .where('id', '=', row.id)
+          .where('locked_until', '=', lease)
+          .executeTakeFirst();
+        changed = result.numDeletedRows;
+      } else {
+        const now = this.clock.now().getTime();
+        const delay = retryDelayMs(row.attempts) ?? 0;
+        const result = await db
+          .updateTable('jobs')
+          .set({
+            last_error: describeError(error),
+            ...(outcome === 'retry'
+              ? { due_at: now + delay, locked_until: null }
+              : { locked_until: GAVE_UP_LOCKED_UNTIL }),
+          })
+          .where('id', '=', row.id)
+          .where('locked_until', '=', lease)
+          .executeTakeFirst();
+        changed = result.numUpdatedRows;
+        if (outcome === 'give_up') {
+          this.logger.error({ ...context, err: error }, `job given up after ${row.attempts} attempts`);
+        }
+      }
+      if (changed === 0n) {
+        this.logger.warn(
+          context,
+          'job lease lost before the outcome was recorded (cancelled, or taken over after expiry)',
+        );
+      }
+    } catch (settleError) {
+      this.logger.error(
+        { ...context, err: settleError },
+        'recording the job outcome failed; it runs again after its lease',
+      );
+    }
+  }
+
+  /** Hands claimed jobs that did not start back (stopping): due at once again, attempt not counted. */
+  private async release(jobs: Claimed[]): Promise<void> {
+    for (const { row, lease } of jobs) {
+      await this.db.kysely
+        .updateTable('jobs')
+        .set((eb) => ({ locked_until: null, attempts: eb('attempts', '-', 1) }))
+        .where('id', '=', row.id)
+        .where('locked_until', '=', lease)
+        .execute();
+    }
+  }
+}
+
+function describeError(error: unknown): string {
+  const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+  return text.slice(0, 4_000);
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the handler did not finish within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,97 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import {
+  allRequired,
+  derivedIntakeStatus,
+  type IntakeStatus,
+  type ItemState,
+  type ItemStatus,
+} from '../../domain/intake-state.js';
+import { recordEvent } from '../events/events.repository.js';
+import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
+import { definitionOf, itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
+import { RETENTION_PURGE } from './intakes.jobs.js';
+import { realTimeOf, type World } from './world.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_RETENTION_DAYS = 90;
+
+export function itemStates(rows: readonly ItemRow[]): ItemState[] {
+  return rows.map((row) => ({ required: definitionOf(row).required, status: row.status as ItemStatus }));
+}
+
+export async function emit(
+  db: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  type: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await recordEvent(db, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    type,
+    intakeId: intake.id,
+    data,
+    occurredAt: world.clock.now().toISOString(),
+  });
+}
+
+/**
+ * After any change to an intake's items (inside the change's transaction): moves the intake to the
+ * status its items imply, fires intake.completed / intake.complete when their condition becomes true,
+ * and starts or cancels the retention countdown that runs from completion.
+ */
+export async function settleIntake(
+  db: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  before: readonly ItemState[],
+  clientEngaged: boolean,
+): Promise<IntakeStatus> {
+  const afterRows = await itemsOf(db, intake.id);
+  const after = itemStates(afterRows);
+  const now = world.clock.now();
+  const current = intake.status as IntakeStatus;
+  const next = derivedIntakeStatus(current, after, clientEngaged);
+  const required = after.filter((i) => i.required).length;
+
+  if (allRequired(after, 'submitted') && !allRequired(before, 'submitted')) {
+    await emit(db, world, intake, 'intake.completed', {
+      project_name: intake.project_name,
+      client_email: intake.client_email,
+      completed_at: now.toISOString(),
+      items_count: required,
+    });
+  }
+  if (allRequired(after, 'approved') && !allRequired(before, 'approved')) {
+    await emit(db, world, intake, 'intake.complete', {
+      project_name: intake.project_name,
+      client_email: intake.client_email,
+      completed_at: now.toISOString(),
+      items_count: required,
+    });
+  }
+  if (next === current) return current;
+
+  const patch: Parameters<typeof updateIntake>[2] = { status: next, updated_at: now.toISOString() };
+  if (next === 'completed') {
+    patch.completed_at = now.toISOString();
+    if (intake.retention_mode === 'days') {
+      const days = intake.retention_days ?? DEFAULT_RETENTION_DAYS;
+      await enqueueJob(db, {
+        accountId: world.accountId,
+        livemode: world.livemode,
+        kind: RETENTION_PURGE.kind,
+        subjectId: intake.id,
+        payload: { intake_id: intake.id, reason: 'retention_days' },
+        dueAt: realTimeOf(world, now.getTime() + days * DAY_MS),
+      });
+    }
+  } else if (current === 'completed') {
+    patch.completed_at = null;
+    await cancelJobs(db, { subjectId: intake.id, kind: RETENTION_PURGE.kind });
+  }
+  await updateIntake(db, intake.id, patch);
+  return next;
+}

@@ -1,0 +1,264 @@
+import { z } from 'zod';
+import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
+import { ItemDefinition, ItemOption, Constraints } from '../../domain/items.js';
+import { LanguageTag, PageLimit, Timestamp, optional } from '../../http/schemas.js';
+
+export const CHASE_SCHEDULES = ['default', 'gentle', 'aggressive', 'off'] as const;
+
+const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'phone must be in E.164 form, e.g. +14155550123');
+const TimeZone = z.string().refine(
+  (zone) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'timezone must be an IANA time zone such as Europe/Paris' },
+);
+
+export const ClientInput = z.strictObject({
+  email: z.email().max(254),
+  name: optional(z.string().trim().min(1).max(200)),
+  language: optional(LanguageTag),
+  phone: optional(E164),
+  timezone: optional(TimeZone),
+});
+
+export const Retention = z
+  .strictObject({
+    mode: z.enum(['days', 'on_delivery']),
+    days: optional(z.number().int().min(1).max(3650)),
+    anonymize: optional(z.boolean()),
+  })
+  .meta({
+    id: 'Retention',
+    description:
+      'days: contents are purged `days` (default 90) after completion. on_delivery: about 24 hours after the results are collected. anonymize: the client identity is replaced and the record kept.',
+  });
+
+export const CreateIntakeBody = z
+  .strictObject({
+    project_name: z.string().trim().min(1).max(200),
+    client: ClientInput,
+    items: optional(z.array(ItemDefinition).min(1).max(100)),
+    template_id: optional(z.string().min(1).max(64)),
+    chase_schedule: optional(z.enum(CHASE_SCHEDULES)),
+    due_date: optional(z.iso.date()),
+    send: optional(z.boolean()),
+    retention: optional(Retention),
+    client_brief: optional(z.string().max(5000)),
+  })
+  .meta({
+    id: 'CreateIntake',
+    examples: [
+      {
+        project_name: 'Website refresh',
+        client: { email: 'dana@example.com', name: 'Dana' },
+        items: [
+          {
+            key: 'logo',
+            label: 'Your logo',
+            type: 'image',
+            required: true,
+            constraints: { formats: ['svg', 'png'], min_width: 1000 },
+          },
+          { key: 'about', label: 'About your company', type: 'longtext', constraints: { max_chars: 2000 } },
+        ],
+        due_date: '2026-12-15',
+      },
+    ],
+  });
+
+export const ItemStatusRecord = z.object({ key: z.string(), status: z.enum(ITEM_STATUSES) });
+
+export const CreatedIntake = z
+  .object({
+    intake_id: z.string(),
+    portal_url: z.url(),
+    status: z.enum(INTAKE_STATUSES),
+    items: z.array(ItemStatusRecord),
+  })
+  .meta({ id: 'CreatedIntake' });
+
+export const IntakeItem = z
+  .object({
+    key: z.string(),
+    label: z.string(),
+    help: z.string().nullable(),
+    type: z.string(),
+    required: z.boolean(),
+    constraints: Constraints,
+    schema: z.record(z.string(), z.unknown()).nullable(),
+    options: z.array(ItemOption).nullable(),
+    status: z.enum(ITEM_STATUSES),
+    submitted_at: Timestamp.nullable(),
+    approved_at: Timestamp.nullable(),
+    revision_note: z.string().nullable(),
+  })
+  .meta({ id: 'IntakeItem' });
+
+export const Intake = z
+  .object({
+    id: z.string(),
+    project_name: z.string(),
+    client: z.object({
+      email: z.string(),
+      name: z.string().nullable(),
+      language: z.string(),
+      phone: z.string().nullable(),
+      timezone: z.string().nullable(),
+    }),
+    status: z.enum(INTAKE_STATUSES),
+    portal_url: z.string(),
+    chase_schedule: z.string(),
+    due_date: z.string().nullable(),
+    retention: z.object({ mode: z.string(), days: z.number().nullable(), anonymize: z.boolean() }),
+    template_id: z.string().nullable(),
+    client_brief: z.string().nullable(),
+    items: z.array(IntakeItem),
+    livemode: z.boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    sent_at: Timestamp.nullable(),
+    completed_at: Timestamp.nullable(),
+    archived_at: Timestamp.nullable(),
+    client_last_seen: Timestamp.nullable(),
+  })
+  .meta({ id: 'Intake' });
+
+export const IntakeListQuery = z.strictObject({
+  status: optional(z.enum(INTAKE_STATUSES)),
+  client_email: optional(z.string().min(1).max(254)),
+  limit: PageLimit(100, 20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const IntakeList = z
+  .object({
+    total: z.number(),
+    intakes: z.array(
+      z.object({
+        id: z.string(),
+        projectName: z.string(),
+        clientEmail: z.string(),
+        status: z.enum(INTAKE_STATUSES),
+        createdAt: Timestamp,
+      }),
+    ),
+  })
+  .meta({ id: 'IntakeList', description: 'camelCase records, as SPEC gives them' });
+
+export const ChaseRecord = z
+  .object({
+    chase_id: z.string(),
+    channel: z.enum(['email', 'sms']),
+    sent_at: Timestamp.nullable(),
+    status: z.enum(['scheduled', 'sent', 'bounced', 'failed', 'cancelled']),
+    attempt_no: z.number(),
+  })
+  .meta({ id: 'ChaseRecord' });
+
+export const IntakeStatusObject = z
+  .object({
+    status: z.enum(INTAKE_STATUSES),
+    due_date: z.string().nullable(),
+    client_last_seen: Timestamp.nullable(),
+    progress: z.object({
+      submitted: z.number(),
+      total: z.number(),
+      outstanding: z.number(),
+      percent: z.number(),
+    }),
+    items: z.array(
+      z.object({
+        key: z.string(),
+        status: z.enum(ITEM_STATUSES),
+        submitted_at: Timestamp.nullable(),
+        label: z.string(),
+      }),
+    ),
+    chases: z.array(ChaseRecord),
+  })
+  .meta({ id: 'IntakeStatus', description: 'No file content, values or signed URLs.' });
+
+export const AddItemsBody = z.strictObject({ items: z.array(ItemDefinition).min(1).max(100) });
+export const ItemsAdded = z
+  .object({ intake_id: z.string(), items_added: z.array(ItemStatusRecord) })
+  .meta({ id: 'ItemsAdded' });
+
+export const RevisionBody = z.strictObject({
+  item_key: z.string().min(1),
+  note: z.string().trim().min(1).max(2000),
+});
+export const RevisionResult = z
+  .object({
+    intake_id: z.string(),
+    item_key: z.string(),
+    status: z.literal('needs_revision'),
+    client_notified: z.boolean(),
+  })
+  .meta({ id: 'RevisionResult' });
+
+export const ApprovalResult = z
+  .object({ intake_id: z.string(), item_key: z.string(), status: z.literal('approved') })
+  .meta({ id: 'ApprovalResult' });
+
+const QueryBoolean = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1')
+  .optional();
+
+export const ResultsQuery = z.strictObject({
+  only_new: QueryBoolean.meta({
+    description: 'Only items approved since the previous call to this endpoint',
+  }),
+  include_pending: QueryBoolean.meta({ description: 'Also items in submitted status' }),
+});
+
+export const ResultFile = z.object({
+  file_id: z.string(),
+  name: z.string(),
+  size: z.number(),
+  content_type: z.string(),
+  width: z.number().nullable(),
+  height: z.number().nullable(),
+  url: z.string(),
+  url_expires_at: Timestamp,
+});
+
+export const ResultItem = z.object({
+  key: z.string(),
+  type: z.string(),
+  status: z.enum(ITEM_STATUSES),
+  submitted_at: Timestamp.nullable(),
+  approved_at: Timestamp.nullable(),
+  value: z.union([
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.array(z.unknown()),
+    z.record(z.string(), z.unknown()),
+    z.null(),
+  ]),
+  revealed_at: Timestamp.nullable().optional(),
+});
+
+export const Results = z
+  .object({ intake_id: z.string(), status: z.enum(INTAKE_STATUSES), items: z.array(ResultItem) })
+  .meta({
+    id: 'Results',
+    description:
+      'value: a string (text kinds), an object (structured), or {files: [...]} with signed URLs valid 24 hours (file kinds). Secret values are shown once, to keys with secrets:read.',
+  });
+
+export const SecretValue = z
+  .object({ intake_id: z.string(), item_key: z.string(), value: z.string(), revealed_at: Timestamp })
+  .meta({ id: 'SecretValue' });
+
+export const IntakeParams = z.strictObject({ id: z.string().min(1).max(64) });
+export const IntakeItemParams = z.strictObject({
+  id: z.string().min(1).max(64),
+  key: z.string().min(1).max(64),
+});

@@ -1,0 +1,313 @@
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import type { Database } from '../../db/schema.js';
+import {
+  archiveTransition,
+  intakeAcceptsOwnerChanges,
+  sendTransition,
+  type IntakeStatus,
+} from '../../domain/intake-state.js';
+import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
+import { planOf } from '../../domain/plans.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { idempotentCreate } from '../../http/idempotency.js';
+import { newId } from '../../lib/ids.js';
+import { compileJsonSchema } from '../../lib/json-schema.js';
+import type { AppServices } from '../../services.js';
+import { findTemplateItems } from '../templates/templates.service.js';
+import { addUsage, usageValue } from '../usage/usage.service.js';
+import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
+import { toCreatedIntake, toIntake, toStatusObject } from './intakes.mappers.js';
+import {
+  deleteIntakeRows,
+  filesOf,
+  findIntake,
+  insertIntake,
+  insertItems,
+  itemsOf,
+  listIntakes,
+  lockIntake,
+  updateIntake,
+  type IntakeRow,
+} from './intakes.repository.js';
+import type {
+  AddItemsBody,
+  CreateIntakeBody,
+  CreatedIntake,
+  Intake,
+  IntakeListQuery,
+} from './intakes.schemas.js';
+import type { World } from './world.js';
+
+type Body<T extends z.ZodType> = z.output<T>;
+
+export async function requireIntake(db: Kysely<Database>, world: World, id: string): Promise<IntakeRow> {
+  const intake = await findIntake(db, world, id);
+  if (!intake) throw notFound('intake', id);
+  return intake;
+}
+
+function assertValidDefinitions(
+  items: readonly ItemDefinition[],
+  existingKeys: readonly string[] = [],
+): void {
+  const problems = definitionProblems(items, compileJsonSchema, existingKeys);
+  if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
+}
+
+function itemRows(
+  world: World,
+  intakeId: string,
+  items: readonly ItemDefinition[],
+  firstPosition: number,
+  at: string,
+) {
+  return items.map((def, index) => ({
+    intake_id: intakeId,
+    account_id: world.accountId,
+    livemode: world.livemode ? 1 : 0,
+    key: def.key,
+    position: firstPosition + index,
+    definition: JSON.stringify(def),
+    status: 'pending',
+    value_json: null,
+    secret_ciphertext: null,
+    revision_note: null,
+    saved_at: null,
+    submitted_at: null,
+    approved_at: null,
+    approval_seq: null,
+    secret_revealed_at: null,
+    created_at: at,
+  }));
+}
+
+async function loadCreated(
+  services: AppServices,
+  world: World,
+  id: string,
+): Promise<z.infer<typeof CreatedIntake>> {
+  const db = services.db.kysely;
+  const intake = await requireIntake(db, world, id);
+  return toCreatedIntake(services.config.appUrl, intake, await itemsOf(db, id));
+}
+
+/** POST /v1/intakes: validates, checks the month's quota (live mode), creates, and sends unless send is false. */
+export async function createIntake(
+  services: AppServices,
+  world: World,
+  plan: string,
+  apiKeyId: string,
+  body: Body<typeof CreateIntakeBody>,
+  idempotencyKey: string | undefined,
+): Promise<{ created: boolean; value: z.infer<typeof CreatedIntake> }> {
+  const db = services.db.kysely;
+  if (body.items && body.template_id) {
+    throw new ApiError('invalid_request', 'Give either items or template_id, not both.');
+  }
+  if (!body.items && !body.template_id) {
+    throw new ApiError(
+      'invalid_request',
+      'items: required (an array of item definitions) unless template_id is given.',
+    );
+  }
+  const items = body.items ?? (await findTemplateItems(db, world, body.template_id ?? ''));
+  assertValidDefinitions(items);
+  const now = world.clock.now();
+  if (body.due_date && body.due_date < now.toISOString().slice(0, 10)) {
+    throw new ApiError('unprocessable', `due_date: ${body.due_date} is in the past.`);
+  }
+  if (body.retention?.mode === 'on_delivery' && body.retention.days !== undefined) {
+    throw new ApiError('unprocessable', 'retention.days applies to mode days only.');
+  }
+
+  return idempotentCreate(
+    db,
+    { apiKeyId, accountId: world.accountId, livemode: world.livemode },
+    idempotencyKey,
+    body,
+    now,
+    {
+      resourceType: 'intake',
+      load: (id) => loadCreated(services, world, id),
+      create: async (trx) => {
+        if (world.livemode) await consumeIntakeQuota(trx, world, plan, now);
+        const id = newId('in');
+        const at = now.toISOString();
+        const send = body.send ?? true;
+        const intake: IntakeRow = {
+          id,
+          account_id: world.accountId,
+          livemode: world.livemode ? 1 : 0,
+          project_name: body.project_name,
+          client_email: body.client.email.toLowerCase(),
+          client_name: body.client.name ?? null,
+          client_language: body.client.language ?? 'en',
+          client_phone: body.client.phone ?? null,
+          client_timezone: body.client.timezone ?? null,
+          status: send ? 'sent' : 'draft',
+          chase_schedule: body.chase_schedule ?? 'default',
+          due_date: body.due_date ?? null,
+          retention_mode: body.retention?.mode ?? 'days',
+          retention_days: body.retention?.mode === 'on_delivery' ? null : (body.retention?.days ?? 90),
+          retention_anonymize: body.retention?.anonymize ? 1 : 0,
+          template_id: body.template_id ?? null,
+          client_brief: body.client_brief ?? null,
+          approval_counter: 0,
+          results_cursor: 0,
+          created_at: at,
+          updated_at: at,
+          sent_at: send ? at : null,
+          completed_at: null,
+          archived_at: null,
+          client_first_viewed_at: null,
+          client_last_seen_at: null,
+          results_collected_at: null,
+          purged_at: null,
+          anonymized_at: null,
+        };
+        await insertIntake(trx, intake);
+        const rows = itemRows(world, id, items, 0, at);
+        await insertItems(trx, rows);
+        if (send) await emitSent(trx, world, intake);
+        return { id, value: toCreatedIntake(services.config.appUrl, intake, rows) };
+      },
+    },
+  );
+}
+
+async function consumeIntakeQuota(
+  db: Kysely<Database>,
+  world: World,
+  plan: string,
+  now: Date,
+): Promise<void> {
+  const limit = planOf(plan).quotas.intakes_per_month;
+  await addUsage(db, world, 'intakes', 1, now);
+  const used = await usageValue(db, world, 'intakes', now);
+  if (used > limit) {
+    throw new ApiError(
+      'quota_exceeded',
+      `This month's quota of ${limit} intakes on the ${planOf(plan).name} plan is used up; upgrade the plan or wait for next month.`,
+    );
+  }
+}
+
+async function emitSent(db: Kysely<Database>, world: World, intake: IntakeRow): Promise<void> {
+  await emit(db, world, intake, 'intake.sent', {
+    project_name: intake.project_name,
+    client_email: intake.client_email,
+    sent_at: world.clock.now().toISOString(),
+  });
+}
+
+export async function listIntakesOf(
+  services: AppServices,
+  world: World,
+  query: Body<typeof IntakeListQuery>,
+) {
+  const { total, rows } = await listIntakes(services.db.kysely, world, {
+    status: query.status,
+    clientEmail: query.client_email,
+    limit: query.limit,
+    offset: query.offset,
+  });
+  return {
+    total,
+    intakes: rows.map((r) => ({
+      id: r.id,
+      projectName: r.project_name,
+      clientEmail: r.client_email,
+      status: r.status as IntakeStatus,
+      createdAt: r.created_at,
+    })),
+  };
+}
+
+export async function getIntake(
+  services: AppServices,
+  world: World,
+  id: string,
+): Promise<z.infer<typeof Intake>> {
+  const db = services.db.kysely;
+  const intake = await requireIntake(db, world, id);
+  return toIntake(services.config.appUrl, intake, await itemsOf(db, intake.id));
+}
+
+export async function getIntakeStatus(services: AppServices, world: World, id: string) {
+  const db = services.db.kysely;
+  const intake = await requireIntake(db, world, id);
+  return toStatusObject(intake, await itemsOf(db, intake.id));
+}
+
+/** POST /v1/intakes/:id/items: new pending items; a completed intake reopens. */
+export async function addItems(
+  services: AppServices,
+  world: World,
+  id: string,
+  body: Body<typeof AddItemsBody>,
+) {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  return db.transaction().execute(async (trx) => {
+    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
+    if (!allowed.ok) throw new ApiError('conflict', `Items cannot be added: ${allowed.reason}.`);
+    const existing = await itemsOf(trx, intake.id);
+    assertValidDefinitions(
+      body.items,
+      existing.map((i) => i.key),
+    );
+    const before = itemStates(existing);
+    const at = world.clock.now().toISOString();
+    const rows = itemRows(world, intake.id, body.items, existing.length, at);
+    await insertItems(trx, rows);
+    await settleIntake(trx, world, intake, before, intake.status !== 'sent');
+    return {
+      intake_id: intake.id,
+      items_added: rows.map((r) => ({ key: r.key, status: 'pending' as const })),
+    };
+  });
+}
+
+export async function sendIntake(services: AppServices, world: World, id: string) {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  await db.transaction().execute(async (trx) => {
+    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const move = sendTransition(intake.status as IntakeStatus);
+    if (!move.ok) throw new ApiError('conflict', `Cannot send: ${move.reason}.`);
+    const at = world.clock.now().toISOString();
+    await updateIntake(trx, intake.id, { status: move.next, sent_at: at, updated_at: at });
+    await emitSent(trx, world, intake);
+  });
+  return getIntake(services, world, found.id);
+}
+
+export async function archiveIntake(services: AppServices, world: World, id: string) {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  await db.transaction().execute(async (trx) => {
+    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const move = archiveTransition(intake.status as IntakeStatus);
+    if (move.ok && move.changed) {
+      const at = world.clock.now().toISOString();
+      await updateIntake(trx, intake.id, { status: 'archived', archived_at: at, updated_at: at });
+    }
+  });
+  return getIntake(services, world, found.id);
+}
+
+/** DELETE /v1/intakes/:id: every row and stored file of the intake is gone; storage usage goes down. */
+export async function deleteIntake(services: AppServices, world: World, id: string): Promise<void> {
+  const db = services.db.kysely;
+  const intake = await requireIntake(db, world, id);
+  const files = await filesOf(db, intake.id);
+  await db.transaction().execute(async (trx) => {
+    await deleteIntakeRows(trx, intake.id);
+    const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
+    if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, world.clock.now());
+  });
+  // Rows first: once they are gone no URL can reach the files, so a crash here leaves only orphans.
+  for (const file of files) await services.storage.delete(file.storage_key);
+}

@@ -1,0 +1,160 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import {
+  AUTO_APPROVE_AFTER_MS,
+  intakeAcceptsOwnerChanges,
+  itemTransition,
+  type IntakeStatus,
+  type ItemStatus,
+} from '../../domain/intake-state.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
+import type { AppServices } from '../../services.js';
+import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
+import {
+  definitionOf,
+  findIntakeById,
+  findItem,
+  itemsOf,
+  lockIntake,
+  updateIntake,
+  updateItem,
+  type IntakeRow,
+  type ItemRow,
+} from './intakes.repository.js';
+import { AUTO_APPROVE, itemSubject } from './intakes.jobs.js';
+import { requireIntake } from './intakes.service.js';
+import { realTimeOf, worldOfIntake, type World } from './world.js';
+
+export async function requireItem(db: Kysely<Database>, intake: IntakeRow, key: string): Promise<ItemRow> {
+  const item = await findItem(db, intake.id, key);
+  if (!item) throw new ApiError('not_found', `Intake ${intake.id} has no item with key ${key}.`);
+  return item;
+}
+
+/** Runs `work` on a freshly locked intake inside one transaction. */
+export async function withLockedIntake<T>(
+  db: Kysely<Database>,
+  intake: IntakeRow,
+  work: (trx: Kysely<Database>, locked: IntakeRow) => Promise<T>,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const locked = await lockIntake(trx, intake.id);
+    if (!locked) throw notFound('intake', intake.id);
+    return work(trx, locked);
+  });
+}
+
+function assertOwnerMayChange(intake: IntakeRow): void {
+  const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
+  if (!allowed.ok) throw new ApiError('conflict', `Cannot change items: ${allowed.reason}.`);
+}
+
+async function approveLocked(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  item: ItemRow,
+  auto: boolean,
+): Promise<void> {
+  const before = itemStates(await itemsOf(trx, intake.id));
+  const now = world.clock.now().toISOString();
+  const seq = intake.approval_counter + 1;
+  await updateIntake(trx, intake.id, { approval_counter: seq, updated_at: now });
+  await updateItem(trx, intake.id, item.key, { status: 'approved', approved_at: now, approval_seq: seq });
+  await cancelJobs(trx, { subjectId: itemSubject(intake.id, item.key), kind: AUTO_APPROVE.kind });
+  await emit(trx, world, intake, 'item.approved', {
+    item_key: item.key,
+    item_type: definitionOf(item).type,
+    status: 'approved',
+    approved_at: now,
+    auto_approved: auto,
+  });
+  await settleIntake(trx, world, intake, before, true);
+}
+
+/** POST /v1/intakes/:id/items/:key/approve. Approving an approved item again changes nothing. */
+export async function approveItem(services: AppServices, world: World, id: string, key: string) {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  await withLockedIntake(db, found, async (trx, intake) => {
+    assertOwnerMayChange(intake);
+    const item = await requireItem(trx, intake, key);
+    const move = itemTransition(item.status as ItemStatus, 'approve');
+    if (!move.ok) throw new ApiError('conflict', `Cannot approve ${key}: ${move.reason}.`);
+    if (move.changed) await approveLocked(trx, world, intake, item, false);
+  });
+  return { intake_id: found.id, item_key: key, status: 'approved' as const };
+}
+
+/** POST /v1/intakes/:id/revision: the item goes back to the client with a note. */
+export async function requestRevision(
+  services: AppServices,
+  world: World,
+  id: string,
+  key: string,
+  note: string,
+) {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  await withLockedIntake(db, found, async (trx, intake) => {
+    assertOwnerMayChange(intake);
+    const item = await requireItem(trx, intake, key);
+    const move = itemTransition(item.status as ItemStatus, 'request_revision');
+    if (!move.ok) throw new ApiError('conflict', `Cannot request a revision of ${key}: ${move.reason}.`);
+    const before = itemStates(await itemsOf(trx, intake.id));
+    const now = world.clock.now().toISOString();
+    await updateItem(trx, intake.id, key, {
+      status: 'needs_revision',
+      revision_note: note,
+      approved_at: null,
+      approval_seq: null,
+    });
+    await cancelJobs(trx, { subjectId: itemSubject(intake.id, key), kind: AUTO_APPROVE.kind });
+    await emit(trx, world, intake, 'item.revision_requested', {
+      item_key: key,
+      item_type: definitionOf(item).type,
+      status: 'needs_revision',
+      note,
+      requested_at: now,
+    });
+    await settleIntake(trx, world, intake, before, true);
+  });
+  // The client sees the note in the portal; the email that tells them comes with the notifications module.
+  return { intake_id: found.id, item_key: key, status: 'needs_revision' as const, client_notified: false };
+}
+
+/** Schedules the 72-hour auto-approval of a just-submitted item (inside the submission's transaction). */
+export async function scheduleAutoApproval(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  key: string,
+  submittedAt: Date,
+): Promise<void> {
+  await cancelJobs(trx, { subjectId: itemSubject(intake.id, key), kind: AUTO_APPROVE.kind });
+  await enqueueJob(trx, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    kind: AUTO_APPROVE.kind,
+    subjectId: itemSubject(intake.id, key),
+    payload: { intake_id: intake.id, item_key: key, submitted_at: submittedAt.toISOString() },
+    dueAt: realTimeOf(world, submittedAt.getTime() + AUTO_APPROVE_AFTER_MS),
+  });
+}
+
+/** The auto_approve job: approves the item if it is still the same submission. */
+export async function runAutoApproval(
+  services: AppServices,
+  payload: { intake_id: string; item_key: string; submitted_at: string },
+): Promise<void> {
+  const db = services.db.kysely;
+  const intake = await findIntakeById(db, payload.intake_id);
+  if (!intake || intake.status === 'archived') return;
+  const world = await worldOfIntake(db, intake, { type: 'system', id: null }, services.clock);
+  await withLockedIntake(db, intake, async (trx, locked) => {
+    const item = await findItem(trx, locked.id, payload.item_key);
+    if (!item || item.status !== 'submitted' || item.submitted_at !== payload.submitted_at) return;
+    await approveLocked(trx, world, locked, item, true);
+  });
+}

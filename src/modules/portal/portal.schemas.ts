@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
+import { Constraints, ItemOption } from '../../domain/items.js';
+import { Timestamp } from '../../http/schemas.js';
+
+export const PortalFile = z
+  .object({
+    file_id: z.string(),
+    name: z.string(),
+    size: z.number(),
+    content_type: z.string(),
+    width: z.number().nullable(),
+    height: z.number().nullable(),
+    created_at: Timestamp,
+  })
+  .meta({ id: 'PortalFile' });
+
+export const PortalItem = z
+  .object({
+    key: z.string(),
+    label: z.string(),
+    help: z.string().nullable(),
+    type: z.string(),
+    required: z.boolean(),
+    constraints: Constraints,
+    schema: z.record(z.string(), z.unknown()).nullable(),
+    options: z.array(ItemOption).nullable(),
+    status: z.enum(ITEM_STATUSES),
+    value: z.unknown().meta({ description: 'The saved value; never shown for secret items' }),
+    secret_saved: z
+      .boolean()
+      .meta({ description: 'Secret items: whether a value is saved (it is never shown back)' }),
+    files: z.array(PortalFile),
+    revision_note: z.string().nullable(),
+    saved_at: Timestamp.nullable(),
+    submitted_at: Timestamp.nullable(),
+  })
+  .meta({ id: 'PortalItem' });
+
+export const PortalView = z
+  .object({
+    intake_id: z.string(),
+    project_name: z.string(),
+    client_name: z.string().nullable(),
+    language: z.string(),
+    due_date: z.string().nullable(),
+    status: z.enum(INTAKE_STATUSES),
+    brief: z.string().nullable(),
+    progress: z.object({
+      submitted: z.number(),
+      total: z.number(),
+      outstanding: z.number(),
+      percent: z.number(),
+    }),
+    items: z.array(PortalItem),
+  })
+  .meta({ id: 'PortalView' });
+
+export const PortalParams = z.strictObject({ intake_id: z.string().min(1).max(64) });
+export const PortalItemParams = z.strictObject({
+  intake_id: z.string().min(1).max(64),
+  key: z.string().min(1).max(64),
+});
+export const PortalFileParams = PortalItemParams.extend({ file_id: z.string().min(1).max(64) });
+export const SaveBody = z.strictObject({ value: z.unknown() });

@@ -1,0 +1,398 @@
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import type { Database } from '../../db/schema.js';
+import {
+  intakeAcceptsClientWork,
+  itemTransition,
+  progressOf,
+  type IntakeStatus,
+  type ItemStatus,
+} from '../../domain/intake-state.js';
+import { isFileType } from '../../domain/items.js';
+import { planOf, type Plan } from '../../domain/plans.js';
+import { checkDraftValue, checkFile, checkSubmission, type FileFacts } from '../../domain/values.js';
+import { ApiError } from '../../http/errors.js';
+import { deriveKey, encryptSecret, keyedHash } from '../../lib/crypto.js';
+import { newId } from '../../lib/ids.js';
+import { validateJsonSchema } from '../../lib/json-schema.js';
+import type { AppServices } from '../../services.js';
+import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
+import { inspectFile } from '../files/inspect.js';
+import { sanitizeUploadedSvg } from './svg-upload.js';
+import { emit, itemStates, settleIntake } from '../intakes/intakes.lifecycle.js';
+import {
+  definitionOf,
+  filesOf,
+  findIntakeById,
+  itemsOf,
+  updateIntake,
+  updateItem,
+  type FileRow,
+  type IntakeRow,
+  type ItemRow,
+} from '../intakes/intakes.repository.js';
+import { secretContext, secretKeyOf } from '../intakes/results.service.js';
+import { requireItem, scheduleAutoApproval, withLockedIntake } from '../intakes/review.service.js';
+import { worldOfIntake, type World } from '../intakes/world.js';
+import { addUsage, usageValue } from '../usage/usage.service.js';
+import type { PortalFile, PortalItem, PortalView } from './portal.schemas.js';
+
+const CLIENT_VIEW_EVERY_MS = 30 * 60 * 1000;
+const clientActor = { type: 'client', id: null } as const;
+
+/** The intake behind a portal link: 404 when deleted or not yet sent, 410 when archived. */
+export async function openIntake(db: Kysely<Database>, id: string): Promise<IntakeRow> {
+  const intake = await findIntakeById(db, id);
+  if (!intake || intake.status === 'draft' || !intake.id.startsWith('in_')) {
+    throw new ApiError('not_found', 'This intake link is not valid. Ask the sender for a new link.');
+  }
+  if (intake.status === 'archived') throw new ApiError('gone', 'This intake has been closed by its sender.');
+  if (intake.purged_at)
+    throw new ApiError('gone', 'The contents of this intake have been removed under its retention policy.');
+  return intake;
+}
+
+function assertClientMayWork(intake: IntakeRow): void {
+  const allowed = intakeAcceptsClientWork(intake.status as IntakeStatus);
+  if (!allowed.ok) throw new ApiError('conflict', `${allowed.reason}.`);
+}
+
+export function toPortalFile(file: FileRow): z.infer<typeof PortalFile> {
+  return {
+    file_id: file.id,
+    name: file.name,
+    size: Number(file.size),
+    content_type: file.content_type,
+    width: file.width,
+    height: file.height,
+    created_at: file.created_at,
+  };
+}
+
+function toPortalItem(item: ItemRow, files: FileRow[]): z.infer<typeof PortalItem> {
+  const def = definitionOf(item);
+  const secret = def.type === 'secret';
+  return {
+    key: item.key,
+    label: def.label,
+    help: def.help ?? null,
+    type: def.type,
+    required: def.required,
+    constraints: def.constraints,
+    schema: def.schema ?? null,
+    options: def.options ?? null,
+    status: item.status as ItemStatus,
+    value: secret || item.value_json === null ? null : JSON.parse(item.value_json),
+    secret_saved: secret && item.secret_ciphertext !== null,
+    files: files.filter((f) => f.item_key === item.key).map(toPortalFile),
+    revision_note: item.status === 'needs_revision' ? item.revision_note : null,
+    saved_at: item.saved_at,
+    submitted_at: item.submitted_at,
+  };
+}
+
+export async function buildView(
+  db: Kysely<Database>,
+  intake: IntakeRow,
+): Promise<z.infer<typeof PortalView>> {
+  const [items, files] = await Promise.all([itemsOf(db, intake.id), filesOf(db, intake.id)]);
+  return {
+    intake_id: intake.id,
+    project_name: intake.project_name,
+    client_name: intake.client_name,
+    language: intake.client_language,
+    due_date: intake.due_date,
+    status: intake.status as IntakeStatus,
+    brief: intake.client_brief,
+    progress: progressOf(itemStates(items)),
+    items: items.map((item) => toPortalItem(item, files)),
+  };
+}
+
+/**
+ * GET /portal/api/:id: the client's view. Records client_last_seen; the first open fires
+ * intake.viewed, and client.viewed fires at most once per 30 minutes.
+ */
+export async function viewPortal(services: AppServices, id: string, ip: string) {
+  const db = services.db.kysely;
+  const found = await openIntake(db, id);
+  const world = await worldOfIntake(db, found, clientActor, services.clock);
+  await recordView(services, world, found, ip);
+  return buildView(db, (await findIntakeById(db, found.id)) ?? found);
+}
+
+export async function recordView(
+  services: AppServices,
+  world: World,
+  found: IntakeRow,
+  ip: string,
+): Promise<void> {
+  await withLockedIntake(services.db.kysely, found, async (trx, intake) => {
+    const now = world.clock.now();
+    const last = intake.client_last_seen_at ? Date.parse(intake.client_last_seen_at) : undefined;
+    await updateIntake(trx, intake.id, {
+      client_last_seen_at: now.toISOString(),
+      ...(intake.client_first_viewed_at ? {} : { client_first_viewed_at: now.toISOString() }),
+    });
+    if (!intake.client_first_viewed_at) {
+      await emit(trx, world, intake, 'intake.viewed', {
+        client_email: intake.client_email,
+        viewed_at: now.toISOString(),
+      });
+    }
+    if (last === undefined || now.getTime() - last >= CLIENT_VIEW_EVERY_MS) {
+      await emit(trx, world, intake, 'client.viewed', {
+        client_email: intake.client_email,
+        viewed_at: now.toISOString(),
+        ip: keyedHash(deriveKey(services.config.secretKey, 'client-ip'), ip),
+      });
+    }
+  });
+}
+
+async function clientContext(services: AppServices, id: string) {
+  const db = services.db.kysely;
+  const intake = await openIntake(db, id);
+  assertClientMayWork(intake);
+  const world = await worldOfIntake(db, intake, clientActor, services.clock);
+  return { db, intake, world };
+}
+
+function assertItemChangeable(item: ItemRow, action: 'save' | 'remove_file'): void {
+  const move = itemTransition(item.status as ItemStatus, action);
+  if (!move.ok) throw new ApiError('conflict', `${item.key}: ${move.reason}.`);
+}
+
+/** PUT /portal/api/:id/items/:key: autosave of a value; upper bounds are checked now, the rest at submit. */
+export async function saveValue(services: AppServices, id: string, key: string, value: unknown) {
+  const { db, intake: found, world } = await clientContext(services, id);
+  await withLockedIntake(db, found, async (trx, intake) => {
+    const item = await requireItem(trx, intake, key);
+    const def = definitionOf(item);
+    if (isFileType(def.type)) throw new ApiError('unprocessable', `${key} takes files: upload them instead.`);
+    assertItemChangeable(item, 'save');
+    const checked = checkDraftValue(def, value, validateJsonSchema);
+    if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
+    const before = itemStates(await itemsOf(trx, intake.id));
+    const now = world.clock.now().toISOString();
+    if (def.type === 'secret') {
+      const sealed = encryptSecret(
+        secretKeyOf(services),
+        checked.value as string,
+        secretContext(intake.id, key),
+      );
+      await updateItem(trx, intake.id, key, { secret_ciphertext: sealed, saved_at: now });
+    } else {
+      await updateItem(trx, intake.id, key, { value_json: JSON.stringify(checked.value), saved_at: now });
+    }
+    await settleIntake(trx, world, intake, before, true);
+  });
+  return portalItem(db, found.id, key);
+}
+
+async function portalItem(db: Kysely<Database>, intakeId: string, key: string) {
+  const intake = await findIntakeById(db, intakeId);
+  if (!intake) throw new ApiError('not_found', 'This intake no longer exists.');
+  const item = await requireItem(db, intake, key);
+  return toPortalItem(item, await filesOf(db, intakeId, key));
+}
+
+/** POST /portal/api/:id/items/:key/submit. */
+export async function submitItem(services: AppServices, id: string, key: string) {
+  const { db, intake: found, world } = await clientContext(services, id);
+  await withLockedIntake(db, found, async (trx, intake) => {
+    const item = await requireItem(trx, intake, key);
+    const def = definitionOf(item);
+    const move = itemTransition(item.status as ItemStatus, 'submit');
+    if (!move.ok) throw new ApiError('conflict', `${key}: ${move.reason}.`);
+    const files = isFileType(def.type) ? await filesOf(trx, intake.id, key) : [];
+    const value =
+      def.type === 'secret'
+        ? item.secret_ciphertext === null
+          ? undefined
+          : '(sealed)'
+        : item.value_json === null
+          ? undefined
+          : (JSON.parse(item.value_json) as unknown);
+    const checked = checkSubmission(
+      def,
+      { value, fileCount: files.length },
+      def.type === 'secret' ? () => undefined : validateJsonSchema,
+    );
+    if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
+    const before = itemStates(await itemsOf(trx, intake.id));
+    const now = world.clock.now();
+    await updateItem(trx, intake.id, key, { status: 'submitted', submitted_at: now.toISOString() });
+    await scheduleAutoApproval(trx, world, intake, key, now);
+    await emit(trx, world, intake, 'item.submitted', {
+      item_key: key,
+      item_type: def.type,
+      status: 'submitted',
+      submitted_at: now.toISOString(),
+    });
+    await settleIntake(trx, world, intake, before, true);
+  });
+  return portalItem(db, found.id, key);
+}
+
+export interface IncomingFile {
+  stream: Readable;
+  filename: string;
+  declaredBytes: number | undefined;
+}
+
+/** Keeps a display name safe: no path, no control characters, at most 255 characters. */
+export function safeFileName(raw: string): string {
+  const base = raw.split(/[/\\]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const cleaned = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 255);
+  return cleaned || 'file';
+}
+
+/**
+ * POST /portal/api/:id/items/:key/files: streams the upload to a temp file (413 as soon as it passes
+ * max_bytes or the plan's per-file limit), inspects it by content, sanitizes SVG, checks the item's
+ * constraints, then moves it into storage and records it.
+ */
+export async function uploadFile(services: AppServices, id: string, key: string, incoming: IncomingFile) {
+  const { db, intake, world } = await clientContext(services, id);
+  const item = await requireItem(db, intake, key);
+  const def = definitionOf(item);
+  if (!isFileType(def.type))
+    throw new ApiError('unprocessable', `${key} is a ${def.type} item: it takes a value, not files.`);
+  assertItemChangeable(item, 'save');
+  const account = await db
+    .selectFrom('accounts')
+    .select('plan')
+    .where('id', '=', intake.account_id)
+    .executeTakeFirstOrThrow();
+  const plan = planOf(account.plan);
+  const itemLimit = def.constraints.max_bytes;
+  const maxBytes = Math.min(itemLimit ?? Infinity, plan.max_file_bytes);
+  const limitName =
+    itemLimit !== undefined && itemLimit <= plan.max_file_bytes
+      ? `max_bytes (${itemLimit} bytes)`
+      : `the ${plan.name} plan's per-file limit (${plan.max_file_bytes} bytes)`;
+  if (incoming.declaredBytes !== undefined && incoming.declaredBytes > maxBytes) {
+    incoming.stream.resume();
+    throw new ApiError('payload_too_large', `The file exceeds ${limitName}.`);
+  }
+  const name = safeFileName(incoming.filename);
+  const upload = await receiveUpload(incoming.stream, {
+    maxBytes,
+    limitName,
+    tmpDir: join(services.config.dataDir, 'tmp'),
+  });
+  try {
+    let facts = await inspectFile(upload.tmpPath, name);
+    if (facts.format === 'svg') facts = await sanitizeUploadedSvg(upload.tmpPath, facts);
+    const fileId = newId('file');
+    const storageKey = `${intake.account_id}/${intake.id}/${fileId}`;
+    // Stored before the transaction, so no lock is held while bytes move; removed again if it fails.
+    await storeUpload(services.storage, upload.tmpPath, storageKey);
+    try {
+      return await recordUpload(services, world, intake, key, {
+        fileId,
+        storageKey,
+        name,
+        facts,
+        sha256: upload.sha256,
+        plan,
+      });
+    } catch (error) {
+      await services.storage.delete(storageKey);
+      throw error;
+    }
+  } finally {
+    await discardUpload(upload.tmpPath);
+  }
+}
+
+interface StoredUpload {
+  fileId: string;
+  storageKey: string;
+  name: string;
+  facts: FileFacts;
+  sha256: string;
+  plan: Plan;
+}
+
+async function recordUpload(
+  services: AppServices,
+  world: World,
+  intake: IntakeRow,
+  key: string,
+  upload: StoredUpload,
+) {
+  const { facts, plan } = upload;
+  return withLockedIntake(services.db.kysely, intake, async (trx, locked) => {
+    assertClientMayWork(locked);
+    const item = await requireItem(trx, locked, key);
+    assertItemChangeable(item, 'save');
+    const already = await filesOf(trx, locked.id, key);
+    const checked = checkFile(definitionOf(item), facts, already.length);
+    if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
+    const now = world.clock.now();
+    if (world.livemode) {
+      const used = await usageValue(trx, world, 'storage_bytes', now);
+      if (used + facts.bytes > plan.quotas.storage_bytes) {
+        throw new ApiError(
+          'quota_exceeded',
+          `The account's file storage quota (${plan.quotas.storage_bytes} bytes on the ${plan.name} plan) is full.`,
+        );
+      }
+    }
+    const row: FileRow = {
+      id: upload.fileId,
+      intake_id: locked.id,
+      account_id: locked.account_id,
+      livemode: locked.livemode,
+      item_key: key,
+      storage_key: upload.storageKey,
+      name: upload.name,
+      size: facts.bytes,
+      content_type: facts.contentType,
+      width: facts.width ?? null,
+      height: facts.height ?? null,
+      sha256: upload.sha256,
+      created_at: now.toISOString(),
+    };
+    const before = itemStates(await itemsOf(trx, locked.id));
+    await trx.insertInto('item_files').values(row).execute();
+    await addUsage(trx, world, 'storage_bytes', facts.bytes, now);
+    await updateItem(trx, locked.id, key, { saved_at: now.toISOString() });
+    await settleIntake(trx, world, locked, before, true);
+    return toPortalFile(row);
+  });
+}
+
+/** DELETE /portal/api/:id/items/:key/files/:file_id: only while the item is not submitted. */
+export async function removeFile(
+  services: AppServices,
+  id: string,
+  key: string,
+  fileId: string,
+): Promise<void> {
+  const { db, intake: found, world } = await clientContext(services, id);
+  const removed = await withLockedIntake(db, found, async (trx, intake) => {
+    const item = await requireItem(trx, intake, key);
+    assertItemChangeable(item, 'remove_file');
+    const file = await trx
+      .selectFrom('item_files')
+      .selectAll()
+      .where('id', '=', fileId)
+      .where('intake_id', '=', intake.id)
+      .where('item_key', '=', key)
+      .executeTakeFirst();
+    if (!file) throw new ApiError('not_found', `No file ${fileId} in item ${key}.`);
+    await trx.deleteFrom('item_files').where('id', '=', fileId).execute();
+    await addUsage(trx, world, 'storage_bytes', -Number(file.size), world.clock.now());
+    return file;
+  });
+  await services.storage.delete(removed.storage_key);
+}

@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authOf } from '../../http/auth.js';
+import type { AppServices } from '../../services.js';
+import { worldOfAuth } from '../intakes/world.js';
+import { CreateTemplateBody, Template, TemplateList, TemplateParams } from './templates.schemas.js';
+import { createTemplate, deleteTemplate, getTemplate, listTemplates } from './templates.service.js';
+
+export function templateRoutes(app: FastifyInstance, services: AppServices): void {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const db = services.db.kysely;
+  const tags = ['Templates'];
+
+  api.post('/v1/templates', {
+    config: { scope: 'intakes:write', audit: { action: 'template.create', resourceType: 'template' } },
+    schema: { tags, summary: 'Create a template', body: CreateTemplateBody, response: { 201: Template } },
+    handler: async (request, reply) => {
+      const template = await createTemplate(db, worldOfAuth(authOf(request)), request.body);
+      request.auditResourceId = template.id;
+      return reply.code(201).send(template);
+    },
+  });
+
+  api.get('/v1/templates', {
+    config: { scope: 'intakes:read' },
+    schema: { tags, summary: 'List templates', response: { 200: TemplateList } },
+    handler: async (request) => ({ templates: await listTemplates(db, worldOfAuth(authOf(request))) }),
+  });
+
+  api.get('/v1/templates/:id', {
+    config: { scope: 'intakes:read' },
+    schema: { tags, summary: 'Get a template', params: TemplateParams, response: { 200: Template } },
+    handler: (request) => getTemplate(db, worldOfAuth(authOf(request)), request.params.id),
+  });
+
+  api.delete('/v1/templates/:id', {
+    config: { scope: 'intakes:write', audit: { action: 'template.delete', resourceType: 'template' } },
+    schema: {
+      tags,
+      summary: 'Delete a template',
+      description: 'Intakes already created from it keep their items.',
+      params: TemplateParams,
+      response: { 204: z.null().meta({ description: 'Deleted' }) },
+    },
+    handler: async (request, reply) => {
+      await deleteTemplate(db, worldOfAuth(authOf(request)), request.params.id);
+      request.auditResourceId = request.params.id;
+      return reply.code(204).send(null);
+    },
+  });
+}

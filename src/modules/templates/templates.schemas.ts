@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { ItemDefinition } from '../../domain/items.js';
+import { Timestamp } from '../../http/schemas.js';
+
+export const CreateTemplateBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  items: z.array(ItemDefinition).min(1).max(100),
+});
+
+export const Template = z
+  .object({ id: z.string(), name: z.string(), items: z.array(ItemDefinition), created_at: Timestamp })
+  .meta({ id: 'Template' });
+
+export const TemplateList = z.object({ templates: z.array(Template) }).meta({ id: 'TemplateList' });
+export const TemplateParams = z.strictObject({ id: z.string().min(1).max(64) });

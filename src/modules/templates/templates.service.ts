@@ -1,0 +1,81 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { z } from 'zod';
+import type { Database, TemplatesTable } from '../../db/schema.js';
+import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { compileJsonSchema } from '../../lib/json-schema.js';
+import type { World } from '../intakes/world.js';
+import type { CreateTemplateBody, Template } from './templates.schemas.js';
+
+type TemplateRow = Selectable<TemplatesTable>;
+
+function toTemplate(row: TemplateRow): z.infer<typeof Template> {
+  return {
+    id: row.id,
+    name: row.name,
+    items: JSON.parse(row.items) as ItemDefinition[],
+    created_at: row.created_at,
+  };
+}
+
+function inWorld(db: Kysely<Database>, world: World) {
+  return db
+    .selectFrom('templates')
+    .selectAll()
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0);
+}
+
+export async function createTemplate(
+  db: Kysely<Database>,
+  world: World,
+  body: z.output<typeof CreateTemplateBody>,
+): Promise<z.infer<typeof Template>> {
+  const problems = definitionProblems(body.items, compileJsonSchema);
+  if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
+  const row: TemplateRow = {
+    id: newId('tmpl'),
+    account_id: world.accountId,
+    livemode: world.livemode ? 1 : 0,
+    name: body.name,
+    items: JSON.stringify(body.items),
+    created_at: world.clock.now().toISOString(),
+  };
+  await db.insertInto('templates').values(row).execute();
+  return toTemplate(row);
+}
+
+export async function listTemplates(db: Kysely<Database>, world: World): Promise<z.infer<typeof Template>[]> {
+  const rows = await inWorld(db, world).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return rows.map(toTemplate);
+}
+
+export async function getTemplate(
+  db: Kysely<Database>,
+  world: World,
+  id: string,
+): Promise<z.infer<typeof Template>> {
+  const row = await inWorld(db, world).where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('template', id);
+  return toTemplate(row);
+}
+
+/** The items a template gives a new intake; 404 when it is not this world's template. */
+export async function findTemplateItems(
+  db: Kysely<Database>,
+  world: World,
+  id: string,
+): Promise<ItemDefinition[]> {
+  return (await getTemplate(db, world, id)).items;
+}
+
+export async function deleteTemplate(db: Kysely<Database>, world: World, id: string): Promise<void> {
+  const result = await db
+    .deleteFrom('templates')
+    .where('id', '=', id)
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .executeTakeFirst();
+  if (result.numDeletedRows === 0n) throw notFound('template', id);
+}

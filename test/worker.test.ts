@@ -1,0 +1,390 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
+import { cancelJobs, defineJob, definedKinds, enqueueJob, type AnyJobKind } from '../src/jobs/jobs.js';
+import {
+  DEFAULT_LEASE_MS,
+  GAVE_UP_LOCKED_UNTIL,
+  MAX_ATTEMPTS,
+  RETRY_DELAYS_MS,
+  Worker,
+  type WorkerLogger,
+} from '../src/jobs/worker.js';
+import type { Clock } from '../src/lib/clock.js';
+import { DATABASES, TEST_POSTGRES_URL, type DatabaseKind } from './helpers/env.js';
+
+// Test-only kinds: defined like production ones, but left out of the production start-up check.
+const Echo = defineJob('test_worker.echo', z.strictObject({ n: z.number().int() }), { testOnly: true });
+const Other = defineJob('test_worker.other', z.strictObject({}), { testOnly: true });
+
+/** A clock the test moves by hand (lease expiry, backoff). */
+class ManualClock implements Clock {
+  constructor(public ms: number) {}
+  now(): Date {
+    return new Date(this.ms);
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+interface LogLine {
+  level: 'info' | 'warn' | 'error';
+  obj: object;
+  msg: string | undefined;
+}
+
+function recordingLogger(): WorkerLogger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  return {
+    lines,
+    info: (obj, msg) => lines.push({ level: 'info', obj, msg }),
+    warn: (obj, msg) => lines.push({ level: 'warn', obj, msg }),
+    error: (obj, msg) => lines.push({ level: 'error', obj, msg }),
+  };
+}
+
+/**
+ * Two handles on one database, as two processes would have: SQLite, two connections to one file;
+ * PostgreSQL, two pools on one fresh schema.
+ */
+async function openTwinDatabases(database: DatabaseKind): Promise<{ a: Db; b: Db; close(): Promise<void> }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'intake-worker-'));
+  let url: string | undefined;
+  let schema: string | undefined;
+  if (database === 'postgres') {
+    schema = `t_w_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+    const target = new URL(TEST_POSTGRES_URL);
+    target.searchParams.set('schema', schema);
+    url = target.toString();
+  }
+  const a = openDatabase({ databaseUrl: url, dataDir });
+  await migrateToLatest(a, url);
+  const b = openDatabase({ databaseUrl: url, dataDir });
+  return {
+    a,
+    b,
+    async close() {
+      await a.close();
+      await b.close();
+      if (schema) {
+        const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+        await client.connect();
+        try {
+          await client.query(`drop schema if exists "${schema}" cascade`);
+        } finally {
+          await client.end();
+        }
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
+    await sleep(5);
+  }
+}
+
+describe('job registry', () => {
+  it('keeps test-only kinds out of the production kinds, and refuses a second definition', () => {
+    expect(definedKinds()).not.toContain(Echo.kind);
+    expect(() => defineJob('test_worker.echo', z.object({}))).toThrow(/already defined/);
+    expect(() => defineJob('Bad Kind', z.object({}))).toThrow(/must match/);
+  });
+});
+
+describe.each(DATABASES)('job worker on %s', (database) => {
+  let dbs: Awaited<ReturnType<typeof openTwinDatabases>>;
+  let db: Db;
+  let clock: ManualClock;
+  const accountId = 'acct_worker_test';
+
+  beforeAll(async () => {
+    dbs = await openTwinDatabases(database);
+    db = dbs.a;
+  });
+  afterAll(async () => dbs.close());
+  beforeEach(async () => {
+    await db.kysely.deleteFrom('jobs').execute();
+    clock = new ManualClock(Date.UTC(2030, 0, 1));
+  });
+
+  function newWorker(on: Db = db, logger: WorkerLogger = recordingLogger(), batchSize?: number): Worker {
+    return new Worker({ db: on, clock, logger, pollIntervalMs: 10, batchSize });
+  }
+
+  function enqueue(
+    kind: AnyJobKind,
+    payload: unknown,
+    dueInMs = 0,
+    extra: { livemode?: boolean; subjectId?: string } = {},
+  ) {
+    return enqueueJob(db.kysely, {
+      accountId,
+      livemode: extra.livemode ?? true,
+      kind,
+      subjectId: extra.subjectId ?? 'in_subject',
+      payload,
+      dueAt: clock.now().getTime() + dueInMs,
+    });
+  }
+
+  const jobRow = (id: string) =>
+    db.kysely.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  const jobCount = async () =>
+    Number(
+      (
+        await db.kysely
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('runs a due job once, with its parsed payload, and deletes it', async () => {
+    const worker = newWorker();
+    const seen: unknown[] = [];
+    worker.register(Echo, async (job) => {
+      seen.push({ ...job });
+    });
+    const id = await enqueue(Echo, { n: 7 }, -1000, { livemode: false, subjectId: 'in_abc' });
+    expect(id).toMatch(/^job_[0-9A-Za-z]{22}$/);
+    expect(await worker.runDue()).toBe(1);
+    expect(seen).toEqual([
+      {
+        id,
+        accountId,
+        livemode: false,
+        kind: Echo.kind,
+        subjectId: 'in_abc',
+        payload: { n: 7 },
+        attempts: 0,
+      },
+    ]);
+    expect(await jobRow(id)).toBeUndefined();
+    expect(await worker.runDue()).toBe(0);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('leaves a job that is not yet due, and runs it once its time comes', async () => {
+    const worker = newWorker();
+    let runs = 0;
+    worker.register(Echo, async () => {
+      runs++;
+    });
+    const id = await enqueue(Echo, { n: 1 }, 60_000);
+    expect(await worker.runDue()).toBe(0);
+    expect(runs).toBe(0);
+    expect(await jobRow(id)).toMatchObject({ attempts: 0, locked_until: null });
+    clock.advance(59_999);
+    expect(await worker.runDue()).toBe(0);
+    clock.advance(1);
+    expect(await worker.runDue()).toBe(1);
+    expect(runs).toBe(1);
+  });
+
+  it('filters by account and mode, and leaves kinds it has no handler for to other workers', async () => {
+    const worker = newWorker();
+    const ran: number[] = [];
+    worker.register(Echo, async (job) => {
+      ran.push(job.payload.n);
+    });
+    await enqueue(Echo, { n: 1 }, 0, { livemode: true });
+    await enqueue(Echo, { n: 2 }, 0, { livemode: false });
+    const otherAccount = await enqueueJob(db.kysely, {
+      accountId: 'acct_someone_else',
+      livemode: false,
+      kind: Echo,
+      subjectId: 'x',
+      payload: { n: 3 },
+      dueAt: clock.now().getTime(),
+    });
+    const unhandled = await enqueue(Other, {});
+    expect(await worker.runDue({ accountId, livemode: false })).toBe(1);
+    expect(ran).toEqual([2]);
+    expect(await worker.runDue({ accountId })).toBe(1);
+    expect(ran).toEqual([2, 1]);
+    expect(await worker.runDue()).toBe(1);
+    expect(await jobRow(otherAccount)).toBeUndefined();
+    expect(await jobRow(unhandled)).toMatchObject({ attempts: 0, locked_until: null });
+  });
+
+  it('validates payloads on enqueue, and cancels a subject’s jobs (optionally of one kind)', async () => {
+    await expect(enqueue(Echo, { n: 'seven' })).rejects.toThrow(
+      /Invalid payload for job kind "test_worker.echo"/,
+    );
+    await expect(enqueue('test_worker.nothing', {})).rejects.toThrow(/No job kind/);
+    await enqueue(Echo, { n: 1 }, 0, { subjectId: 'in_one' });
+    await enqueue(Other, {}, 0, { subjectId: 'in_one' });
+    const kept = await enqueue(Echo, { n: 2 }, 0, { subjectId: 'in_two' });
+    expect(await cancelJobs(db.kysely, { subjectId: 'in_one', kind: Other })).toBe(1);
+    expect(await cancelJobs(db.kysely, { subjectId: 'in_one' })).toBe(1);
+    expect(await cancelJobs(db.kysely, { subjectId: 'in_one' })).toBe(0);
+    expect(await jobCount()).toBe(1);
+    expect(await jobRow(kept)).toBeDefined();
+  });
+
+  it('retries a failing job with backoff, records attempts and the error, and gives up after the last attempt', async () => {
+    const logger = recordingLogger();
+    const worker = newWorker(db, logger);
+    const attemptsSeen: number[] = [];
+    worker.register(Echo, async (job) => {
+      attemptsSeen.push(job.attempts);
+      throw new Error(`boom ${job.attempts}`);
+    });
+    const id = await enqueue(Echo, { n: 1 });
+
+    expect(await worker.runDue()).toBe(1);
+    let row = await jobRow(id);
+    expect(row).toMatchObject({ attempts: 1, locked_until: null, due_at: clock.now().getTime() + 60_000 });
+    expect(row?.last_error).toContain('boom 0');
+    expect(await worker.runDue()).toBe(0);
+
+    for (let failed = 1; failed < MAX_ATTEMPTS; failed++) {
+      const delay = RETRY_DELAYS_MS[failed - 1] ?? 0;
+      clock.advance(delay - 1);
+      expect(await worker.runDue(), `not due 1 ms before retry ${failed}`).toBe(0);
+      clock.advance(1);
+      expect(await worker.runDue()).toBe(1);
+      row = await jobRow(id);
+      expect(row?.attempts).toBe(failed + 1);
+      expect(row?.last_error).toContain(`boom ${failed}`);
+    }
+    expect(RETRY_DELAYS_MS.slice(0, 5)).toEqual([60_000, 300_000, 1_500_000, 7_200_000, 43_200_000]);
+    expect(attemptsSeen).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // Given up: the row stays, for inspection, locked for good; an error is logged.
+    expect(row).toMatchObject({ attempts: MAX_ATTEMPTS, locked_until: GAVE_UP_LOCKED_UNTIL });
+    expect(
+      logger.lines.some((l) => l.level === 'error' && /given up after 8 attempts/.test(l.msg ?? '')),
+    ).toBe(true);
+    clock.advance(365 * 86_400_000);
+    expect(await worker.runDue()).toBe(0);
+    expect(attemptsSeen).toHaveLength(8);
+  });
+
+  it('counts an invalid stored payload as a failed attempt', async () => {
+    const worker = newWorker();
+    worker.register(Echo, async () => {});
+    const id = await enqueue(Echo, { n: 1 });
+    await db.kysely.updateTable('jobs').set({ payload: '{"n":"x"}' }).where('id', '=', id).execute();
+    expect(await worker.runDue()).toBe(1);
+    expect((await jobRow(id))?.last_error).toContain('invalid payload');
+  });
+
+  it('two workers on two connections run each of 200 due jobs exactly once', async () => {
+    const runs = new Map<string, number>();
+    const byWorker = { a: 0, b: 0 };
+    const make = (on: Db, name: 'a' | 'b') => {
+      const worker = newWorker(on, recordingLogger(), 7);
+      worker.register(Echo, async (job) => {
+        runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
+        byWorker[name]++;
+        await sleep(job.payload.n % 3);
+      });
+      return worker;
+    };
+    const a = make(dbs.a, 'a');
+    const b = make(dbs.b, 'b');
+    const ids: string[] = [];
+    for (let n = 0; n < 200; n++) ids.push(await enqueue(Echo, { n }, -n));
+
+    a.start();
+    b.start();
+    try {
+      await waitFor(async () => runs.size === 200 && (await jobCount()) === 0, 30_000);
+      // A moment more, so a double run (if claiming were wrong) would show.
+      await sleep(50);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+    expect([...runs.keys()].sort()).toEqual([...ids].sort());
+    expect([...runs.values()].every((count) => count === 1)).toBe(true);
+    expect(byWorker.a + byWorker.b).toBe(200);
+    expect(byWorker.a).toBeGreaterThan(0);
+    expect(byWorker.b).toBeGreaterThan(0);
+  });
+
+  it('lets another worker take a job whose worker hung (lease expired); the late finisher changes nothing', async () => {
+    let releaseHung: () => void = () => {};
+    let hungStarted = false;
+    const logA = recordingLogger();
+    const a = newWorker(dbs.a, logA);
+    a.register(Echo, () => {
+      hungStarted = true;
+      return new Promise<void>((resolve) => {
+        releaseHung = resolve;
+      });
+    });
+    const bRuns: number[] = [];
+    const b = newWorker(dbs.b);
+    b.register(Echo, async (job) => {
+      bRuns.push(job.attempts);
+      if (job.payload.n === 2) throw new Error('fails after takeover');
+    });
+
+    // 1. The job B completes after A's lease expired.
+    const id = await enqueue(Echo, { n: 1 });
+    const aRun = a.runDue();
+    await waitFor(() => hungStarted);
+    expect(await b.runDue()).toBe(0);
+    clock.advance(DEFAULT_LEASE_MS - 1);
+    expect(await b.runDue(), 'lease still valid').toBe(0);
+    clock.advance(2);
+    expect(await b.runDue()).toBe(1);
+    expect(bRuns).toEqual([1]);
+    expect(await jobRow(id)).toBeUndefined();
+    releaseHung();
+    expect(await aRun).toBe(1);
+    expect(logA.lines.some((l) => l.level === 'warn' && /lease lost/.test(l.msg ?? ''))).toBe(true);
+
+    // 2. The job B fails after the takeover: A's late success must not delete B's rescheduled row.
+    hungStarted = false;
+    const id2 = await enqueue(Echo, { n: 2 });
+    const aRun2 = a.runDue();
+    await waitFor(() => hungStarted);
+    clock.advance(DEFAULT_LEASE_MS + 1);
+    expect(await b.runDue()).toBe(1);
+    releaseHung();
+    expect(await aRun2).toBe(1);
+    const row = await jobRow(id2);
+    expect(row).toMatchObject({ attempts: 2, locked_until: null });
+    expect(row?.last_error).toContain('fails after takeover');
+  });
+
+  it('stop() waits for the job in flight', async () => {
+    const worker = newWorker();
+    let started = false;
+    let finished = false;
+    worker.register(Echo, async () => {
+      started = true;
+      await sleep(100);
+      finished = true;
+    });
+    const id = await enqueue(Echo, { n: 1 });
+    worker.start();
+    await waitFor(() => started);
+    await worker.stop();
+    expect(finished).toBe(true);
+    expect(await jobRow(id)).toBeUndefined();
+  });
+
+  it('assertHandlers throws on a missing or a duplicate handler', () => {
+    const worker = newWorker();
+    expect(() => worker.assertHandlers([Echo.kind])).toThrow(/"test_worker.echo" has no handler/);
+    worker.register(Echo, async () => {});
+    expect(() => worker.assertHandlers([Echo.kind])).not.toThrow();
+    worker.register(Echo.kind, async () => {});
+    expect(() => worker.assertHandlers([Echo.kind])).toThrow(/"test_worker.echo" has 2 handlers/);
+    expect(() => worker.register('test_worker.undefined', async () => {})).toThrow(/not defined/);
+  });
+});
