@@ -10,14 +10,17 @@ import { RedisRateLimiter } from './http/rate-limit/redis.js';
 import { registerJobHandlers } from './jobs/registry.js';
 import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
+import { S3Storage } from './modules/files/s3-storage.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
 import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.js';
 import type { AppServices } from './services.js';
 
 function chooseStorage(config: Config): Storage {
   if (config.storageUrl) {
+    if (config.storageUrl.startsWith('s3://')) return S3Storage.fromUrl(config.storageUrl);
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(config.storageUrl)?.[1];
     throw new ConfigError(
-      'STORAGE_URL is not supported by this version yet; leave it unset to store files in DATA_DIR.',
+      `STORAGE_URL must start with s3:// (s3://bucket?endpoint=…&region=…)${scheme ? `, not ${scheme}://` : ''}; leave it unset to store files in DATA_DIR.`,
     );
   }
   return new LocalStorage(join(config.dataDir, 'files'));
