@@ -7,6 +7,7 @@ import { newId } from './lib/ids.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { registerAuditHook } from './modules/audit/audit.hook.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
+import { fileRoutes } from './modules/files/files.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { keyRoutes } from './modules/keys/keys.routes.js';
 import { pricingRoutes } from './modules/pricing/pricing.routes.js';
@@ -47,7 +48,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body.toString();
     if (text.trim() === '') return done(null, undefined);
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -65,6 +66,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   keyRoutes(app, services);
   usageRoutes(app, services);
   auditRoutes(app, services);
+  fileRoutes(app, services);
   testModeRoutes(app, services, worker);
   simulateRoutes(app, services);
   intakeRoutes(app, services);

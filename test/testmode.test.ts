@@ -13,6 +13,8 @@ const Chain = defineJob('test_testmode.chain', z.strictObject({ step: z.number()
   testOnly: true,
 });
 
+/** One turn of the event loop, as a handler doing I/O would take. */
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const HOUR = 3_600_000;
 const ADVANCE = '/v1/test_helpers/advance_clock';
 
@@ -44,6 +46,7 @@ describe.each(DATABASES)('test clock on %s', (database) => {
 
     const { worker, services } = server.server;
     worker.register(Mark, async (job) => {
+      await tick();
       ran.push(`${job.livemode ? 'live' : 'test'}:${job.payload.label}`);
     });
     worker.register(Chain, async (job) => {

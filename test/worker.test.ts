@@ -85,6 +85,8 @@ async function openTwinDatabases(database: DatabaseKind): Promise<{ a: Db; b: Db
   };
 }
 
+/** One turn of the event loop, as a handler doing I/O would take. */
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
@@ -155,6 +157,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     const worker = newWorker();
     const seen: unknown[] = [];
     worker.register(Echo, async (job) => {
+      await tick();
       seen.push({ ...job });
     });
     const id = await enqueue(Echo, { n: 7 }, -1000, { livemode: false, subjectId: 'in_abc' });
@@ -180,6 +183,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     const worker = newWorker();
     let runs = 0;
     worker.register(Echo, async () => {
+      await tick();
       runs++;
     });
     const id = await enqueue(Echo, { n: 1 }, 60_000);
@@ -197,6 +201,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     const worker = newWorker();
     const ran: number[] = [];
     worker.register(Echo, async (job) => {
+      await tick();
       ran.push(job.payload.n);
     });
     await enqueue(Echo, { n: 1 }, 0, { livemode: true });
@@ -239,6 +244,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     const worker = newWorker(db, logger);
     const attemptsSeen: number[] = [];
     worker.register(Echo, async (job) => {
+      await tick();
       attemptsSeen.push(job.attempts);
       throw new Error(`boom ${job.attempts}`);
     });
@@ -328,6 +334,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     const bRuns: number[] = [];
     const b = newWorker(dbs.b);
     b.register(Echo, async (job) => {
+      await tick();
       bRuns.push(job.attempts);
       if (job.payload.n === 2) throw new Error('fails after takeover');
     });

@@ -53,8 +53,9 @@ const FORMAT_ALIASES: Record<string, Format> = { jpeg: 'jpg', heif: 'heic', text
 
 export function canonicalFormat(name: string): Format | undefined {
   const lower = name.toLowerCase();
-  if (lower in FORMATS) return lower as Format;
-  return FORMAT_ALIASES[lower];
+  // Own keys only: `in` would also accept inherited names such as "constructor" or "toString".
+  if (Object.hasOwn(FORMATS, lower)) return lower as Format;
+  return Object.hasOwn(FORMAT_ALIASES, lower) ? FORMAT_ALIASES[lower] : undefined;
 }
 
 const positiveInt = z.number().int().positive();
@@ -225,8 +226,8 @@ export function definitionProblems(
       at('constraints.min_count', `min_count (${c.min_count}) is greater than max_count (${c.max_count})`);
     }
     if (type === 'image' || type === 'file') {
-      if ((c.max_count ?? 1) > 1 || (c.min_count ?? 1) > 1) {
-        at('constraints.max_count', `${type} items hold one file; use file_list for several`);
+      for (const name of ['min_count', 'max_count'] as const) {
+        if ((c[name] ?? 1) > 1) at(`constraints.${name}`, `${type} items hold one file; use file_list for several`);
       }
     }
     if (c.min_chars !== undefined && c.max_chars !== undefined && c.min_chars > c.max_chars) {
@@ -234,6 +235,10 @@ export function definitionProblems(
     }
     if (c.min !== undefined && c.max !== undefined && c.min > c.max) {
       at('constraints.min', `min (${c.min}) is greater than max (${c.max})`);
+    }
+    if (type === 'number' && c.integer && c.min !== undefined && c.max !== undefined && c.min <= c.max) {
+      if (Math.ceil(c.min) > c.max)
+        at('constraints.integer', `no whole number lies between min (${c.min}) and max (${c.max})`);
     }
     if (c.min_date !== undefined && c.max_date !== undefined && c.min_date > c.max_date) {
       at('constraints.min_date', `min_date (${c.min_date}) is after max_date (${c.max_date})`);

@@ -78,7 +78,8 @@ export const PLANS: Readonly<Record<PlanId, Plan>> = {
 };
 
 export function planOf(id: string): Plan {
-  return (PLANS as Record<string, Plan | undefined>)[id] ?? PLANS.free;
+  // Own keys only: an inherited name such as "constructor" is not a plan.
+  return Object.hasOwn(PLANS, id) ? PLANS[id as PlanId] : PLANS.free;
 }
 
 /** The requests per hour an account's keys get: its contract override, else its plan's. */

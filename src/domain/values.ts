@@ -15,6 +15,13 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PHONE = /^\+[1-9]\d{6,14}$/;
 const HEX_COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
+/** YYYY-MM-DD naming a real day: Date.parse alone rolls 2026-02-30 over to 2 March. */
+function isCalendarDate(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const time = Date.parse(`${value}T00:00:00Z`);
+  return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === value;
+}
+
 function checkText(def: ItemDefinition, value: unknown): Check<string> {
   if (typeof value !== 'string') return fail('type', 'value must be a string');
   const length = [...value].length;
@@ -70,11 +77,7 @@ export function checkDraftValue(
         ? pass(value)
         : fail('type', 'value must be a phone number in E.164 form, e.g. +14155550123');
     case 'date': {
-      if (
-        typeof value !== 'string' ||
-        !/^\d{4}-\d{2}-\d{2}$/.test(value) ||
-        Number.isNaN(Date.parse(value))
-      ) {
+      if (typeof value !== 'string' || !isCalendarDate(value)) {
         return fail('type', 'value must be a date YYYY-MM-DD');
       }
       if (c.min_date && value < c.min_date) return fail('min_date', `date must be on or after ${c.min_date}`);
@@ -130,10 +133,13 @@ export function checkSubmission(
 ): Check<null> {
   const c = def.constraints;
   if (isFileType(def.type)) {
-    const min = c.min_count ?? (def.required ? 1 : 0);
+    // As for values: an optional item may be left empty, and a required one needs something whatever
+    // min_count says; min_count bounds how many files make an answer.
+    if (supplied.fileCount === 0 && !def.required) return pass(null);
+    const min = Math.max(c.min_count ?? 0, def.required ? 1 : 0);
     if (supplied.fileCount < min) {
       return fail(
-        c.min_count !== undefined ? 'min_count' : 'required',
+        c.min_count !== undefined && c.min_count >= min ? 'min_count' : 'required',
         `at least ${min} file${min === 1 ? '' : 's'} needed; ${supplied.fileCount} uploaded`,
       );
     }

@@ -44,7 +44,7 @@ export function defineJob<S extends z.ZodType>(
     schema: payloadSchema as z.ZodType<z.output<S>, z.input<S>>,
     testOnly: options.testOnly ?? false,
   };
-  definitions.set(kind, definition as JobDefinition);
+  definitions.set(kind, definition);
   return definition;
 }
 

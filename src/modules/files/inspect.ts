@@ -57,11 +57,8 @@ type ImageFacts = Pick<FileFacts, 'width' | 'height' | 'transparent'>;
 async function rasterFacts(path: string): Promise<ImageFacts> {
   try {
     const meta = await sharp(path).metadata();
-    const width = meta.autoOrient.width;
-    const height =
-      meta.pages !== undefined && meta.pages > 1 && meta.pageHeight
-        ? meta.pageHeight
-        : meta.autoOrient.height;
+    // Without the `pages` option sharp opens one frame, so an animation reports its frame size.
+    const { width, height } = meta.autoOrient;
     if (!meta.hasAlpha) return { width, height, transparent: false };
     const stats = await sharp(path).stats();
     return { width, height, transparent: !stats.isOpaque };

@@ -59,7 +59,9 @@ export function parseS3Url(storageUrl: string, env: NodeJS.ProcessEnv = process.
     throw new ConfigError('STORAGE_URL: key prefixes (a path after the bucket) are not supported.');
   }
   if (url.port !== '') {
-    throw new ConfigError('STORAGE_URL: put the server address in ?endpoint=http://host:port, not after the bucket.');
+    throw new ConfigError(
+      'STORAGE_URL: put the server address in ?endpoint=http://host:port, not after the bucket.',
+    );
   }
   const unknown = [...url.searchParams.keys()].filter((key) => !URL_PARAMETERS.includes(key));
   if (unknown.length > 0) {
@@ -98,7 +100,8 @@ export function parseS3Url(storageUrl: string, env: NodeJS.ProcessEnv = process.
   };
 }
 
-const PART_SIZE = 8 * 1024 * 1024;
+/** S3's smallest part: memory per upload stays at queueSize × 5 MiB whatever the file size. */
+const PART_SIZE = 5 * 1024 * 1024;
 
 function isMissing(error: unknown): boolean {
   return (
@@ -196,7 +199,12 @@ export class S3Storage implements Storage {
   }
 
   /** A GET URL signed by the bucket's credentials; the download is an attachment with this name and type. */
-  presignedUrl(key: string, expiresInSeconds: number, downloadName: string, contentType: string): Promise<string> {
+  presignedUrl(
+    key: string,
+    expiresInSeconds: number,
+    downloadName: string,
+    contentType: string,
+  ): Promise<string> {
     assertSafeKey(key);
     return getSignedUrl(
       this.client,

@@ -246,11 +246,11 @@ export interface IncomingFile {
 /** Keeps a display name safe: no path, no control characters, at most 255 characters. */
 export function safeFileName(raw: string): string {
   const base = raw.split(/[/\\]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const cleaned = base
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .trim()
-    .slice(0, 255);
+  const printable = [...base].filter((ch) => {
+    const code = ch.codePointAt(0) ?? 0;
+    return code >= 0x20 && code !== 0x7f;
+  });
+  const cleaned = printable.join('').trim().slice(0, 255);
   return cleaned || 'file';
 }
 

@@ -5,7 +5,7 @@ import { authOf } from '../../http/auth.js';
 import { Timestamp } from '../../http/schemas.js';
 import type { Worker } from '../../jobs/worker.js';
 import type { AppServices } from '../../services.js';
-import { MAX_ADVANCE_SECONDS, advanceTestClock, assertTestMode } from './testmode.service.js';
+import { MAX_ADVANCE_SECONDS, advanceTestClock, testModeError } from './testmode.service.js';
 
 export const AdvanceClockBody = z.strictObject({
   seconds: z
@@ -34,7 +34,7 @@ export function testModeRoutes(app: FastifyInstance, services: AppServices, work
 
   api.post('/v1/test_helpers/advance_clock', {
     config: { scope: 'admin', audit: { action: 'test_clock.advance', resourceType: 'account' } },
-    onRequest: async (request) => assertTestMode(authOf(request)),
+    onRequest: (request, _reply, done) => done(testModeError(authOf(request))),
     schema: {
       tags,
       summary: 'Advance the test clock',

@@ -13,14 +13,18 @@ const MAX_JOBS_PER_ADVANCE = 10_000;
 const IN_FLIGHT_WAIT_MS = 10_000;
 const IN_FLIGHT_POLL_MS = 25;
 
-/** Test helpers act on test data only. */
+/** Test helpers act on test data only: the error for a live key, undefined for a test key. */
+export function testModeError(auth: AuthContext): ApiError | undefined {
+  if (!auth.livemode) return undefined;
+  return new ApiError(
+    'forbidden',
+    'Test helpers work in test mode only: call /v1/test_helpers/… with a test key (svc_test_…), not a live key.',
+  );
+}
+
 export function assertTestMode(auth: AuthContext): void {
-  if (auth.livemode) {
-    throw new ApiError(
-      'forbidden',
-      'Test helpers work in test mode only: call /v1/test_helpers/… with a test key (svc_test_…), not a live key.',
-    );
-  }
+  const error = testModeError(auth);
+  if (error) throw error;
 }
 
 export interface ClockAdvance {
