@@ -6,7 +6,7 @@
  * BENCH_CONNECTIONS (default 10).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import os, { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import autocannon from 'autocannon';
@@ -42,9 +42,12 @@ interface Target {
 interface RouteResult {
   route: string;
   requestsPerSecondMean: number;
+  latencyMeanMs: number;
   latencyP50Ms: number;
   latencyP99Ms: number;
+  /** 2xx responses in the measured run (the warmup's are in `warmupRequests`). */
   totalRequests: number;
+  warmupRequests: number;
   durationSeconds: number;
 }
 
@@ -100,7 +103,8 @@ function assertClean(phase: string, route: string, result: autocannon.Result): v
 
 async function measure(target: Target): Promise<RouteResult> {
   process.stderr.write(`${target.route}: warmup ${WARMUP_SECONDS} s … `);
-  assertClean('Warmup', target.route, await fire(target, WARMUP_SECONDS));
+  const warmup = await fire(target, WARMUP_SECONDS);
+  assertClean('Warmup', target.route, warmup);
   process.stderr.write(`measuring ${MEASURE_SECONDS} s … `);
   const result = await fire(target, MEASURE_SECONDS);
   assertClean('Measured', target.route, result);
@@ -108,9 +112,11 @@ async function measure(target: Target): Promise<RouteResult> {
   return {
     route: target.route,
     requestsPerSecondMean: result.requests.mean,
+    latencyMeanMs: result.latency.mean,
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
     totalRequests: result['2xx'],
+    warmupRequests: warmup['2xx'],
     durationSeconds: result.duration,
   };
 }
@@ -122,17 +128,22 @@ async function startBare(): Promise<{ app: FastifyInstance; url: string }> {
   return { app, url };
 }
 
-/** Checks once, before the load, that the key works and the limiter is on the path with the raised limit. */
-async function checkAuthenticated(target: Target): Promise<void> {
+/**
+ * One authenticated request: checks that the key works and the limiter is on the path with the raised
+ * limit, and returns how many requests the limiter has counted for the key (this one included).
+ */
+async function rateLimitUsed(target: Target): Promise<number> {
   const response = await fetch(target.url, { headers: target.headers });
   const body = await response.text();
-  if (response.status !== 200) {
-    throw new Error(`GET /v1/account answered ${response.status} before the run: ${body}`);
-  }
+  if (response.status !== 200) throw new Error(`${target.route} answered ${response.status}: ${body}`);
   const limit = response.headers.get('x-ratelimit-limit');
-  if (limit !== String(RATE_LIMIT_PER_HOUR)) {
-    throw new Error(`Expected X-RateLimit-Limit ${RATE_LIMIT_PER_HOUR}, got ${limit ?? 'none'}`);
+  const remaining = Number(response.headers.get('x-ratelimit-remaining'));
+  if (limit !== String(RATE_LIMIT_PER_HOUR) || !Number.isInteger(remaining)) {
+    throw new Error(
+      `Expected X-RateLimit-Limit ${RATE_LIMIT_PER_HOUR} and a numeric X-RateLimit-Remaining, got ${limit ?? 'none'} and ${remaining}`,
+    );
   }
+  return RATE_LIMIT_PER_HOUR - remaining;
 }
 
 function fixed(value: number, digits: number): string {
@@ -141,11 +152,11 @@ function fixed(value: number, digits: number): string {
 
 function markdownTable(results: RouteResult[], ratio: number): string {
   const lines = [
-    '| Route | Requests/s (mean) | p50 latency (ms) | p99 latency (ms) | Requests measured |',
-    '| --- | ---: | ---: | ---: | ---: |',
+    '| Route | Requests/s (mean) | Latency mean (ms) | p50 (ms) | p99 (ms) | Requests measured |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
     ...results.map(
       (r) =>
-        `| ${r.route} | ${fixed(r.requestsPerSecondMean, 0)} | ${fixed(r.latencyP50Ms, 2)} | ${fixed(r.latencyP99Ms, 2)} | ${r.totalRequests} |`,
+        `| ${r.route} | ${fixed(r.requestsPerSecondMean, 0)} | ${fixed(r.latencyMeanMs, 2)} | ${r.latencyP50Ms} | ${r.latencyP99Ms} | ${r.totalRequests} |`,
     ),
     '',
     `Ratio authenticated/bare: **${fixed(ratio, 3)}** (${fixed(ratio * 100, 1)}%); target ≥ ${fixed(TARGET_RATIO * 100, 0)}%: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}.`,
@@ -188,21 +199,31 @@ async function main(): Promise<void> {
       url: `${service.url}/v1/account`,
       headers: { authorization: `Bearer ${account.live_key}` },
     };
-    await checkAuthenticated(accountTarget);
+    const usedBefore = await rateLimitUsed(accountTarget);
 
     process.stderr.write(
-      `Node ${process.version}, ${availableParallelism()} cores; ${CONNECTIONS} connections, ` +
+      `Node ${process.version}, ${availableParallelism()} cores, load average ${fixed(os.loadavg()[0] ?? 0, 2)}; ` +
+        `${CONNECTIONS} connections, ` +
         `warmup ${WARMUP_SECONDS} s + measured ${MEASURE_SECONDS} s per route\n`,
     );
-    const results = [await measure(bareTarget), await measure(accountTarget)];
-    const [bareResult, accountResult] = results;
-    if (!bareResult || !accountResult) throw new Error('missing results');
+    const loadBefore = os.loadavg()[0] ?? 0;
+    const bareResult = await measure(bareTarget);
+    const accountResult = await measure(accountTarget);
+    const loadAfter = os.loadavg()[0] ?? 0;
+    const results = [bareResult, accountResult];
+    // The limiter must have counted every answered request (it may also count some cut off at the end).
+    const counted = (await rateLimitUsed(accountTarget)) - usedBefore;
+    const answered = accountResult.warmupRequests + accountResult.totalRequests + 1;
+    if (counted < answered) {
+      throw new Error(`The rate limiter counted ${counted} requests but ${answered} were answered`);
+    }
     const ratio = accountResult.requestsPerSecondMean / bareResult.requestsPerSecondMean;
 
     process.stdout.write(`\n${markdownTable(results, ratio)}\n\n`);
     const summary = {
       node: process.version,
       cores: availableParallelism(),
+      loadAverage1m: { before: loadBefore, after: loadAfter },
       connections: CONNECTIONS,
       warmupSeconds: WARMUP_SECONDS,
       measuredSeconds: MEASURE_SECONDS,
