@@ -13,7 +13,7 @@ function keysOf(value: unknown, prefix = ''): string[] {
 
 describe('i18n', () => {
   it('maps language tags to supported languages', () => {
-    expect(SUPPORTED_LANGUAGES).toEqual(['de', 'en', 'es', 'fr']);
+    expect(SUPPORTED_LANGUAGES).toEqual(['de', 'en', 'es', 'fr', 'nl']);
     expect(supportedLanguage('fr-CA')).toBe('fr');
     expect(supportedLanguage('DE')).toBe('de');
     expect(supportedLanguage('ja')).toBe('en');
