@@ -51,6 +51,7 @@ export async function createServices(config: Config): Promise<AppServices> {
 
 export async function closeServices(services: AppServices): Promise<void> {
   services.mailer.close();
+  services.storage.close?.();
   await services.limiter.close();
   await services.db.close();
 }

@@ -145,7 +145,7 @@ export function checkSubmission(
     }
     const max = c.max_count ?? (def.type === 'file_list' ? Infinity : 1);
     if (supplied.fileCount > max)
-      return fail('max_count', `at most ${max} files; ${supplied.fileCount} uploaded`);
+      return fail('max_count', `at most ${max} file${max === 1 ? '' : 's'}; ${supplied.fileCount} uploaded`);
     return pass(null);
   }
   const empty =

@@ -14,6 +14,8 @@ export interface Storage {
   get(key: string): Promise<Readable>;
   delete(key: string): Promise<void>;
   /** Throws when the storage cannot be written (readiness probe). */
+  /** Releases connections (S3); a no-op for local files. */
+  close?(): void;
   check(): Promise<void>;
   /** A direct download URL from the storage itself (S3 presigned GET), as an attachment. */
   presignedUrl?(
