@@ -5,6 +5,7 @@ import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { jpeg, png } from './helpers/images.js';
 import { expectError, expectSecured } from './helpers/security.js';
+import { startLocalS3, type LocalS3 } from './helpers/s3.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 type Body = Record<string, unknown>;
@@ -66,7 +67,11 @@ function upload(
   });
 }
 
-describe.each(DATABASES)('intakes end to end on %s', (database) => {
+const SETUPS = DATABASES.flatMap((database) =>
+  (['local', 's3'] as const).map((storage) => ({ database, storage })),
+);
+
+describe.each(SETUPS)('intakes end to end on $database with $storage storage', ({ database, storage }) => {
   let server: TestServer;
   let live: Client;
   let test: Client;
@@ -75,8 +80,11 @@ describe.each(DATABASES)('intakes end to end on %s', (database) => {
   let anonymous: Client;
   let accountId: string;
 
+  let s3: LocalS3 | undefined;
+
   beforeAll(async () => {
-    server = await startTestServer(database);
+    s3 = storage === 's3' ? await startLocalS3() : undefined;
+    server = await startTestServer(database, s3 ? { STORAGE_URL: s3.storageUrl } : {});
     const account = await server.createAccount({ plan: 'agency' });
     accountId = account.account_id;
     live = client(server.url, account.live_key);
@@ -89,7 +97,10 @@ describe.each(DATABASES)('intakes end to end on %s', (database) => {
     });
     reader = client(server.url, readerKey.body.key);
   });
-  afterAll(async () => server.stop());
+  afterAll(async () => {
+    await server.stop();
+    await s3?.stop();
+  });
 
   async function events(intakeId: string): Promise<string[]> {
     const rows = await server.server.services.db.kysely
@@ -329,17 +340,26 @@ describe.each(DATABASES)('intakes end to end on %s', (database) => {
     expect(JSON.stringify(stored)).not.toContain('hunter2');
 
     // Archive, then delete: the portal closes, every file goes.
-    expect((await live.get<Body>('/v1/usage')).body.storage_bytes).toMatchObject({
-      used: expect.any(Number),
-    });
+    const usedBefore = ((await live.get<Body>('/v1/usage')).body.storage_bytes as { used: number }).used;
+    expect(usedBefore).toBeGreaterThan(logoBytes.length);
+    const storageKeys = (
+      await server.server.services.db.kysely
+        .selectFrom('item_files')
+        .select('storage_key')
+        .where('intake_id', '=', id)
+        .execute()
+    ).map((f) => f.storage_key);
+    expect(storageKeys).toHaveLength(3);
+    for (const key of storageKeys) (await server.server.services.storage.get(key)).destroy();
     expect((await live.post<Body>(`/v1/intakes/${id}/archive`)).body.status).toBe('archived');
     expectError(await portal.get(`/portal/api/${id}`), 410, 'gone');
     expect((await live.delete(`/v1/intakes/${id}`)).status).toBe(204);
     expectError(await portal.get(`/portal/api/${id}`), 404, 'not_found');
     expectError(await live.get(`/v1/intakes/${id}`), 404, 'not_found');
     expect(await events(id)).toEqual([]);
-    const left = await readdir(join(server.dataDir, 'files', accountId, id)).catch(() => []);
-    expect(left).toEqual([]);
+    for (const key of storageKeys) await expect(server.server.services.storage.get(key)).rejects.toThrow();
+    if (storage === 'local')
+      expect(await readdir(join(server.dataDir, 'files', accountId, id)).catch(() => [])).toEqual([]);
     expect(((await live.get<Body>('/v1/usage')).body.storage_bytes as Body).used).toBe(0);
   });
 

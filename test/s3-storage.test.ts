@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -12,42 +11,22 @@ import { attachmentDisposition } from '../src/modules/files/signed-url.js';
 import { LocalStorage, MissingObjectError, type Storage } from '../src/modules/files/storage.js';
 import { startServer } from '../src/server.js';
 import { client } from './helpers/http.js';
+import { startLocalS3, type LocalS3 } from './helpers/s3.js';
 import { startTestServer } from './helpers/server.js';
-
-/** s3rver (a local S3-compatible server, npm) has no type declarations: the little used here. */
-interface S3rverInstance {
-  run(): Promise<{ address: string; port: number }>;
-  close(): Promise<void>;
-}
-type S3rverConstructor = new (options: {
-  address: string;
-  port: number;
-  silent: boolean;
-  directory: string;
-  configureBuckets: { name: string }[];
-}) => S3rverInstance;
-const S3rver = createRequire(import.meta.url)('s3rver') as S3rverConstructor;
 
 const BUCKET = 'intake-test';
 const FIVE_MIB = 5 * 1024 * 1024;
 
 let workDir: string;
-let s3rver: S3rverInstance;
+let s3rver: LocalS3;
 let endpoint: string;
 let s3: S3Storage;
 let local: LocalStorage;
 
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'storage-test-'));
-  s3rver = new S3rver({
-    address: '127.0.0.1',
-    port: 0,
-    silent: true,
-    directory: join(workDir, 's3rver'),
-    configureBuckets: [{ name: BUCKET }],
-  });
-  const { port } = await s3rver.run();
-  endpoint = `http://127.0.0.1:${port}`;
+  s3rver = await startLocalS3(BUCKET);
+  endpoint = s3rver.endpoint;
   s3 = S3Storage.fromUrl(
     `s3://S3RVER:S3RVER@${BUCKET}?endpoint=${endpoint}&region=us-east-1&force_path_style=true`,
     {},
@@ -57,7 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   s3.close();
-  await s3rver.close();
+  await s3rver.stop();
   await rm(workDir, { recursive: true, force: true });
 });
 
@@ -189,9 +168,10 @@ describe('S3 presigned URLs', () => {
     const key = `acct_1/in_4/file_${randomBytes(6).toString('hex')}`;
     await s3.put(key, streamOf(data));
     const name = 'Logo final – été.png';
-    const url = await s3.presignedUrl(key, 1, name, 'image/png');
+    // 3 seconds: X-Amz-Date has one-second resolution, so a 1-second URL can expire before its first use.
+    const url = await s3.presignedUrl(key, 3, name, 'image/png');
     expect(url.startsWith(`${endpoint}/${BUCKET}/`)).toBe(true);
-    expect(new URL(url).searchParams.get('X-Amz-Expires')).toBe('1');
+    expect(new URL(url).searchParams.get('X-Amz-Expires')).toBe('3');
 
     const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
     expect(response.status).toBe(200);
@@ -199,8 +179,8 @@ describe('S3 presigned URLs', () => {
     expect(response.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await response.arrayBuffer()).equals(data)).toBe(true);
 
-    // X-Amz-Date has one-second resolution: after 2.2 s a 1-second URL is past its expiry for sure.
-    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    // After 4.2 s a 3-second URL is past its expiry for sure.
+    await new Promise((resolve) => setTimeout(resolve, 4_200));
     const expired = await fetch(url, { signal: AbortSignal.timeout(5_000) });
     expect(expired.status).toBe(403);
     expect(await expired.text()).toContain('expired');

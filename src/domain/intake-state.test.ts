@@ -80,7 +80,8 @@ const itemCases = ITEM_STATUSES.flatMap((status) =>
 describe('itemTransition: every status × action', () => {
   it('the table covers every status and action', () => {
     expect(Object.keys(ITEM_MACHINE).sort()).toEqual([...ITEM_STATUSES].sort());
-    for (const status of ITEM_STATUSES) expect(Object.keys(ITEM_MACHINE[status]).sort()).toEqual([...ACTIONS].sort());
+    for (const status of ITEM_STATUSES)
+      expect(Object.keys(ITEM_MACHINE[status]).sort()).toEqual([...ACTIONS].sort());
     expect(itemCases).toHaveLength(24);
   });
 

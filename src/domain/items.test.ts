@@ -122,7 +122,8 @@ describe('ItemDefinition schema', () => {
     ['pattern', ''],
   ])('rejects constraints.%s = %j', (name, value) => {
     expect(
-      ItemDefinition.safeParse({ key: 'a', label: 'A', type: 'text', constraints: { [name]: value } }).success,
+      ItemDefinition.safeParse({ key: 'a', label: 'A', type: 'text', constraints: { [name]: value } })
+        .success,
     ).toBe(false);
   });
 
@@ -249,42 +250,54 @@ describe('definitionProblems', () => {
 
   it('reports an unknown type and checks nothing else on that item', () => {
     expect(
-      problemsOf([{ key: 'a', label: 'A', type: 'picture', constraints: { formats: ['bmp'], max_chars: 3 } }]),
+      problemsOf([
+        { key: 'a', label: 'A', type: 'picture', constraints: { formats: ['bmp'], max_chars: 3 } },
+      ]),
     ).toEqual([
       { item: 'a', field: 'type', message: `unknown type "picture"; use one of ${ITEM_TYPES.join(', ')}` },
     ]);
   });
 
   it('reports an unknown format', () => {
-    expect(problemsOf([{ key: 'a', label: 'A', type: 'file', constraints: { formats: ['pdf', 'bmp'] } }])).toEqual(
-      [{ item: 'a', field: 'constraints.formats', message: `unknown format "bmp"; use ${FORMAT_LIST}` }],
-    );
+    expect(
+      problemsOf([{ key: 'a', label: 'A', type: 'file', constraints: { formats: ['pdf', 'bmp'] } }]),
+    ).toEqual([
+      { item: 'a', field: 'constraints.formats', message: `unknown format "bmp"; use ${FORMAT_LIST}` },
+    ]);
   });
 
   it('does not take inherited object names for formats', () => {
-    expect(problemsOf([{ key: 'a', label: 'A', type: 'file', constraints: { formats: ['constructor'] } }])).toEqual(
-      [{ item: 'a', field: 'constraints.formats', message: `unknown format "constructor"; use ${FORMAT_LIST}` }],
-    );
+    expect(
+      problemsOf([{ key: 'a', label: 'A', type: 'file', constraints: { formats: ['constructor'] } }]),
+    ).toEqual([
+      {
+        item: 'a',
+        field: 'constraints.formats',
+        message: `unknown format "constructor"; use ${FORMAT_LIST}`,
+      },
+    ]);
   });
 
   it('reports a non-image format on an image item, but allows it on a file item', () => {
-    expect(problemsOf([{ key: 'a', label: 'A', type: 'image', constraints: { formats: ['png', 'pdf'] } }])).toEqual(
-      [
-        {
-          item: 'a',
-          field: 'constraints.formats',
-          message: '"pdf" is not an image format; use png, jpg, svg, heic, webp, gif or type file',
-        },
-      ],
-    );
-    expect(problemsOf([{ key: 'a', label: 'A', type: 'file', constraints: { formats: ['png', 'pdf'] } }])).toEqual(
-      [],
-    );
+    expect(
+      problemsOf([{ key: 'a', label: 'A', type: 'image', constraints: { formats: ['png', 'pdf'] } }]),
+    ).toEqual([
+      {
+        item: 'a',
+        field: 'constraints.formats',
+        message: '"pdf" is not an image format; use png, jpg, svg, heic, webp, gif or type file',
+      },
+    ]);
+    expect(
+      problemsOf([{ key: 'a', label: 'A', type: 'file', constraints: { formats: ['png', 'pdf'] } }]),
+    ).toEqual([]);
   });
 
   it('accepts the aliases jpeg and heif (any case) on image items', () => {
     expect(
-      problemsOf([{ key: 'a', label: 'A', type: 'image', constraints: { formats: ['jpeg', 'HEIF', 'JPG'] } }]),
+      problemsOf([
+        { key: 'a', label: 'A', type: 'image', constraints: { formats: ['jpeg', 'HEIF', 'JPG'] } },
+      ]),
     ).toEqual([]);
   });
 
@@ -323,7 +336,13 @@ describe('definitionProblems', () => {
         { key: 'b', label: 'B', type: 'longtext', constraints: { pattern: 'x' } },
         { key: 'c', label: 'C', type: 'email', constraints: { max_chars: 10 } },
         { key: 'd', label: 'D', type: 'date', constraints: { min: 1 } },
-        { key: 'e', label: 'E', type: 'structured', schema: { type: 'object' }, constraints: { max_chars: 1 } },
+        {
+          key: 'e',
+          label: 'E',
+          type: 'structured',
+          schema: { type: 'object' },
+          constraints: { max_chars: 1 },
+        },
         { key: 'f', label: 'F', type: 'number', constraints: { max_count: 3 } },
       ]),
     ).toEqual([
@@ -352,22 +371,35 @@ describe('definitionProblems', () => {
 
   it('reports an integer item with no whole number between min and max', () => {
     expect(
-      problemsOf([{ key: 'a', label: 'A', type: 'number', constraints: { min: 1.2, max: 1.8, integer: true } }]),
+      problemsOf([
+        { key: 'a', label: 'A', type: 'number', constraints: { min: 1.2, max: 1.8, integer: true } },
+      ]),
     ).toEqual([
-      { item: 'a', field: 'constraints.integer', message: 'no whole number lies between min (1.2) and max (1.8)' },
+      {
+        item: 'a',
+        field: 'constraints.integer',
+        message: 'no whole number lies between min (1.2) and max (1.8)',
+      },
     ]);
     expect(
-      problemsOf([{ key: 'a', label: 'A', type: 'number', constraints: { min: 1.2, max: 2, integer: true } }]),
+      problemsOf([
+        { key: 'a', label: 'A', type: 'number', constraints: { min: 1.2, max: 2, integer: true } },
+      ]),
     ).toEqual([]);
-    expect(problemsOf([{ key: 'a', label: 'A', type: 'number', constraints: { min: 1.2, max: 1.8 } }])).toEqual(
-      [],
-    );
+    expect(
+      problemsOf([{ key: 'a', label: 'A', type: 'number', constraints: { min: 1.2, max: 1.8 } }]),
+    ).toEqual([]);
   });
 
   it('reports min_date after max_date', () => {
     expect(
       problemsOf([
-        { key: 'a', label: 'A', type: 'date', constraints: { min_date: '2026-02-01', max_date: '2026-01-31' } },
+        {
+          key: 'a',
+          label: 'A',
+          type: 'date',
+          constraints: { min_date: '2026-02-01', max_date: '2026-01-31' },
+        },
       ]),
     ).toEqual([
       {
@@ -399,7 +431,9 @@ describe('definitionProblems', () => {
     expect(problems).toHaveLength(1);
     expect(problems[0]?.item).toBe('a');
     expect(problems[0]?.field).toBe('schema');
-    expect(problems[0]?.message).toMatch(/^schema is not a valid JSON Schema: schema is invalid: data\/type /);
+    expect(problems[0]?.message).toMatch(
+      /^schema is not a valid JSON Schema: schema is invalid: data\/type /,
+    );
   });
 
   it('passes the schema to the injected compiler', () => {
@@ -412,7 +446,9 @@ describe('definitionProblems', () => {
       },
     );
     expect(seen).toEqual([{ type: 'object' }]);
-    expect(problems).toEqual([{ item: 'a', field: 'schema', message: 'schema is not a valid JSON Schema: nope' }]);
+    expect(problems).toEqual([
+      { item: 'a', field: 'schema', message: 'schema is not a valid JSON Schema: nope' },
+    ]);
   });
 
   it('reports a schema on a non-structured item', () => {
@@ -457,11 +493,15 @@ describe('definitionProblems', () => {
           constraints: { min_count: 2 },
         },
       ]),
-    ).toEqual([{ item: 'a', field: 'constraints.min_count', message: 'min_count (2) is more than the 1 options' }]);
+    ).toEqual([
+      { item: 'a', field: 'constraints.min_count', message: 'min_count (2) is more than the 1 options' },
+    ]);
   });
 
   it('reports options on a non-select item', () => {
-    expect(problemsOf([{ key: 'a', label: 'A', type: 'text', options: [{ value: 'x', label: 'X' }] }])).toEqual([
+    expect(
+      problemsOf([{ key: 'a', label: 'A', type: 'text', options: [{ value: 'x', label: 'X' }] }]),
+    ).toEqual([
       { item: 'a', field: 'options', message: 'options apply only to select and multiselect items' },
     ]);
   });

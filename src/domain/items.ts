@@ -227,7 +227,8 @@ export function definitionProblems(
     }
     if (type === 'image' || type === 'file') {
       for (const name of ['min_count', 'max_count'] as const) {
-        if ((c[name] ?? 1) > 1) at(`constraints.${name}`, `${type} items hold one file; use file_list for several`);
+        if ((c[name] ?? 1) > 1)
+          at(`constraints.${name}`, `${type} items hold one file; use file_list for several`);
       }
     }
     if (c.min_chars !== undefined && c.max_chars !== undefined && c.min_chars > c.max_chars) {

@@ -52,7 +52,8 @@ function numberForSchema(schema: Record<string, unknown>, integer: boolean, vari
     ? Math.ceil(lower / step)
     : Math.min(Math.ceil(1 / step), Number.isFinite(upper) ? Math.floor(upper / step) : Infinity);
   const found: number[] = [];
-  for (let k = from; found.length <= variant && k < from + 100; k++) if (allowed(k * step)) found.push(k * step);
+  for (let k = from; found.length <= variant && k < from + 100; k++)
+    if (allowed(k * step)) found.push(k * step);
   for (let k = from - 1; found.length <= variant && k > from - 100; k--)
     if (allowed(k * step)) found.push(k * step);
   if (found.length === 0 && Number.isFinite(lower) && Number.isFinite(upper)) found.push((lower + upper) / 2);

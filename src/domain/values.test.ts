@@ -144,9 +144,12 @@ describe('checkDraftValue: date', () => {
       expect(draft(def('date'), value)).toEqual(fail('type', message));
     },
   );
-  it.each(['2026-02-29', '2026-02-30', '2026-04-31', '2026-01-32'])('refuses the impossible day %s', (value) => {
-    expect(draft(def('date'), value)).toEqual(fail('type', message));
-  });
+  it.each(['2026-02-29', '2026-02-30', '2026-04-31', '2026-01-32'])(
+    'refuses the impossible day %s',
+    (value) => {
+      expect(draft(def('date'), value)).toEqual(fail('type', message));
+    },
+  );
   it('accepts 29 February in a leap year', () => {
     expect(draft(def('date'), '2028-02-29')).toEqual(ok('2028-02-29'));
   });
@@ -245,12 +248,20 @@ describe('checkSubmission: value kinds', () => {
     );
   });
 
-  it.each([undefined, null, '', []])('an optional item passes with %j, whatever its lower bounds', (value) => {
-    expect(submit(def('text', { required: false, constraints: { min_chars: 5 } }), value)).toEqual(ok(null));
-    expect(
-      submit(def('multiselect', { required: false, options: OPTIONS, constraints: { min_count: 2 } }), value),
-    ).toEqual(ok(null));
-  });
+  it.each([undefined, null, '', []])(
+    'an optional item passes with %j, whatever its lower bounds',
+    (value) => {
+      expect(submit(def('text', { required: false, constraints: { min_chars: 5 } }), value)).toEqual(
+        ok(null),
+      );
+      expect(
+        submit(
+          def('multiselect', { required: false, options: OPTIONS, constraints: { min_count: 2 } }),
+          value,
+        ),
+      ).toEqual(ok(null));
+    },
+  );
 
   it('runs the draft checks', () => {
     expect(submit(def('email'), 'nope')).toEqual(fail('type', 'value must be an email address'));
@@ -302,7 +313,9 @@ describe('checkSubmission: value kinds', () => {
     });
 
     it('names the path of a missing nested property', () => {
-      expect(submit(d, { company: {} })).toEqual(fail('schema', "/company must have required property 'name'"));
+      expect(submit(d, { company: {} })).toEqual(
+        fail('schema', "/company must have required property 'name'"),
+      );
     });
 
     it('names the path of a wrong type and a broken bound, together', () => {
@@ -312,7 +325,9 @@ describe('checkSubmission: value kinds', () => {
     });
 
     it('names the root for a missing top-level property', () => {
-      expect(submit(d, { employees: 2 })).toEqual(fail('schema', "(root) must have required property 'company'"));
+      expect(submit(d, { employees: 2 })).toEqual(
+        fail('schema', "(root) must have required property 'company'"),
+      );
     });
 
     it('passes the schema and value to the injected validator', () => {
@@ -333,7 +348,9 @@ describe('checkSubmission: value kinds', () => {
 
 describe('checkSubmission: file kinds', () => {
   it('a required item needs at least one file', () => {
-    expect(submit(def('image'), undefined, 0)).toEqual(fail('required', 'at least 1 file needed; 0 uploaded'));
+    expect(submit(def('image'), undefined, 0)).toEqual(
+      fail('required', 'at least 1 file needed; 0 uploaded'),
+    );
     expect(submit(def('image'), undefined, 1)).toEqual(ok(null));
   });
 
@@ -345,9 +362,9 @@ describe('checkSubmission: file kinds', () => {
 
   it('an optional item may be left without files, whatever min_count says', () => {
     expect(submit(def('file', { required: false }), undefined, 0)).toEqual(ok(null));
-    expect(submit(def('file_list', { required: false, constraints: { min_count: 2 } }), undefined, 0)).toEqual(
-      ok(null),
-    );
+    expect(
+      submit(def('file_list', { required: false, constraints: { min_count: 2 } }), undefined, 0),
+    ).toEqual(ok(null));
   });
 
   it('min_count bounds a non-empty answer', () => {
@@ -397,7 +414,13 @@ describe('acceptedFormats', () => {
 describe('checkFile', () => {
   it('accepts a file that meets every constraint', () => {
     const d = def('image', {
-      constraints: { formats: ['png'], max_bytes: 1000, min_width: 2000, min_height: 1000, transparent_background: true },
+      constraints: {
+        formats: ['png'],
+        max_bytes: 1000,
+        min_width: 2000,
+        min_height: 1000,
+        transparent_background: true,
+      },
     });
     expect(checkFile(d, png(), 0)).toEqual(ok(null));
   });
@@ -427,15 +450,15 @@ describe('checkFile', () => {
 
   it('names the content type when the format could not be recognised', () => {
     const d = def('file', { constraints: { formats: ['pdf', 'docx'] } });
-    expect(checkFile(d, { format: undefined, contentType: 'application/x-msdownload', bytes: 10 }, 0)).toEqual(
-      fail('formats', "the file's content is application/x-msdownload; accepted: pdf, docx"),
-    );
+    expect(
+      checkFile(d, { format: undefined, contentType: 'application/x-msdownload', bytes: 10 }, 0),
+    ).toEqual(fail('formats', "the file's content is application/x-msdownload; accepted: pdf, docx"));
   });
 
   it('accepts any format on a file item without formats', () => {
-    expect(checkFile(def('file'), { format: undefined, contentType: 'application/octet-stream', bytes: 1 }, 0)).toEqual(
-      ok(null),
-    );
+    expect(
+      checkFile(def('file'), { format: undefined, contentType: 'application/octet-stream', bytes: 1 }, 0),
+    ).toEqual(ok(null));
   });
 
   it('image items accept image formats only by default', () => {
@@ -458,7 +481,9 @@ describe('checkFile', () => {
 
   it('refuses when the width or height cannot be read', () => {
     const d = def('image', { constraints: { min_width: 1000, min_height: 500 } });
-    expect(checkFile(d, png({ width: undefined }), 0)).toEqual(fail('min_width', 'the image width could not be read'));
+    expect(checkFile(d, png({ width: undefined }), 0)).toEqual(
+      fail('min_width', 'the image width could not be read'),
+    );
     expect(checkFile(d, png({ height: undefined }), 0)).toEqual(
       fail('min_height', 'the image height could not be read'),
     );
@@ -478,14 +503,21 @@ describe('checkFile', () => {
       fail('transparent_background', 'the image has no transparent background'),
     );
     expect(checkFile(d, png({ transparent: undefined }), 0)).toEqual(
-      fail('transparent_background', 'the image has no alpha channel, so its background cannot be transparent'),
+      fail(
+        'transparent_background',
+        'the image has no alpha channel, so its background cannot be transparent',
+      ),
     );
   });
 
   it('transparent_background false or absent asks nothing', () => {
-    expect(checkFile(def('image', { constraints: { transparent_background: false } }), png({ transparent: false }), 0)).toEqual(
-      ok(null),
-    );
+    expect(
+      checkFile(
+        def('image', { constraints: { transparent_background: false } }),
+        png({ transparent: false }),
+        0,
+      ),
+    ).toEqual(ok(null));
     expect(checkFile(def('image'), png({ transparent: undefined }), 0)).toEqual(ok(null));
   });
 
