@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -38,8 +38,30 @@ function openSqlite(file: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const kysely = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+  });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+/**
+ * Kysely prepares every query anew; on SQLite, preparing costs as much as running a small query.
+ * Prepared statements are kept per SQL text (Kysely's SQL is parameterised, so the set is small).
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 1000): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sqlText: string) {
+      let statement = statements.get(sqlText);
+      if (!statement) {
+        statement = sqlite.prepare(sqlText);
+        if (statements.size >= max) statements.clear();
+        statements.set(sqlText, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 function openPostgres(databaseUrl: string): Db {

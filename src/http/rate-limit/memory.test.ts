@@ -356,7 +356,8 @@ describe('MemoryRateLimiter', () => {
     it('decides exactly as the naive model with several buckets, changing limits and clock steps back', async () => {
       const hitArb = fc.record({
         bucket: fc.constantFrom('a', 'b', 'c'),
-        limit: fc.integer({ min: 0, max: 6 }),
+        // Up to 40: past the buffer's initial 16 slots, so its growth is exercised too.
+        limit: fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 15, max: 40 })),
         gap: fc.oneof(gapArb, fc.integer({ min: -10 * MINUTE, max: 0 })),
       });
       await fc.assert(

@@ -1,11 +1,13 @@
 import { WINDOW_MS, decide, freeingIndex, type RateLimitDecision, type RateLimiter } from './limiter.js';
 
 /**
- * The request times of one bucket, oldest first, in a ring buffer sized to the limit: a request is
+ * The request times of one bucket, oldest first, in a ring buffer (at most the limit's size): a request is
  * allowed when fewer than `limit` times remain once those older than the window are dropped.
  * O(1) per request while the clock moves forward. After the limit is lowered the buffer keeps every
  * time still in the window (more than the new limit), so raising the limit again forgets nothing.
  */
+const INITIAL_CAPACITY = 16;
+
 class SlidingLog {
   times: Float64Array;
   start = 0;
@@ -67,21 +69,28 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   hit(bucket: string, limit: number, nowMs: number): Promise<RateLimitDecision> {
+    const capacity = Math.max(1, limit);
     let log = this.logs.get(bucket);
     if (!log) {
-      log = new SlidingLog(limit);
+      log = new SlidingLog(Math.min(capacity, INITIAL_CAPACITY));
       this.logs.set(bucket, log);
     }
     log.evictBefore(nowMs - WINDOW_MS);
-    // Grow to a raised limit; shrink to a lowered one only once the times in the window fit in it.
-    const capacity = Math.max(1, limit);
-    const size = log.times.length;
-    if (size < capacity || (size > capacity && log.count <= capacity)) {
+    // A lowered limit: shrink only once the times in the window fit in it.
+    if (log.times.length > capacity && log.count <= capacity) {
       log = log.resized(capacity);
       this.logs.set(bucket, log);
     }
     const allowed = limit > 0 && log.count < limit;
-    if (allowed) log.push(nowMs);
+    if (allowed) {
+      // The buffer grows with use (doubling, up to the limit): a key with a huge contract limit but
+      // little traffic costs little memory.
+      if (log.count === log.times.length) {
+        log = log.resized(Math.min(capacity, log.times.length * 2));
+        this.logs.set(bucket, log);
+      }
+      log.push(nowMs);
+    }
     return Promise.resolve(decide(allowed, limit, log.count, log.freeing(limit, nowMs), nowMs));
   }
 
