@@ -530,3 +530,26 @@ describe('describeProblems', () => {
     expect(describeProblems([])).toBe('');
   });
 });
+
+describe('impossible combinations', () => {
+  it('refuses a transparent background when only jpg is accepted', () => {
+    const item = ItemDefinition.parse({
+      key: 'logo',
+      label: 'Logo',
+      type: 'image',
+      constraints: { formats: ['jpeg'], transparent_background: true },
+    });
+    expect(definitionProblems([item], compileJsonSchema)).toEqual([
+      {
+        item: 'logo',
+        field: 'constraints.transparent_background',
+        message: 'a transparent background is impossible in jpg; allow png, svg, webp or heic',
+      },
+    ]);
+    const ok = ItemDefinition.parse({
+      ...item,
+      constraints: { formats: ['jpg', 'png'], transparent_background: true },
+    });
+    expect(definitionProblems([ok], compileJsonSchema)).toEqual([]);
+  });
+});

@@ -222,6 +222,13 @@ export function definitionProblems(
         );
       }
     }
+    const formats = (c.formats ?? []).map(canonicalFormat);
+    if (c.transparent_background && formats.length > 0 && formats.every((f) => f === 'jpg')) {
+      at(
+        'constraints.transparent_background',
+        'a transparent background is impossible in jpg; allow png, svg, webp or heic',
+      );
+    }
     if (c.min_count !== undefined && c.max_count !== undefined && c.min_count > c.max_count) {
       at('constraints.min_count', `min_count (${c.min_count}) is greater than max_count (${c.max_count})`);
     }
