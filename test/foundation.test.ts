@@ -327,3 +327,24 @@ describe.each(DATABASES)('foundation on %s', (database) => {
     expect((await live.get('/v1/account')).body.livemode).toBe(true);
   });
 });
+
+describe('readiness when a dependency is down', () => {
+  it('answers 503 naming the email transport and the rate-limit store that cannot be reached', async () => {
+    // Port 1 on loopback: nothing listens there, so connections are refused at once.
+    const server = await startTestServer('sqlite', {
+      SMTP_URL: 'smtp://127.0.0.1:1',
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    try {
+      const ready = await client(server.url).get('/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({
+        status: 'unavailable',
+        checks: { database: 'ok', storage: 'ok', email: 'down', rate_limits: 'down' },
+      });
+      expect((await client(server.url).get('/healthz')).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -44,12 +44,18 @@ declare module 'ioredis' {
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
+  /** The latest connection error, kept for diagnostics. */
+  lastError: Error | undefined;
 
   constructor(
     url: string,
     private readonly keyPrefix = 'intake:ratelimit:',
   ) {
     this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    // Connection errors surface where they matter (a failed hit, /readyz); ioredis keeps reconnecting.
+    this.redis.on('error', (error: Error) => {
+      this.lastError = error;
+    });
     this.redis.defineCommand('slidingLogHit', { numberOfKeys: 1, lua: SLIDING_LOG_SCRIPT });
   }
 
@@ -70,6 +76,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
-    await this.redis.quit();
+    // QUIT needs a live connection; a client still trying to connect is just dropped.
+    if (this.redis.status === 'ready') await this.redis.quit();
+    else this.redis.disconnect();
   }
 }
