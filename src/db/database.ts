@@ -86,11 +86,15 @@ function openPostgres(databaseUrl: string): Db {
 
 /** Applies pending migrations; safe to run from several processes at once (Kysely takes a lock). */
 export async function migrateToLatest(db: Db, databaseUrl?: string): Promise<string[]> {
-  if (db.dialect === 'postgres' && databaseUrl) {
-    const schema = new URL(databaseUrl).searchParams.get('schema');
-    if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db.kysely);
-  }
-  const migrator = new Migrator({ db: db.kysely, provider: migrationProvider });
+  const schema =
+    db.dialect === 'postgres' && databaseUrl ? new URL(databaseUrl).searchParams.get('schema') : null;
+  if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db.kysely);
+  // The migrator's own tables in that schema too: otherwise it finds another schema's and skips creating its own.
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: migrationProvider,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error('Database migration failed', { cause: error });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
