@@ -49,7 +49,8 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
 
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope;
-    if (!scope || !route.schema) return;
+    // The automatic HEAD twin of a GET route shares its schema object: document it once.
+    if (!scope || !route.schema || route.schema.security) return;
     const needs =
       scope === 'any' ? 'any valid API key' : `a key with the \`${scope}\` scope (admin includes all)`;
     route.schema.security = [{ bearerAuth: [] }];
