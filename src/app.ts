@@ -8,15 +8,22 @@ import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { registerAuditHook } from './modules/audit/audit.hook.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
+import { chaseRoutes } from './modules/chases/chases.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { keyRoutes } from './modules/keys/keys.routes.js';
+import { mcpRoutes } from './modules/mcp/mcp.routes.js';
+import { notifyRoutes } from './modules/notify/notify.routes.js';
 import { pricingRoutes } from './modules/pricing/pricing.routes.js';
 import { simulateRoutes } from './modules/testmode/simulate.routes.js';
 import { testModeRoutes } from './modules/testmode/testmode.routes.js';
 import { intakeRoutes } from './modules/intakes/intakes.routes.js';
 import { portalApiRoutes } from './modules/portal/portal.routes.js';
+import { portalPageRoutes } from './modules/portal/portal.page.routes.js';
+import { registerPortalSecurity } from './modules/portal/portal.security.js';
+import { portalTusRoutes } from './modules/portal/portal.tus.js';
 import { templateRoutes } from './modules/templates/templates.routes.js';
 import { usageRoutes } from './modules/usage/usage.routes.js';
+import { webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import type { Worker } from './jobs/worker.js';
 import type { AppServices } from './services.js';
 
@@ -71,8 +78,15 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   testModeRoutes(app, services, worker);
   simulateRoutes(app, services);
   intakeRoutes(app, services);
+  chaseRoutes(app, services);
+  await notifyRoutes(app, services);
   templateRoutes(app, services);
+  mcpRoutes(app, services);
+  webhookRoutes(app, services);
+  registerPortalSecurity(app, services);
   await portalApiRoutes(app, services);
+  await portalPageRoutes(app, services);
+  await portalTusRoutes(app, services);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, () => app.swagger());
   return app;

@@ -6,6 +6,7 @@ import { PLAN_IDS } from './domain/plans.js';
 import { ApiError } from './http/errors.js';
 import { CreateAccountInput } from './modules/accounts/accounts.schemas.js';
 import { createAccount, setRateLimitOverride } from './modules/accounts/accounts.service.js';
+import { serveMcpOverStdio } from './modules/mcp/mcp.stdio.js';
 import { startServer, startWorker, WORKER_POLL_INTERVAL_MS } from './server.js';
 
 function positiveInt(value: string): number {
@@ -98,6 +99,11 @@ program
   .command('worker')
   .description('the background worker only: reminders, webhook deliveries, auto-approvals, purges')
   .action(work);
+
+program
+  .command('mcp')
+  .description('the agent tools (MCP) over stdio, acting with the key in INTAKE_API_KEY against BASE_URL')
+  .action(() => serveMcpOverStdio());
 
 program
   .command('migrate')

@@ -25,6 +25,10 @@ const EnvSchema = z.object({
     .regex(/^smtps?:\/\//, 'SMTP_URL must start with smtp:// or smtps://')
     .optional(),
   SMS_URL: z.url().optional(),
+  BOUNCE_WEBHOOK_SECRET: z
+    .string()
+    .min(16, 'BOUNCE_WEBHOOK_SECRET must be at least 16 characters')
+    .optional(),
   SECRET_KEY: z.string().min(32, 'SECRET_KEY must be at least 32 characters').optional(),
   WEBHOOK_ALLOW_PRIVATE: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(1000),
@@ -45,6 +49,8 @@ export interface Config {
   redisUrl: string | undefined;
   smtpUrl: string | undefined;
   smsUrl: string | undefined;
+  /** Signs POST /v1/inbound/email-events (provider bounce and spam reports); unset: the endpoint is off. */
+  bounceWebhookSecret: string | undefined;
   secretKey: string;
   webhookAllowPrivate: boolean;
   logLevel: string;
@@ -86,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     smtpUrl: e.SMTP_URL,
     smsUrl: e.SMS_URL,
+    bounceWebhookSecret: e.BOUNCE_WEBHOOK_SECRET,
     secretKey: e.SECRET_KEY ?? generatedSecretKey(dataDir),
     webhookAllowPrivate: allowPrivate,
     logLevel: e.LOG_LEVEL,

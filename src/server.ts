@@ -13,6 +13,8 @@ import { systemClock } from './lib/clock.js';
 import { S3Storage } from './modules/files/s3-storage.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
 import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.js';
+import { smsProviderFromUrl, type SmsProvider } from './modules/notify/sms.js';
+import { stopWebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import type { AppServices } from './services.js';
 
 function chooseStorage(config: Config): Storage {
@@ -34,6 +36,14 @@ function chooseMailer(config: Config): Mailer {
   return config.smtpUrl ? new SmtpMailer(config.smtpUrl) : new OutboxMailer();
 }
 
+function chooseSms(config: Config): SmsProvider {
+  try {
+    return smsProviderFromUrl(config.smsUrl);
+  } catch (error) {
+    throw new ConfigError(`SMS_URL: ${(error as Error).message}`);
+  }
+}
+
 /** Opens the database (migrated) and the providers chosen by configuration. */
 export async function createServices(config: Config): Promise<AppServices> {
   const db = openDatabase(config);
@@ -44,6 +54,7 @@ export async function createServices(config: Config): Promise<AppServices> {
     limiter: chooseLimiter(config),
     storage: chooseStorage(config),
     mailer: chooseMailer(config),
+    sms: chooseSms(config),
     clock: systemClock,
     lifecycle: { draining: false },
   };
@@ -118,6 +129,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
         await worker.stop();
         if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs));
         await app.close();
+        await stopWebhookDispatcher(services);
         await closeServices(services);
       })();
       return stopping;
@@ -151,6 +163,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
       stopping ??= (async () => {
         services.lifecycle.draining = true;
         await worker.stop();
+        await stopWebhookDispatcher(services);
         await closeServices(services);
       })();
       return stopping;

@@ -3,6 +3,7 @@ import type { Db } from './db/database.js';
 import type { RateLimiter } from './http/rate-limit/limiter.js';
 import type { Clock } from './lib/clock.js';
 import type { Mailer } from './modules/notify/mailer.js';
+import type { SmsProvider } from './modules/notify/sms.js';
 import type { Storage } from './modules/files/storage.js';
 
 /** What the modules are given: providers chosen once by configuration, and the system clock. */
@@ -12,6 +13,7 @@ export interface AppServices {
   limiter: RateLimiter;
   storage: Storage;
   mailer: Mailer;
+  sms: SmsProvider;
   clock: Clock;
   lifecycle: { draining: boolean };
 }

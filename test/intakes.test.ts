@@ -259,7 +259,7 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
       intake_id: id,
       item_key: 'about',
       status: 'needs_revision',
-      client_notified: false,
+      client_notified: true,
     });
     const withNote = await portal.get<{ items: ItemView[] }>(`/portal/api/${id}`);
     expect(withNote.body.items.find((i) => i.key === 'about')?.revision_note).toBe('Add your founding year.');

@@ -167,6 +167,157 @@ export interface EventsTable {
   occurred_at: string;
 }
 
+export interface ChasesTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  intake_id: string;
+  channel: string;
+  /** schedule (a reminder of the series) or manual (POST /v1/intakes/:id/chase). */
+  trigger: string;
+  /** The reminder's place in its series (schedule only). */
+  sequence_no: number | null;
+  /** Numbers every chase of the intake from 1, given when the chase leaves `scheduled`. */
+  attempt_no: number | null;
+  /** scheduled | sending (claimed) | sent | bounced | failed | cancelled */
+  status: string;
+  /** The test or live world's time at which it is due. */
+  scheduled_for: string;
+  sent_at: string | null;
+  recipient: string | null;
+  message_id: string | null;
+  provider_message_id: string | null;
+  error: string | null;
+  send_attempts: Generated<number>;
+  /** Real epoch ms until which a sender holds the claim. */
+  locked_until: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChasePlansTable {
+  intake_id: string;
+  account_id: string;
+  livemode: number;
+  interval_minutes: number | null;
+  max_reminders: number;
+  respect_quiet_hours: number;
+  chase_at_time: string | null;
+  /** Test mode: the next reminder email hard-bounces (simulate bounce). */
+  bounce_next: Generated<number>;
+  opted_out_at: string | null;
+  stalled_at: string | null;
+  thanked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MessagesTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  intake_id: string | null;
+  chase_id: string | null;
+  channel: string;
+  template: string;
+  /** JSON: what the template needs beyond the intake (revision note, added item keys…). */
+  data: string;
+  to_address: string;
+  subject: string | null;
+  text_body: string | null;
+  html_body: string | null;
+  /** pending | sending | captured | dropped | sent | bounced | failed */
+  status: string;
+  provider_message_id: string | null;
+  error: string | null;
+  send_attempts: Generated<number>;
+  locked_until: number | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+export interface SuppressionsTable {
+  account_id: string;
+  livemode: number;
+  address: string;
+  reason: string;
+  message_id: string | null;
+  created_at: string;
+}
+
+/** The client portal's look for an account (account settings `branding`). */
+export interface AccountBrandingTable {
+  account_id: string;
+  /** A data: URL of an image (the portal makes no third-party requests), or null. */
+  logo_url: string | null;
+  /** #rrggbb, or null for the default. */
+  accent_color: string | null;
+  updated_at: string;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  url: string;
+  /** JSON array of subscribed event names. */
+  events: string;
+  /** raw | slack | discord */
+  format: string;
+  /** The signing secret (whsec_…), AES-256-GCM sealed: signing needs it back. */
+  secret_ciphertext: string;
+  /** After rotate_secret: the old secret, which keeps signing until previous_secret_expires_at. */
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
+  /** enabled | disabled (an HTTP 410 answer deregisters the endpoint) */
+  status: string;
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  /** The event payload (JSON) as recorded; the body sent is rendered from it per the endpoint's format. */
+  payload: string;
+  /** 1 for POST /v1/webhooks/:id/test: a fictional event, one attempt. */
+  test: number;
+  /** pending | succeeded | failed | cancelled */
+  status: string;
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  /** The process holding the delivery (queued or in flight), and until when (real epoch ms). */
+  lease_owner: string | null;
+  lease_until: number | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  endpoint_id: string;
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  requested_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  response_excerpt: string | null;
+  error: string | null;
+  /** succeeded | failed | gone */
+  outcome: string;
+  next_attempt_at: string | null;
+}
+
 export interface Database {
   intakes: IntakesTable;
   intake_items: IntakeItemsTable;
@@ -179,4 +330,12 @@ export interface Database {
   audit_entries: AuditEntriesTable;
   idempotency_keys: IdempotencyKeysTable;
   usage_counters: UsageCountersTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  chases: ChasesTable;
+  chase_plans: ChasePlansTable;
+  messages: MessagesTable;
+  suppressions: SuppressionsTable;
+  account_branding: AccountBrandingTable;
 }

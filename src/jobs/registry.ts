@@ -1,6 +1,12 @@
+import { DISPATCH_CHASE } from '../modules/chases/chases.jobs.js';
+import { dispatchChase } from '../modules/chases/chases.service.js';
 import { AUTO_APPROVE, RETENTION_PURGE } from '../modules/intakes/intakes.jobs.js';
+import { DELIVER_MESSAGE } from '../modules/notify/notify.jobs.js';
+import { deliverMessage } from '../modules/notify/notify.service.js';
 import { runRetentionPurge } from '../modules/intakes/retention.service.js';
 import { runAutoApproval } from '../modules/intakes/review.service.js';
+import { webhookDispatcher } from '../modules/webhooks/dispatcher.js';
+import { WEBHOOK_ATTEMPT } from '../modules/webhooks/webhooks.jobs.js';
 import type { AppServices } from '../services.js';
 import { definedKinds } from './jobs.js';
 import type { Worker } from './worker.js';
@@ -12,5 +18,8 @@ import type { Worker } from './worker.js';
 export function registerJobHandlers(worker: Worker, services: AppServices): void {
   worker.register(AUTO_APPROVE, (job) => runAutoApproval(services, job.payload));
   worker.register(RETENTION_PURGE, (job) => runRetentionPurge(services, job.payload));
+  worker.register(WEBHOOK_ATTEMPT, (job) => webhookDispatcher(services).runJob(job.payload));
+  worker.register(DISPATCH_CHASE, (job) => dispatchChase(services, job.payload.chase_id));
+  worker.register(DELIVER_MESSAGE, (job) => deliverMessage(services, job.payload.message_id));
   worker.assertHandlers(definedKinds());
 }

@@ -42,3 +42,28 @@ export const validateJsonSchema: SchemaValidator = (schema, value) => {
   const validate = compile(schema);
   return validate(value) ? undefined : describe(validate.errors);
 };
+
+/** One problem with a value, located for display next to its field (the portal's structured forms). */
+export interface SchemaIssue {
+  /** Dotted path of the field (`address.street`); '' for the value as a whole. */
+  path: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+export function jsonSchemaIssues(schema: Record<string, unknown>, value: unknown): SchemaIssue[] {
+  const validate = compile(schema);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => {
+    const parts = e.instancePath.split('/').filter(Boolean);
+    const missing: unknown = (e.params as Record<string, unknown>).missingProperty;
+    if (e.keyword === 'required' && typeof missing === 'string') parts.push(missing);
+    return {
+      path: parts.map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~')).join('.'),
+      keyword: e.keyword,
+      params: e.params,
+      message: e.message ?? 'is invalid',
+    };
+  });
+}

@@ -4,6 +4,7 @@ import { authOf } from '../../http/auth.js';
 import type { AppServices } from '../../services.js';
 import { Account, PatchAccountBody } from './accounts.schemas.js';
 import { toAccount, updateAccount } from './accounts.service.js';
+import { brandingSettingsOf } from '../portal/branding.js';
 
 export function accountRoutes(app: FastifyInstance, services: AppServices): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -15,9 +16,13 @@ export function accountRoutes(app: FastifyInstance, services: AppServices): void
       summary: 'Account info and current plan',
       response: { 200: Account },
     },
-    handler: (request) => {
+    handler: async (request) => {
       const auth = authOf(request);
-      return toAccount(auth.account, auth.livemode);
+      return toAccount(
+        auth.account,
+        auth.livemode,
+        await brandingSettingsOf(services.db.kysely, auth.account.id),
+      );
     },
   });
 

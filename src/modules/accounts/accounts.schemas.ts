@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PLAN_IDS } from '../../domain/plans.js';
 import { LanguageTag, Timestamp, optional } from '../../http/schemas.js';
+import { BrandingSettings } from '../portal/branding.js';
 
 export const Account = z
   .object({
@@ -15,6 +16,9 @@ export const Account = z
       .meta({ description: "Requests per hour per API key (the plan's, or a contract override)" }),
     livemode: z.boolean().meta({ description: 'Whether the calling key is a live key' }),
     created_at: Timestamp,
+    branding: z.object({ logo_url: z.string().nullable(), accent_color: z.string().nullable() }).meta({
+      description: "The client portal's logo and accent colour (shown on plans with custom_branding)",
+    }),
   })
   .meta({ id: 'Account' });
 
@@ -22,6 +26,7 @@ export const PatchAccountBody = z
   .strictObject({
     name: optional(z.string().trim().min(1).max(200)),
     default_language: optional(LanguageTag),
+    branding: optional(BrandingSettings),
   })
   .meta({ description: 'Only the fields given are changed.' });
 

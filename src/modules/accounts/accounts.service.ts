@@ -1,15 +1,20 @@
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
-import { rateLimitFor } from '../../domain/plans.js';
+import { planOf, rateLimitFor } from '../../domain/plans.js';
 import type { AuthContext } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { AccountRow } from '../keys/keys.repository.js';
 import { createKey } from '../keys/keys.service.js';
+import { brandingSettingsOf, updateBranding } from '../portal/branding.js';
 import type { Account, CreateAccountInput, PatchAccountBody } from './accounts.schemas.js';
 
-export function toAccount(row: AccountRow, livemode: boolean): z.infer<typeof Account> {
+export function toAccount(
+  row: AccountRow,
+  livemode: boolean,
+  branding: z.infer<typeof Account>['branding'] = { logo_url: null, accent_color: null },
+): z.infer<typeof Account> {
   return {
     id: row.id,
     name: row.name,
@@ -19,6 +24,7 @@ export function toAccount(row: AccountRow, livemode: boolean): z.infer<typeof Ac
     rate_limit_per_hour: rateLimitFor(row),
     livemode,
     created_at: row.created_at,
+    branding,
   };
 }
 
@@ -66,7 +72,18 @@ export async function updateAccount(
   auth: AuthContext,
   patch: z.output<typeof PatchAccountBody>,
 ): Promise<z.infer<typeof Account>> {
-  const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+  const { branding, ...fields } = patch;
+  if (branding) {
+    const setsSomething = Boolean(branding.logo_url) || Boolean(branding.accent_color);
+    if (setsSomething && !planOf(auth.account.plan).features.custom_branding) {
+      throw new ApiError(
+        'plan_required',
+        `Custom portal branding is not part of the ${planOf(auth.account.plan).name} plan.`,
+      );
+    }
+    await updateBranding(db, auth.account.id, branding, new Date().toISOString());
+  }
+  const changes = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
   if (Object.keys(changes).length > 0) {
     await db.updateTable('accounts').set(changes).where('id', '=', auth.account.id).execute();
   }
@@ -75,7 +92,7 @@ export async function updateAccount(
     .selectAll()
     .where('id', '=', auth.account.id)
     .executeTakeFirstOrThrow();
-  return toAccount(row, auth.livemode);
+  return toAccount(row, auth.livemode, await brandingSettingsOf(db, auth.account.id));
 }
 
 /** Sets or clears (null) an account's contract rate limit. Returns false when no account has that id or email. */

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
+import { fanOutEvent } from '../webhooks/webhooks.outbox.js';
 
 export interface DomainEvent {
   accountId: string;
@@ -38,5 +39,7 @@ export async function recordEvent(db: Kysely<Database>, event: DomainEvent): Pro
       occurred_at: event.occurredAt,
     })
     .execute();
+  // Its webhook deliveries, in the same transaction: a committed event always has them.
+  await fanOutEvent(db, { id, ...event, payload });
   return id;
 }

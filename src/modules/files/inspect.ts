@@ -100,16 +100,22 @@ interface TextSniff {
 const BINARY_CONTROL = /[\u0000-\u0008\u000e-\u001a\u001c-\u001f\u007f]/;
 
 /** Valid UTF-8 without binary control characters, read as a stream (any size, flat memory). */
+const TEXT_SNIFF_BYTES = 1024 * 1024;
+
 async function readUtf8Text(path: string): Promise<TextSniff> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const parts: string[] = [];
   let kept = 0;
   let keeping = true;
   let svgStart = false;
+  let bytesRead = 0;
   try {
     for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 })) {
       const piece = decoder.decode(chunk as Buffer, { stream: true });
       if (BINARY_CONTROL.test(piece)) return { isText: false, content: undefined, svgStart: false };
+      bytesRead += (chunk as Buffer).length;
+      // Plain text is judged by its first MiB (as file(1) does): a 1 GiB CSV is not read a second time.
+      if (!keeping && bytesRead > TEXT_SNIFF_BYTES) return { isText: true, content: undefined, svgStart };
       if (keeping) {
         parts.push(piece);
         kept += piece.length;

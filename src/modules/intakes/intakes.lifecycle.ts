@@ -8,6 +8,7 @@ import {
   type ItemStatus,
 } from '../../domain/intake-state.js';
 import { recordEvent } from '../events/events.repository.js';
+import { syncChases } from '../chases/chases.service.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import { definitionOf, itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
 import { RETENTION_PURGE } from './intakes.jobs.js';
@@ -56,22 +57,23 @@ export async function settleIntake(
   const next = derivedIntakeStatus(current, after, clientEngaged);
   const required = after.filter((i) => i.required).length;
 
-  if (allRequired(after, 'submitted') && !allRequired(before, 'submitted')) {
-    await emit(db, world, intake, 'intake.completed', {
-      project_name: intake.project_name,
-      client_email: intake.client_email,
-      completed_at: now.toISOString(),
-      items_count: required,
-    });
+  // intake.completed: every required item submitted (or approved); intake.complete: every one approved.
+  const milestones = [
+    ['submitted', 'intake.completed'],
+    ['approved', 'intake.complete'],
+  ] as const;
+  for (const [level, event] of milestones) {
+    if (allRequired(after, level) && !allRequired(before, level)) {
+      await emit(db, world, intake, event, {
+        project_name: intake.project_name,
+        client_email: intake.client_email,
+        completed_at: now.toISOString(),
+        items_count: required,
+      });
+    }
   }
-  if (allRequired(after, 'approved') && !allRequired(before, 'approved')) {
-    await emit(db, world, intake, 'intake.complete', {
-      project_name: intake.project_name,
-      client_email: intake.client_email,
-      completed_at: now.toISOString(),
-      items_count: required,
-    });
-  }
+  // Reminders follow the items: cancelled once nothing is owed, resumed when something is again.
+  await syncChases(db, world, { ...intake, status: next }, afterRows, current);
   if (next === current) return current;
 
   const patch: Parameters<typeof updateIntake>[2] = { status: next, updated_at: now.toISOString() };

@@ -22,7 +22,8 @@ export function toCreatedIntake(
   };
 }
 
-export function toIntakeItem(row: ItemRow): z.infer<typeof IntakeItem> {
+/** An item's definition and review state as both the caller and the client see them. */
+export function itemBasics(row: ItemRow) {
   const def = definitionOf(row);
   return {
     key: row.key,
@@ -34,9 +35,15 @@ export function toIntakeItem(row: ItemRow): z.infer<typeof IntakeItem> {
     schema: def.schema ?? null,
     options: def.options ?? null,
     status: row.status as ItemStatus,
+    revision_note: row.status === 'needs_revision' ? row.revision_note : null,
+  };
+}
+
+export function toIntakeItem(row: ItemRow): z.infer<typeof IntakeItem> {
+  return {
+    ...itemBasics(row),
     submitted_at: row.submitted_at,
     approved_at: row.approved_at,
-    revision_note: row.status === 'needs_revision' ? row.revision_note : null,
   };
 }
 
@@ -73,7 +80,11 @@ export function toIntake(appUrl: string, intake: IntakeRow, items: ItemRow[]): z
   };
 }
 
-export function toStatusObject(intake: IntakeRow, items: ItemRow[]): z.infer<typeof IntakeStatusObject> {
+export function toStatusObject(
+  intake: IntakeRow,
+  items: ItemRow[],
+  chases: z.infer<typeof IntakeStatusObject>['chases'] = [],
+): z.infer<typeof IntakeStatusObject> {
   return {
     status: intake.status as IntakeStatus,
     due_date: intake.due_date,
@@ -85,7 +96,7 @@ export function toStatusObject(intake: IntakeRow, items: ItemRow[]): z.infer<typ
       submitted_at: row.submitted_at,
       label: definitionOf(row).label,
     })),
-    // Reminders (chases) arrive with the notifications module; until then an intake has none.
-    chases: [],
+    // CONTRACT: every chase sent, bounced, failed or cancelled, plus the next scheduled one.
+    chases,
   };
 }

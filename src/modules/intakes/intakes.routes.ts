@@ -38,7 +38,7 @@ import { approveItem, requestRevision } from './review.service.js';
 import { worldOfAuth } from './world.js';
 
 const tags = ['Intakes'];
-const IdempotencyHeaders = z.looseObject({
+export const IdempotencyHeaders = z.looseObject({
   'idempotency-key': z.string().optional().meta({
     description:
       'Optional; a UUID is recommended. Kept 24 hours per API key: a retry returns the original intake (200).',

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
 import { ItemDefinition, ItemOption, Constraints } from '../../domain/items.js';
 import { LanguageTag, PageLimit, Timestamp, optional } from '../../http/schemas.js';
+import { ChaseSettingsFields } from '../chases/chases.schemas.js';
 
-export const CHASE_SCHEDULES = ['default', 'gentle', 'aggressive', 'off'] as const;
+export const CHASE_SCHEDULES = ['default', 'gentle', 'aggressive', 'custom', 'off'] as const;
 
 const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'phone must be in E.164 form, e.g. +14155550123');
 const TimeZone = z.string().refine(
@@ -45,6 +46,7 @@ export const CreateIntakeBody = z
     items: optional(z.array(ItemDefinition).min(1).max(100)),
     template_id: optional(z.string().min(1).max(64)),
     chase_schedule: optional(z.enum(CHASE_SCHEDULES)),
+    ...ChaseSettingsFields,
     due_date: optional(z.iso.date()),
     send: optional(z.boolean()),
     retention: optional(Retention),
@@ -157,6 +159,10 @@ export const ChaseRecord = z
     sent_at: Timestamp.nullable(),
     status: z.enum(['scheduled', 'sent', 'bounced', 'failed', 'cancelled']),
     attempt_no: z.number(),
+    scheduled_for: Timestamp.meta({ description: 'When it was or is due (test-mode time for test intakes)' }),
+    trigger: z
+      .enum(['schedule', 'manual'])
+      .meta({ description: 'A reminder of the series, or a manual chase' }),
   })
   .meta({ id: 'ChaseRecord' });
 
@@ -215,17 +221,6 @@ export const ResultsQuery = z.strictObject({
     description: 'Only items approved since the previous call to this endpoint',
   }),
   include_pending: QueryBoolean.meta({ description: 'Also items in submitted status' }),
-});
-
-export const ResultFile = z.object({
-  file_id: z.string(),
-  name: z.string(),
-  size: z.number(),
-  content_type: z.string(),
-  width: z.number().nullable(),
-  height: z.number().nullable(),
-  url: z.string(),
-  url_expires_at: Timestamp,
 });
 
 export const ResultItem = z.object({

@@ -14,6 +14,16 @@ import { idempotentCreate } from '../../http/idempotency.js';
 import { newId } from '../../lib/ids.js';
 import { compileJsonSchema } from '../../lib/json-schema.js';
 import type { AppServices } from '../../services.js';
+import {
+  chasePlanValues,
+  chaseRecords,
+  createChasePlan,
+  deleteChaseData,
+  notifyClient,
+  onIntakeSent,
+  stopChases,
+} from '../chases/chases.service.js';
+import { deliverQueuedSoon } from '../notify/notify.service.js';
 import { findTemplateItems } from '../templates/templates.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
@@ -120,8 +130,9 @@ export async function createIntake(
   if (body.retention?.mode === 'on_delivery' && body.retention.days !== undefined) {
     throw new ApiError('unprocessable', 'retention.days applies to mode days only.');
   }
+  const chasePlan = chasePlanValues(body, plan);
 
-  return idempotentCreate(
+  const outcome = await idempotentCreate(
     db,
     { apiKeyId, accountId: world.accountId, livemode: world.livemode },
     idempotencyKey,
@@ -169,11 +180,17 @@ export async function createIntake(
         await insertIntake(trx, intake);
         const rows = itemRows(world, id, items, 0, at);
         await insertItems(trx, rows);
-        if (send) await emitSent(trx, world, intake);
+        await createChasePlan(trx, world, id, chasePlan);
+        if (send) {
+          await emitSent(trx, world, intake);
+          await onIntakeSent(trx, world, intake);
+        }
         return { id, value: toCreatedIntake(services.config.appUrl, intake, rows) };
       },
     },
   );
+  if (outcome.created) await deliverQueuedSoon(services, world, outcome.value.intake_id);
+  return outcome;
 }
 
 async function consumeIntakeQuota(
@@ -237,7 +254,7 @@ export async function getIntake(
 export async function getIntakeStatus(services: AppServices, world: World, id: string) {
   const db = services.db.kysely;
   const intake = await requireIntake(db, world, id);
-  return toStatusObject(intake, await itemsOf(db, intake.id));
+  return toStatusObject(intake, await itemsOf(db, intake.id), await chaseRecords(db, intake.id));
 }
 
 /** POST /v1/intakes/:id/items: new pending items; a completed intake reopens. */
@@ -249,7 +266,7 @@ export async function addItems(
 ) {
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
-  return db.transaction().execute(async (trx) => {
+  const added = await db.transaction().execute(async (trx) => {
     const intake = (await lockIntake(trx, found.id)) ?? found;
     const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
     if (!allowed.ok) throw new ApiError('conflict', `Items cannot be added: ${allowed.reason}.`);
@@ -263,11 +280,14 @@ export async function addItems(
     const rows = itemRows(world, intake.id, body.items, existing.length, at);
     await insertItems(trx, rows);
     await settleIntake(trx, world, intake, before, intake.status !== 'sent');
+    await notifyClient(trx, world, intake, 'items_added', { item_keys: rows.map((r) => r.key) });
     return {
       intake_id: intake.id,
       items_added: rows.map((r) => ({ key: r.key, status: 'pending' as const })),
     };
   });
+  await deliverQueuedSoon(services, world, found.id);
+  return added;
 }
 
 export async function sendIntake(services: AppServices, world: World, id: string) {
@@ -280,7 +300,9 @@ export async function sendIntake(services: AppServices, world: World, id: string
     const at = world.clock.now().toISOString();
     await updateIntake(trx, intake.id, { status: move.next, sent_at: at, updated_at: at });
     await emitSent(trx, world, intake);
+    await onIntakeSent(trx, world, { ...intake, status: move.next, sent_at: at });
   });
+  await deliverQueuedSoon(services, world, found.id);
   return getIntake(services, world, found.id);
 }
 
@@ -293,6 +315,7 @@ export async function archiveIntake(services: AppServices, world: World, id: str
     if (move.ok && move.changed) {
       const at = world.clock.now().toISOString();
       await updateIntake(trx, intake.id, { status: 'archived', archived_at: at, updated_at: at });
+      await stopChases(trx, world, intake.id);
     }
   });
   return getIntake(services, world, found.id);
@@ -305,6 +328,7 @@ export async function deleteIntake(services: AppServices, world: World, id: stri
   const files = await filesOf(db, intake.id);
   await db.transaction().execute(async (trx) => {
     await deleteIntakeRows(trx, intake.id);
+    await deleteChaseData(trx, intake.id);
     const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
     if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, world.clock.now());
   });

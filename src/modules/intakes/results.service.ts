@@ -7,6 +7,7 @@ import { ApiError } from '../../http/errors.js';
 import { decryptSecret, deriveKey } from '../../lib/crypto.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import type { AppServices } from '../../services.js';
+import { toFileRecord } from '../files/files.schemas.js';
 import { signFileUrl } from '../files/signed-url.js';
 import {
   definitionOf,
@@ -37,17 +38,9 @@ function fileValue(services: AppServices, files: FileRow[]) {
   const now = services.clock.now().getTime();
   return {
     files: files.map((file) => {
+      const { created_at: _uploaded, ...record } = toFileRecord(file);
       const signed = signFileUrl(services.config.baseUrl, services.config.secretKey, file.id, now);
-      return {
-        file_id: file.id,
-        name: file.name,
-        size: Number(file.size),
-        content_type: file.content_type,
-        width: file.width,
-        height: file.height,
-        url: signed.url,
-        url_expires_at: signed.expires_at,
-      };
+      return { ...record, url: signed.url, url_expires_at: signed.expires_at };
     }),
   };
 }

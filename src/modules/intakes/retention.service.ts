@@ -1,6 +1,7 @@
 import type { AppServices } from '../../services.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { addUsage } from '../usage/usage.service.js';
+import { deleteMessagesOfIntake } from '../notify/notify.repository.js';
 import { filesOf, findIntakeById, updateIntake } from './intakes.repository.js';
 import { withLockedIntake } from './review.service.js';
 import { worldOfIntake } from './world.js';
@@ -44,6 +45,8 @@ export async function runRetentionPurge(
           }
         : {}),
     });
+    // The emails and SMS sent to the client name them: they go with the identity.
+    if (anonymize) await deleteMessagesOfIntake(trx, locked.id);
   });
   // After the commit: no row points at these objects any more.
   for (const file of files) await services.storage.delete(file.storage_key);

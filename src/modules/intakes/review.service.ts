@@ -10,6 +10,8 @@ import {
 import { ApiError, notFound } from '../../http/errors.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import type { AppServices } from '../../services.js';
+import { notifyClient } from '../chases/chases.service.js';
+import { deliverQueuedSoon } from '../notify/notify.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import {
   definitionOf,
@@ -97,7 +99,7 @@ export async function requestRevision(
 ) {
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
-  await withLockedIntake(db, found, async (trx, intake) => {
+  const clientNotified = await withLockedIntake(db, found, async (trx, intake) => {
     assertOwnerMayChange(intake);
     const item = await requireItem(trx, intake, key);
     const move = itemTransition(item.status as ItemStatus, 'request_revision');
@@ -119,9 +121,16 @@ export async function requestRevision(
       requested_at: now,
     });
     await settleIntake(trx, world, intake, before, true);
+    // The email is queued with the change; false when the address is suppressed (it bounced before).
+    return notifyClient(trx, world, intake, 'revision', { item_key: key, note });
   });
-  // The client sees the note in the portal; the email that tells them comes with the notifications module.
-  return { intake_id: found.id, item_key: key, status: 'needs_revision' as const, client_notified: false };
+  await deliverQueuedSoon(services, world, found.id);
+  return {
+    intake_id: found.id,
+    item_key: key,
+    status: 'needs_revision' as const,
+    client_notified: clientNotified,
+  };
 }
 
 /** Schedules the 72-hour auto-approval of a just-submitted item (inside the submission's transaction). */

@@ -1,35 +1,157 @@
+import net from 'node:net';
 import nodemailer from 'nodemailer';
+import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
 
-/** The email transport's health. Sending comes with the notifications module. */
+/** One email ready to go. `messageId` is ours (msg_…): it becomes the Message-ID, so bounce reports name it. */
+export interface OutgoingEmail {
+  messageId: string;
+  from: { name: string; address: string };
+  to: string;
+  replyTo?: string | undefined;
+  subject: string;
+  text: string;
+  html: string;
+  headers?: Record<string, string>;
+}
+
+export interface SentEmail {
+  /** The transport's id for the message (the SMTP Message-ID), null when nothing left the process. */
+  providerMessageId: string | null;
+}
+
+/**
+ * Why a send failed. `permanent`: the server refused for good (SMTP 5xx): a hard bounce; the
+ * address must not be tried again. Otherwise (connection, timeout, 4xx) the send may be retried.
+ */
+export class MailError extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+    readonly responseCode: number | undefined,
+  ) {
+    super(message);
+    this.name = 'MailError';
+  }
+}
+
+/** The email transport: health (readiness probe) and sending. Chosen once by configuration. */
 export interface Mailer {
   readonly kind: 'outbox' | 'smtp';
+  /** The sender address (the display name is the account's); null: the service's default. */
+  readonly fromAddress: string | null;
   /** Throws when the transport cannot be reached (readiness probe). */
   check(): Promise<void>;
+  /** Sends one email; throws MailError. The outbox mailer keeps nothing itself: callers store the copy. */
+  send(mail: OutgoingEmail): Promise<SentEmail>;
   close(): void;
 }
 
 /** Without SMTP_URL every email lands in the outbox table, which lives in the database. */
 export class OutboxMailer implements Mailer {
   readonly kind = 'outbox';
+  readonly fromAddress = null;
   check(): Promise<void> {
     return Promise.resolve();
+  }
+  send(): Promise<SentEmail> {
+    return Promise.resolve({ providerMessageId: null });
   }
   close(): void {}
 }
 
+/**
+ * SMTP through nodemailer, pooled. SMTP_URL is `smtp[s]://user:pass@host:port`, optionally with
+ * `?from=address` (the sender address; default no-reply@ the APP_URL host) and any nodemailer
+ * transport option as a query parameter (e.g. `pool=false`, `maxConnections=10`).
+ */
 export class SmtpMailer implements Mailer {
   readonly kind = 'smtp';
+  readonly fromAddress: string | null;
   private readonly transport: nodemailer.Transporter;
 
   constructor(url: string) {
-    this.transport = nodemailer.createTransport(url);
+    const parsed = new URL(url);
+    this.fromAddress = parsed.searchParams.get('from');
+    parsed.searchParams.delete('from');
+    for (const [option, value] of Object.entries(POOL_DEFAULTS)) {
+      if (!parsed.searchParams.has(option)) parsed.searchParams.set(option, value);
+    }
+    this.transport = nodemailer.createTransport({
+      ...parseConnectionUrl(parsed.toString()),
+      getSocket: openNoDelaySocket,
+    });
   }
 
   async check(): Promise<void> {
     await this.transport.verify();
   }
 
+  async send(mail: OutgoingEmail): Promise<SentEmail> {
+    try {
+      const info = (await this.transport.sendMail({
+        messageId: `<${mail.messageId}@${domainOf(mail.from.address)}>`,
+        from: { name: mail.from.name, address: mail.from.address },
+        to: mail.to,
+        ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        headers: mail.headers ?? {},
+      })) as { messageId?: string };
+      return { providerMessageId: info.messageId ?? null };
+    } catch (error) {
+      throw classifySmtpError(error);
+    }
+  }
+
   close(): void {
     this.transport.close();
   }
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+const POOL_DEFAULTS: Record<string, string> = {
+  pool: 'true',
+  maxConnections: '5',
+  connectionTimeout: '10000',
+  greetingTimeout: '10000',
+  socketTimeout: '30000',
+};
+
+/**
+ * Our own TCP socket with Nagle's algorithm off: SMTP is a chatty request-reply protocol, and with
+ * Nagle on, a command written while the previous segment awaits its (delayed) ACK stalls ~40 ms per
+ * message. nodemailer still does TLS (implicit or STARTTLS) on top of it.
+ */
+function openNoDelaySocket(
+  options: { host?: string | undefined; port?: number | undefined; secure?: boolean | undefined },
+  callback: (error: Error | null, socketOptions?: { connection: net.Socket }) => void,
+): void {
+  const socket = net.connect({
+    host: options.host ?? 'localhost',
+    port: options.port ?? (options.secure ? 465 : 587),
+  });
+  socket.setNoDelay(true);
+  socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('SMTP connection timed out')));
+  socket.once('connect', () => {
+    socket.setTimeout(0);
+    socket.removeAllListeners('error');
+    callback(null, { connection: socket });
+  });
+  socket.once('error', (error) => callback(error));
+}
+
+function domainOf(address: string): string {
+  return address.split('@')[1] ?? 'localhost';
+}
+
+/** nodemailer errors carry the SMTP reply code; 5xx (but not an authentication failure) is permanent. */
+export function classifySmtpError(error: unknown): MailError {
+  if (error instanceof MailError) return error;
+  const detail = error as { message?: unknown; responseCode?: unknown; code?: unknown };
+  const code = typeof detail.responseCode === 'number' ? detail.responseCode : undefined;
+  const message = typeof detail.message === 'string' ? detail.message : String(error);
+  const permanent = code !== undefined && code >= 500 && code < 600 && detail.code !== 'EAUTH';
+  return new MailError(message.slice(0, 500), permanent, code);
 }

@@ -2,18 +2,10 @@ import { z } from 'zod';
 import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
 import { Constraints, ItemOption } from '../../domain/items.js';
 import { Timestamp } from '../../http/schemas.js';
+import { FileRecord } from '../files/files.schemas.js';
 
-export const PortalFile = z
-  .object({
-    file_id: z.string(),
-    name: z.string(),
-    size: z.number(),
-    content_type: z.string(),
-    width: z.number().nullable(),
-    height: z.number().nullable(),
-    created_at: Timestamp,
-  })
-  .meta({ id: 'PortalFile' });
+/** Uploaded files in the portal: the shared file record. */
+export const PortalFile = FileRecord;
 
 export const PortalItem = z
   .object({

@@ -18,6 +18,8 @@ import { deriveKey, encryptSecret, keyedHash } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { validateJsonSchema } from '../../lib/json-schema.js';
 import type { AppServices } from '../../services.js';
+import { toFileRecord } from '../files/files.schemas.js';
+import { itemBasics } from '../intakes/intakes.mappers.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
 import { inspectFile } from '../files/inspect.js';
 import { sanitizeUploadedSvg } from './svg-upload.js';
@@ -37,7 +39,7 @@ import { secretContext, secretKeyOf } from '../intakes/results.service.js';
 import { requireItem, scheduleAutoApproval, withLockedIntake } from '../intakes/review.service.js';
 import { worldOfIntake, type World } from '../intakes/world.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
-import type { PortalFile, PortalItem, PortalView } from './portal.schemas.js';
+import type { PortalItem, PortalView } from './portal.schemas.js';
 
 const CLIENT_VIEW_EVERY_MS = 30 * 60 * 1000;
 const clientActor = { type: 'client', id: null } as const;
@@ -59,35 +61,13 @@ function assertClientMayWork(intake: IntakeRow): void {
   if (!allowed.ok) throw new ApiError('conflict', `${allowed.reason}.`);
 }
 
-export function toPortalFile(file: FileRow): z.infer<typeof PortalFile> {
-  return {
-    file_id: file.id,
-    name: file.name,
-    size: Number(file.size),
-    content_type: file.content_type,
-    width: file.width,
-    height: file.height,
-    created_at: file.created_at,
-  };
-}
-
 function toPortalItem(item: ItemRow, files: FileRow[]): z.infer<typeof PortalItem> {
-  const def = definitionOf(item);
-  const secret = def.type === 'secret';
+  const secret = definitionOf(item).type === 'secret';
   return {
-    key: item.key,
-    label: def.label,
-    help: def.help ?? null,
-    type: def.type,
-    required: def.required,
-    constraints: def.constraints,
-    schema: def.schema ?? null,
-    options: def.options ?? null,
-    status: item.status as ItemStatus,
+    ...itemBasics(item),
     value: secret || item.value_json === null ? null : JSON.parse(item.value_json),
     secret_saved: secret && item.secret_ciphertext !== null,
-    files: files.filter((f) => f.item_key === item.key).map(toPortalFile),
-    revision_note: item.status === 'needs_revision' ? item.revision_note : null,
+    files: files.filter((f) => f.item_key === item.key).map(toFileRecord),
     saved_at: item.saved_at,
     submitted_at: item.submitted_at,
   };
@@ -254,13 +234,26 @@ export function safeFileName(raw: string): string {
   return cleaned || 'file';
 }
 
+/** How large one file of this item may be: the smaller of max_bytes and the plan's per-file limit. */
+export interface UploadAllowance {
+  maxBytes: number;
+  limitName: string;
+  plan: Plan;
+  /** Files the item holds now, and the most it takes. */
+  filesAlready: number;
+  maxCount: number;
+}
+
 /**
- * POST /portal/api/:id/items/:key/files: streams the upload to a temp file (413 as soon as it passes
- * max_bytes or the plan's per-file limit), inspects it by content, sanitizes SVG, checks the item's
- * constraints, then moves it into storage and records it.
+ * Whether the client may add a file to this item now (the intake open, the item a file item that is
+ * not submitted), and how large it may be. Upload routes ask before they accept any bytes.
  */
-export async function uploadFile(services: AppServices, id: string, key: string, incoming: IncomingFile) {
-  const { db, intake, world } = await clientContext(services, id);
+export async function uploadAllowance(
+  services: AppServices,
+  id: string,
+  key: string,
+): Promise<UploadAllowance> {
+  const { db, intake } = await clientContext(services, id);
   const item = await requireItem(db, intake, key);
   const def = definitionOf(item);
   if (!isFileType(def.type))
@@ -278,30 +271,65 @@ export async function uploadFile(services: AppServices, id: string, key: string,
     itemLimit !== undefined && itemLimit <= plan.max_file_bytes
       ? `max_bytes (${itemLimit} bytes)`
       : `the ${plan.name} plan's per-file limit (${plan.max_file_bytes} bytes)`;
+  const filesAlready = (await filesOf(db, intake.id, key)).length;
+  const maxCount = def.constraints.max_count ?? (def.type === 'file_list' ? Infinity : 1);
+  return { maxBytes, limitName, plan, filesAlready, maxCount };
+}
+
+/**
+ * POST /portal/api/:id/items/:key/files: streams the upload to a temp file (413 as soon as it passes
+ * max_bytes or the plan's per-file limit), then hands it to acceptReceivedFile.
+ */
+export async function uploadFile(services: AppServices, id: string, key: string, incoming: IncomingFile) {
+  const { maxBytes, limitName } = await uploadAllowance(services, id, key);
   if (incoming.declaredBytes !== undefined && incoming.declaredBytes > maxBytes) {
     incoming.stream.resume();
     throw new ApiError('payload_too_large', `The file exceeds ${limitName}.`);
   }
-  const name = safeFileName(incoming.filename);
   const upload = await receiveUpload(incoming.stream, {
     maxBytes,
     limitName,
     tmpDir: join(services.config.dataDir, 'tmp'),
   });
+  return acceptReceivedFile(services, id, key, { ...upload, filename: incoming.filename });
+}
+
+/** A complete file already on local disk (a streamed upload, a finished tus upload). */
+export interface ReceivedFile {
+  tmpPath: string;
+  sha256: string;
+  filename: string;
+}
+
+/**
+ * Turns a received temp file into a file of the item: inspects it by content, sanitizes SVG, checks
+ * the item's constraints, then moves it into storage and records it. The temp file is gone afterwards,
+ * whether accepted or refused.
+ */
+export async function acceptReceivedFile(
+  services: AppServices,
+  id: string,
+  key: string,
+  received: ReceivedFile,
+) {
   try {
-    let facts = await inspectFile(upload.tmpPath, name);
-    if (facts.format === 'svg') facts = await sanitizeUploadedSvg(upload.tmpPath, facts);
+    const { maxBytes, limitName, plan } = await uploadAllowance(services, id, key);
+    const { intake, world } = await clientContext(services, id);
+    const name = safeFileName(received.filename);
+    let facts = await inspectFile(received.tmpPath, name);
+    if (facts.bytes > maxBytes) throw new ApiError('payload_too_large', `The file exceeds ${limitName}.`);
+    if (facts.format === 'svg') facts = await sanitizeUploadedSvg(received.tmpPath, facts);
     const fileId = newId('file');
     const storageKey = `${intake.account_id}/${intake.id}/${fileId}`;
     // Stored before the transaction, so no lock is held while bytes move; removed again if it fails.
-    await storeUpload(services.storage, upload.tmpPath, storageKey);
+    await storeUpload(services.storage, received.tmpPath, storageKey);
     try {
       return await recordUpload(services, world, intake, key, {
         fileId,
         storageKey,
         name,
         facts,
-        sha256: upload.sha256,
+        sha256: received.sha256,
         plan,
       });
     } catch (error) {
@@ -309,7 +337,7 @@ export async function uploadFile(services: AppServices, id: string, key: string,
       throw error;
     }
   } finally {
-    await discardUpload(upload.tmpPath);
+    await discardUpload(received.tmpPath);
   }
 }
 
@@ -367,7 +395,7 @@ async function recordUpload(
     await addUsage(trx, world, 'storage_bytes', facts.bytes, now);
     await updateItem(trx, locked.id, key, { saved_at: now.toISOString() });
     await settleIntake(trx, world, locked, before, true);
-    return toPortalFile(row);
+    return toFileRecord(row);
   });
 }
 

@@ -8,10 +8,10 @@ import { IntakeParams, IntakeStatusObject } from '../intakes/intakes.schemas.js'
 import { worldOfAuth } from '../intakes/world.js';
 import { simulate } from './simulate.service.js';
 
-const SimulateBody = z.strictObject({
-  action: z.enum(['view', 'submit']).meta({
+export const SimulateBody = z.strictObject({
+  action: z.enum(['view', 'submit', 'bounce']).meta({
     description:
-      'view: the client opens the portal. submit: synthetic values and files that satisfy each item, submitted.',
+      'view: the client opens the portal. submit: synthetic values and files that satisfy each item, submitted. bounce: the next reminder email hard-bounces.',
   }),
   items: optional(z.array(z.string().min(1)).min(1)).meta({
     description: 'Item keys to submit (default: every item still waiting for the client)',

@@ -4,12 +4,13 @@ import { syntheticFilePlan, syntheticValue } from '../../domain/synthetic.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { definitionOf, filesOf, itemsOf } from '../intakes/intakes.repository.js';
+import { simulateBounce } from '../chases/chases.service.js';
 import { getIntakeStatus, requireIntake } from '../intakes/intakes.service.js';
 import type { World } from '../intakes/world.js';
 import { recordView, removeFile, saveValue, submitItem, uploadFile } from '../portal/portal.service.js';
 import { syntheticFile } from './synthetic-files.js';
 
-export type SimulateAction = 'view' | 'submit';
+export type SimulateAction = 'view' | 'submit' | 'bounce';
 
 /**
  * A synthetic client for test mode: `view` opens the portal; `submit` fills in the chosen items
@@ -29,6 +30,10 @@ export async function simulate(
   if (action === 'view') {
     if (intake.status === 'draft') throw new ApiError('conflict', 'The intake has not been sent yet.');
     await recordView(services, world, intake, 'simulated-client');
+    return getIntakeStatus(services, world, intake.id);
+  }
+  if (action === 'bounce') {
+    await simulateBounce(services, world, intake);
     return getIntakeStatus(services, world, intake.id);
   }
   const items = await itemsOf(db, intake.id);

@@ -1,0 +1,402 @@
+/**
+ * Reminder benchmark (see "Reminders" in bench/README.md):
+ *
+ * 1. Dispatch: BENCH_INTAKES live intakes, each with its first reminder due now, are dispatched by
+ *    BENCH_WORKERS job workers in this process through the real path (claim, checks, render, SMTP,
+ *    record, plan the next reminder) into an SMTP server on 127.0.0.1 that accepts and discards.
+ * 2. Finding due work: the worker's claim (nothing due) timed with 1,000 and with BENCH_SCHEDULED_ROWS
+ *    future jobs in the table, and the query plans (EXPLAIN) on both dialects.
+ *
+ * Runs on SQLite, and on PostgreSQL when TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test)
+ * answers (its own schema, dropped afterwards). BENCH_DATABASES=sqlite|postgres|sqlite,postgres picks.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os, { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import { SMTPServer } from 'smtp-server';
+import { loadConfig } from '../src/config.js';
+import type { Database } from '../src/db/schema.js';
+import { definedKinds } from '../src/jobs/jobs.js';
+import { newId } from '../src/lib/ids.js';
+import { createAccount } from '../src/modules/accounts/accounts.service.js';
+import { closeServices, createServices, createWorker } from '../src/server.js';
+import type { AppServices } from '../src/services.js';
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+const INTAKES = positiveInt('BENCH_INTAKES', 10_000);
+const WORKERS = positiveInt('BENCH_WORKERS', 4);
+const SCHEDULED_ROWS = positiveInt('BENCH_SCHEDULED_ROWS', 1_000_000);
+const CLAIM_SAMPLES = positiveInt('BENCH_CLAIM_SAMPLES', 200);
+const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function startSink() {
+  let received = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.on('end', () => {
+        received++;
+        callback();
+      });
+      stream.resume();
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `smtp://127.0.0.1:${port}?from=bench%40example.test&maxConnections=${Math.max(5, WORKERS)}`,
+    received: () => received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || 5432) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1500, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Writes `count` sent live intakes, each with one required item and its first reminder due now. */
+async function seedIntakes(db: Kysely<Database>, accountId: string, count: number): Promise<void> {
+  const now = Date.now();
+  const at = new Date(now - 2 * 86_400_000).toISOString();
+  const due = new Date(now - 1000).toISOString();
+  const batch = 400;
+  for (let start = 0; start < count; start += batch) {
+    const n = Math.min(batch, count - start);
+    const ids = Array.from({ length: n }, () => newId('in'));
+    const chaseIds = ids.map(() => newId('ch'));
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('intakes')
+        .values(
+          ids.map((id, i) => ({
+            id,
+            account_id: accountId,
+            livemode: 1,
+            project_name: `Bench project ${start + i}`,
+            client_email: `client${start + i}@example.test`,
+            client_name: 'Dana',
+            client_language: 'en',
+            client_phone: null,
+            client_timezone: null,
+            status: 'sent',
+            chase_schedule: 'default',
+            due_date: null,
+            retention_mode: 'days',
+            retention_days: 90,
+            retention_anonymize: 0,
+            template_id: null,
+            client_brief: null,
+            created_at: at,
+            updated_at: at,
+            sent_at: at,
+            completed_at: null,
+            archived_at: null,
+            client_first_viewed_at: null,
+            client_last_seen_at: null,
+            results_collected_at: null,
+            purged_at: null,
+            anonymized_at: null,
+          })),
+        )
+        .execute();
+      await trx
+        .insertInto('intake_items')
+        .values(
+          ids.map((id) => ({
+            intake_id: id,
+            account_id: accountId,
+            livemode: 1,
+            key: 'logo',
+            position: 0,
+            definition: JSON.stringify({
+              key: 'logo',
+              label: 'Your logo',
+              type: 'image',
+              required: true,
+              constraints: {},
+            }),
+            status: 'pending',
+            value_json: null,
+            secret_ciphertext: null,
+            revision_note: null,
+            saved_at: null,
+            submitted_at: null,
+            approved_at: null,
+            approval_seq: null,
+            secret_revealed_at: null,
+            created_at: at,
+          })),
+        )
+        .execute();
+      await trx
+        .insertInto('chases')
+        .values(
+          ids.map((id, i) => ({
+            id: chaseIds[i] ?? '',
+            account_id: accountId,
+            livemode: 1,
+            intake_id: id,
+            channel: 'email',
+            trigger: 'schedule',
+            sequence_no: 1,
+            attempt_no: null,
+            status: 'scheduled',
+            scheduled_for: due,
+            sent_at: null,
+            recipient: null,
+            message_id: null,
+            provider_message_id: null,
+            error: null,
+            locked_until: null,
+            created_at: at,
+            updated_at: at,
+          })),
+        )
+        .execute();
+      await trx
+        .insertInto('jobs')
+        .values(
+          ids.map((id, i) => ({
+            id: newId('job'),
+            account_id: accountId,
+            livemode: 1,
+            kind: 'dispatch_chase',
+            subject_id: `${id}/chase/${chaseIds[i] ?? ''}`,
+            payload: JSON.stringify({ chase_id: chaseIds[i] }),
+            due_at: now - 1000,
+            locked_until: null,
+            last_error: null,
+            created_at: at,
+          })),
+        )
+        .execute();
+    });
+  }
+}
+
+async function dispatchBench(services: AppServices, sink: Awaited<ReturnType<typeof startSink>>) {
+  const db = services.db.kysely;
+  const account = await createAccount(
+    db,
+    { email: `bench-${Date.now()}@example.test`, name: 'Bench Studio', plan: 'agency' },
+    new Date().toISOString(),
+  );
+  const seedStart = performance.now();
+  await seedIntakes(db, account.account_id, INTAKES);
+  const seedSeconds = (performance.now() - seedStart) / 1000;
+
+  const workers = Array.from({ length: WORKERS }, () => createWorker(services));
+  const before = sink.received();
+  const started = performance.now();
+  await Promise.all(
+    workers.map(async (worker) => {
+      while ((await worker.runDue({ livemode: true, limit: 50 })) > 0) {
+        /* keep claiming until nothing is due */
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const delivered = sink.received() - before;
+  const sent = await db
+    .selectFrom('chases')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', account.account_id)
+    .where('status', '=', 'sent')
+    .executeTakeFirstOrThrow();
+  const next = await db
+    .selectFrom('chases')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', account.account_id)
+    .where('status', '=', 'scheduled')
+    .executeTakeFirstOrThrow();
+  if (
+    Number(sent.n) !== INTAKES ||
+    (delivered !== INTAKES && !process.env.BENCH_NO_SMTP) ||
+    Number(next.n) !== INTAKES
+  ) {
+    throw new Error(
+      `Expected ${INTAKES} reminders sent, delivered and re-planned; got ${String(sent.n)} sent, ${delivered} delivered, ${String(next.n)} planned`,
+    );
+  }
+  return { intakes: INTAKES, workers: WORKERS, seedSeconds, seconds, perSecond: INTAKES / seconds };
+}
+
+/** Future (not due) dispatch jobs, so the table holds `total` scheduled rows. */
+async function fillScheduled(
+  services: AppServices,
+  accountId: string,
+  from: number,
+  to: number,
+): Promise<void> {
+  const db = services.db.kysely;
+  const base = Date.now() + 86_400_000;
+  if (services.db.dialect === 'postgres') {
+    await sql`insert into jobs (id, account_id, livemode, kind, subject_id, payload, due_at, attempts, locked_until, last_error, created_at)
+      select 'job_fill_' || n, ${accountId}, 1, 'dispatch_chase', 'fill/' || n, '{"chase_id":"none"}', ${base}::bigint + n * 1000, 0, null, null, '2026-01-01T00:00:00.000Z'
+      from generate_series(${from}::int, ${to}::int) as n`.execute(db);
+    await sql`analyze jobs`.execute(db);
+  } else {
+    await sql`insert into jobs (id, account_id, livemode, kind, subject_id, payload, due_at, attempts, locked_until, last_error, created_at)
+      with recursive seq(n) as (select ${from} union all select n + 1 from seq where n < ${to})
+      select 'job_fill_' || n, ${accountId}, 1, 'dispatch_chase', 'fill/' || n, '{"chase_id":"none"}', ${base} + n * 1000, 0, null, null, '2026-01-01T00:00:00.000Z'
+      from seq`.execute(db);
+    await sql`analyze`.execute(db);
+  }
+}
+
+async function claimMicros(services: AppServices): Promise<{ meanUs: number; p50Us: number; p99Us: number }> {
+  const worker = createWorker(services);
+  const samples: number[] = [];
+  for (let i = 0; i < CLAIM_SAMPLES + 20; i++) {
+    const t = performance.now();
+    const ran = await worker.runDue({ limit: 20 });
+    if (ran !== 0) throw new Error('nothing should be due during the claim benchmark');
+    if (i >= 20) samples.push((performance.now() - t) * 1000);
+  }
+  samples.sort((a, b) => a - b);
+  const pick = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
+  return { meanUs: samples.reduce((s, v) => s + v, 0) / samples.length, p50Us: pick(0.5), p99Us: pick(0.99) };
+}
+
+async function explainClaim(services: AppServices): Promise<string> {
+  const db = services.db.kysely;
+  const now = Date.now();
+  const kinds = definedKinds();
+  if (services.db.dialect === 'postgres') {
+    const { rows } = await sql<{ 'QUERY PLAN': string }>`explain select * from jobs
+      where due_at <= ${now} and (locked_until is null or locked_until < ${now}) and kind in (${sql.join(kinds)})
+      order by due_at, id limit 20 for update skip locked`.execute(db);
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  }
+  const { rows } = await sql<{ detail: string }>`explain query plan update jobs set locked_until = ${now}
+      where id in (select id from jobs where due_at <= ${now} and (locked_until is null or locked_until < ${now})
+      and kind in (${sql.join(kinds)}) order by due_at, id limit 20) returning *`.execute(db);
+  return rows.map((r) => r.detail).join('\n');
+}
+
+async function scanBench(services: AppServices) {
+  const db = services.db.kysely;
+  const account = await createAccount(
+    db,
+    { email: `scan-${Date.now()}@example.test`, name: 'Scan', plan: 'agency' },
+    new Date().toISOString(),
+  );
+  // Nothing may be due: the dispatch run re-planned every reminder days ahead.
+  await fillScheduled(services, account.account_id, 1, 1000);
+  const small = await claimMicros(services);
+  const fillStart = performance.now();
+  await fillScheduled(services, account.account_id, 1001, SCHEDULED_ROWS);
+  const fillSeconds = (performance.now() - fillStart) / 1000;
+  const large = await claimMicros(services);
+  const rows = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return { small, large, totalRows: Number(rows.n), fillSeconds, plan: await explainClaim(services) };
+}
+
+async function runOn(database: 'sqlite' | 'postgres') {
+  const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-reminders-'));
+  const sink = await startSink();
+  let schema: string | undefined;
+  let databaseUrl: string | undefined;
+  if (database === 'postgres') {
+    schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+    const url = new URL(POSTGRES_URL);
+    url.searchParams.set('schema', schema);
+    databaseUrl = url.toString();
+  }
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    ...(process.env.BENCH_NO_SMTP ? {} : { SMTP_URL: sink.url }),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  });
+  const services = await createServices(config);
+  try {
+    const dispatch = await dispatchBench(services, sink);
+    console.error(
+      `${database}: dispatched ${dispatch.intakes} reminders at ${dispatch.perSecond.toFixed(0)}/s`,
+    );
+    const scan = await scanBench(services);
+    return { database, dispatch, scan };
+  } finally {
+    await closeServices(services);
+    await sink.close();
+    if (schema) {
+      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      await admin.connect();
+      await admin.query(`drop schema if exists "${schema}" cascade`);
+      await admin.end();
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const wanted = (process.env.BENCH_DATABASES ?? 'sqlite,postgres').split(',').map((s) => s.trim());
+  const databases: ('sqlite' | 'postgres')[] = [];
+  if (wanted.includes('sqlite')) databases.push('sqlite');
+  if (wanted.includes('postgres')) {
+    if (await reachable(POSTGRES_URL)) databases.push('postgres');
+    else console.error(`SKIPPED: PostgreSQL (${new URL(POSTGRES_URL).host} is not reachable).`);
+  }
+  const load = os.loadavg()[0] ?? 0;
+  const results = [];
+  for (const database of databases) results.push(await runOn(database));
+  const us = (v: number) => v.toFixed(0);
+  console.log(`\n| Database | Intakes | Workers | Reminders/s | Seconds |`);
+  console.log(`| -------- | ------: | ------: | ----------: | ------: |`);
+  for (const r of results) {
+    console.log(
+      `| ${r.database} | ${r.dispatch.intakes.toLocaleString('en')} | ${r.dispatch.workers} | ${r.dispatch.perSecond.toFixed(0)} | ${r.dispatch.seconds.toFixed(1)} |`,
+    );
+  }
+  console.log(`\n| Database | Scheduled rows | Claim mean (µs) | p50 (µs) | p99 (µs) |`);
+  console.log(`| -------- | -------------: | --------------: | -------: | -------: |`);
+  for (const r of results) {
+    console.log(
+      `| ${r.database} | ~1,000 | ${us(r.scan.small.meanUs)} | ${us(r.scan.small.p50Us)} | ${us(r.scan.small.p99Us)} |`,
+    );
+    console.log(
+      `| ${r.database} | ${r.scan.totalRows.toLocaleString('en')} | ${us(r.scan.large.meanUs)} | ${us(r.scan.large.p50Us)} | ${us(r.scan.large.p99Us)} |`,
+    );
+  }
+  for (const r of results) console.log(`\n${r.database} claim plan:\n${r.scan.plan}`);
+  console.log(
+    JSON.stringify(
+      { node: process.version, loadAverageBefore: load, loadAverageAfter: os.loadavg()[0], results },
+      null,
+      2,
+    ),
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,141 @@
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js';
+
+export type ChaseRow = Selectable<ChasesTable>;
+export type ChasePlanRow = Selectable<ChasePlansTable>;
+
+/** Chase statuses that are final; `scheduled` and `sending` (claimed) are on the way. */
+export const FINAL_CHASE_STATUSES = ['sent', 'bounced', 'failed', 'cancelled'] as const;
+
+export async function insertChase(db: Kysely<Database>, row: Insertable<ChasesTable>): Promise<void> {
+  await db.insertInto('chases').values(row).execute();
+}
+
+export async function findChase(db: Kysely<Database>, id: string): Promise<ChaseRow | undefined> {
+  return db.selectFrom('chases').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Every chase of an intake: final ones in attempt order, then the pending ones by due time. */
+export async function chasesOf(db: Kysely<Database>, intakeId: string): Promise<ChaseRow[]> {
+  const rows = await db.selectFrom('chases').selectAll().where('intake_id', '=', intakeId).execute();
+  return rows.sort(
+    (a, b) =>
+      (a.attempt_no ?? Number.MAX_SAFE_INTEGER) - (b.attempt_no ?? Number.MAX_SAFE_INTEGER) ||
+      a.scheduled_for.localeCompare(b.scheduled_for) ||
+      a.id.localeCompare(b.id),
+  );
+}
+
+/** The series' reminder waiting to go out (scheduled, or claimed by a sender right now). */
+export async function pendingReminder(db: Kysely<Database>, intakeId: string): Promise<ChaseRow | undefined> {
+  return db
+    .selectFrom('chases')
+    .selectAll()
+    .where('intake_id', '=', intakeId)
+    .where('trigger', '=', 'schedule')
+    .where('status', 'in', ['scheduled', 'sending'])
+    .orderBy('scheduled_for')
+    .executeTakeFirst();
+}
+
+export async function lastSequenceNo(db: Kysely<Database>, intakeId: string): Promise<number> {
+  const row = await db
+    .selectFrom('chases')
+    .select((eb) => eb.fn.max<number | null>('sequence_no').as('last'))
+    .where('intake_id', '=', intakeId)
+    .executeTakeFirst();
+  return Number(row?.last ?? 0);
+}
+
+/** The next attempt number of the intake (call under the intake's lock). */
+export async function nextAttemptNo(db: Kysely<Database>, intakeId: string): Promise<number> {
+  const row = await db
+    .selectFrom('chases')
+    .select((eb) => eb.fn.max<number | null>('attempt_no').as('last'))
+    .where('intake_id', '=', intakeId)
+    .executeTakeFirst();
+  return Number(row?.last ?? 0) + 1;
+}
+
+/** Claims a scheduled chase for sending until `leaseUntil` (real epoch ms); exactly one caller wins. */
+export async function claimChase(db: Kysely<Database>, id: string, leaseUntil: number): Promise<boolean> {
+  const result = await db
+    .updateTable('chases')
+    .set((eb) => ({
+      status: 'sending',
+      locked_until: leaseUntil,
+      send_attempts: eb('send_attempts', '+', 1),
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'scheduled')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Records the outcome of a claimed chase, only while the claim (lease) is still ours. */
+export async function settleChase(
+  db: Kysely<Database>,
+  id: string,
+  leaseUntil: number | null,
+  patch: Updateable<ChasesTable>,
+): Promise<boolean> {
+  let query = db
+    .updateTable('chases')
+    .set({ ...patch, locked_until: null })
+    .where('id', '=', id)
+    .where('status', '=', 'sending');
+  query =
+    leaseUntil === null
+      ? query.where('locked_until', 'is', null)
+      : query.where('locked_until', '=', leaseUntil);
+  const result = await query.executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Moves a still-scheduled chase to a final status (cancelled); false when a sender holds it. */
+export async function closeScheduledChase(
+  db: Kysely<Database>,
+  id: string,
+  patch: Updateable<ChasesTable>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('chases')
+    .set(patch)
+    .where('id', '=', id)
+    .where('status', '=', 'scheduled')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function updateChase(
+  db: Kysely<Database>,
+  id: string,
+  patch: Updateable<ChasesTable>,
+): Promise<void> {
+  await db.updateTable('chases').set(patch).where('id', '=', id).execute();
+}
+
+export async function findPlan(db: Kysely<Database>, intakeId: string): Promise<ChasePlanRow | undefined> {
+  return db.selectFrom('chase_plans').selectAll().where('intake_id', '=', intakeId).executeTakeFirst();
+}
+
+export async function insertPlan(db: Kysely<Database>, row: Insertable<ChasePlansTable>): Promise<void> {
+  await db
+    .insertInto('chase_plans')
+    .values(row)
+    .onConflict((oc) => oc.column('intake_id').doNothing())
+    .execute();
+}
+
+export async function updatePlan(
+  db: Kysely<Database>,
+  intakeId: string,
+  patch: Updateable<ChasePlansTable>,
+): Promise<void> {
+  await db.updateTable('chase_plans').set(patch).where('intake_id', '=', intakeId).execute();
+}
+
+export async function deleteChaseRows(db: Kysely<Database>, intakeId: string): Promise<void> {
+  await db.deleteFrom('chases').where('intake_id', '=', intakeId).execute();
+  await db.deleteFrom('chase_plans').where('intake_id', '=', intakeId).execute();
+}

@@ -1,0 +1,268 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { outstandingItems, type ChaseChannel, type ChaseStatus } from '../../domain/chases.js';
+import { planOf } from '../../domain/plans.js';
+import { ApiError } from '../../http/errors.js';
+import { enqueueJob } from '../../jobs/jobs.js';
+import { newId } from '../../lib/ids.js';
+import type { AppServices } from '../../services.js';
+import {
+  findIntake,
+  findIntakeById,
+  itemsOf,
+  lockIntake,
+  type IntakeRow,
+} from '../intakes/intakes.repository.js';
+import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
+import { isSuppressed, suppressAddress } from '../notify/notify.repository.js';
+import { tenantOf } from '../notify/notify.service.js';
+import { addUsage, usageValue } from '../usage/usage.service.js';
+import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
+import {
+  chasesOf,
+  findChase,
+  insertChase,
+  findPlan,
+  updateChase,
+  updatePlan,
+  type ChaseRow,
+} from './chases.repository.js';
+
+export {
+  chasePlanValues,
+  createChasePlan,
+  deleteChaseData,
+  notifyClient,
+  onIntakeSent,
+  replanChases,
+  settingsOf,
+  stopChases,
+  syncChases,
+  type ChasePlanValues,
+  type ChaseSettingsInput,
+} from './chases.plan.js';
+export { dispatchChase, optOutSignature, optOutUrl } from './chases.dispatch.js';
+import { chaseItems, ensurePlan, cancelPending } from './chases.plan.js';
+import { dispatchChase, emit, stallIfThirdBounce } from './chases.dispatch.js';
+
+const systemActor = { type: 'system', id: null } as const;
+
+export interface ChaseRecord {
+  chase_id: string;
+  channel: ChaseChannel;
+  status: ChaseStatus;
+  attempt_no: number;
+  sent_at: string | null;
+  scheduled_for: string;
+  trigger: 'schedule' | 'manual';
+}
+
+function toRecord(row: ChaseRow, attemptNo: number): ChaseRecord {
+  return {
+    chase_id: row.id,
+    channel: row.channel as ChaseChannel,
+    status: (row.status === 'sending' ? 'scheduled' : row.status) as ChaseStatus,
+    attempt_no: attemptNo,
+    sent_at: row.sent_at,
+    scheduled_for: row.scheduled_for,
+    trigger: row.trigger as ChaseRecord['trigger'],
+  };
+}
+
+/** CONTRACT: every chase sent, bounced, failed or cancelled, plus the next scheduled one. */
+export async function chaseRecords(db: Kysely<Database>, intakeId: string): Promise<ChaseRecord[]> {
+  const rows = await chasesOf(db, intakeId);
+  const done = rows.filter((r) => r.attempt_no !== null);
+  const records = done.map((r) => toRecord(r, r.attempt_no ?? 0));
+  const next = rows
+    .filter((r) => r.attempt_no === null)
+    .sort((a, b) => a.scheduled_for.localeCompare(b.scheduled_for))[0];
+  if (next) records.push(toRecord(next, (done[done.length - 1]?.attempt_no ?? 0) + 1));
+  return records;
+}
+
+/** POST /v1/intakes/:id/chase: a chase now, outside the schedule; answers with its record. */
+export async function chaseNow(
+  services: AppServices,
+  world: World,
+  planId: string,
+  id: string,
+  channel: ChaseChannel,
+): Promise<ChaseRecord> {
+  const db = services.db.kysely;
+  const found = await findIntake(db, world, id);
+  if (!found) throw new ApiError('not_found', `No intake with id ${id}.`);
+  const chaseId = newId('ch');
+  await db.transaction().execute(async (trx) => {
+    const intake = (await lockIntake(trx, found.id)) ?? found;
+    if (intake.status === 'draft')
+      throw new ApiError('conflict', 'The intake has not been sent yet: send it first.');
+    if (intake.status === 'archived') throw new ApiError('conflict', 'The intake is archived.');
+    if (intake.status === 'completed') {
+      throw new ApiError('conflict', 'The intake is completed: every required item is approved.');
+    }
+    const plan = await findPlan(trx, intake.id);
+    if (plan?.opted_out_at) {
+      throw new ApiError('conflict', 'The client opted out of reminders for this intake.');
+    }
+    if (outstandingItems(chaseItems(await itemsOf(trx, intake.id))).length === 0) {
+      throw new ApiError('conflict', 'The client owes nothing right now: every required item is submitted.');
+    }
+    const now = world.clock.now();
+    if (channel === 'sms') {
+      const plan = planOf(planId);
+      if (!plan.features.sms_chases) {
+        throw new ApiError(
+          'plan_required',
+          `SMS chases are not part of the ${plan.name} plan; upgrade to use them.`,
+        );
+      }
+      if (!intake.client_phone) {
+        throw new ApiError(
+          'unprocessable',
+          'client.phone: the intake has no phone number, so it cannot be chased by SMS.',
+        );
+      }
+      if (world.livemode) {
+        await addUsage(trx, world, 'sms_messages', 1, now);
+        const used = await usageValue(trx, world, 'sms_messages', now);
+        if (used > plan.quotas.sms_per_month) {
+          throw new ApiError(
+            'quota_exceeded',
+            `This month's quota of ${plan.quotas.sms_per_month} SMS on the ${plan.name} plan is used up.`,
+          );
+        }
+      }
+    } else if (await isSuppressed(trx, tenantOf(world), intake.client_email)) {
+      throw new ApiError(
+        'conflict',
+        `${intake.client_email} bounced and is suppressed: chase by sms, or reinstate the address.`,
+      );
+    }
+    const at = now.toISOString();
+    await insertChase(trx, {
+      id: chaseId,
+      account_id: world.accountId,
+      livemode: world.livemode ? 1 : 0,
+      intake_id: intake.id,
+      channel,
+      trigger: 'manual',
+      sequence_no: null,
+      attempt_no: null,
+      status: 'scheduled',
+      scheduled_for: at,
+      sent_at: null,
+      recipient: null,
+      message_id: null,
+      provider_message_id: null,
+      error: null,
+      locked_until: null,
+      created_at: at,
+      updated_at: at,
+    });
+    // The job is the guarantee (a crash right after the commit still sends it); the call below is the "now".
+    await enqueueJob(trx, {
+      accountId: world.accountId,
+      livemode: world.livemode,
+      kind: DISPATCH_CHASE,
+      subjectId: chaseSubject(intake.id, chaseId),
+      payload: { chase_id: chaseId },
+      dueAt: realTimeOf(world, now.getTime()),
+    });
+  });
+  try {
+    await dispatchChase(services, chaseId);
+  } catch {
+    // A transient failure: the chase stays scheduled and its job retries with backoff.
+  }
+  const records = await chaseRecords(db, found.id);
+  const record = records.find((r) => r.chase_id === chaseId);
+  if (record) return record;
+  const row = await findChase(db, chaseId);
+  if (!row) throw new ApiError('not_found', `No chase ${chaseId}.`);
+  return toRecord(row, row.attempt_no ?? (records[records.length - 1]?.attempt_no ?? 0) + 1);
+}
+
+/** Test mode: the intake's next reminder email hard-bounces. */
+export async function simulateBounce(services: AppServices, world: World, intake: IntakeRow): Promise<void> {
+  if (intake.status === 'draft') throw new ApiError('conflict', 'The intake has not been sent yet.');
+  await services.db.kysely.transaction().execute(async (trx) => {
+    await ensurePlan(trx, world, intake);
+    await updatePlan(trx, intake.id, { bounce_next: 1, updated_at: world.clock.now().toISOString() });
+  });
+}
+
+/**
+ * A provider's report that a sent email hard-bounced or was marked as spam (inbound endpoint):
+ * suppresses the address; when the email was a chase, the chase becomes bounced, chase.bounced fires
+ * and three in a row stall the intake. Returns what was done.
+ */
+export async function applyReportedBounce(
+  services: AppServices,
+  report: { messageId: string; reason: 'hard_bounce' | 'spam_complaint'; detail: string | null },
+): Promise<'suppressed' | 'ignored'> {
+  const db = services.db.kysely;
+  const message = await db
+    .selectFrom('messages')
+    .selectAll()
+    .where('id', '=', report.messageId)
+    .executeTakeFirst();
+  if (!message || message.channel !== 'email') return 'ignored';
+  const intake = message.intake_id ? await findIntakeById(db, message.intake_id) : undefined;
+  const tenant = { accountId: message.account_id, livemode: message.livemode === 1 };
+  const world = intake ? await worldOfIntake(db, intake, systemActor, services.clock) : undefined;
+  const at = (world?.clock ?? services.clock).now().toISOString();
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('messages')
+      .set({ status: 'bounced', error: report.detail ?? report.reason })
+      .where('id', '=', message.id)
+      .execute();
+    await suppressAddress(trx, tenant, {
+      address: message.to_address,
+      reason: report.reason,
+      messageId: message.id,
+      at,
+    });
+    if (!intake || !world || !message.chase_id) return;
+    await lockIntake(trx, intake.id);
+    const chase = await findChase(trx, message.chase_id);
+    if (!chase || chase.status !== 'sent') return;
+    await updateChase(trx, chase.id, {
+      status: 'bounced',
+      error: report.detail ?? report.reason,
+      updated_at: at,
+    });
+    await emit(trx, world, intake, 'chase.bounced', {
+      chase_id: chase.id,
+      channel: chase.channel,
+      client_email: intake.client_email,
+      bounced_at: at,
+      reason: report.reason,
+    });
+    await stallIfThirdBounce(trx, world, intake);
+  });
+  return 'suppressed';
+}
+
+/** The client used a reminder's opt-out link: no more reminders for this intake; chase.opted_out fires. */
+export async function optOut(services: AppServices, intakeId: string): Promise<IntakeRow | undefined> {
+  const db = services.db.kysely;
+  const intake = await findIntakeById(db, intakeId);
+  if (!intake) return undefined;
+  const world = await worldOfIntake(db, intake, { type: 'client', id: null }, services.clock);
+  await db.transaction().execute(async (trx) => {
+    const locked = (await lockIntake(trx, intake.id)) ?? intake;
+    const plan = await ensurePlan(trx, world, locked);
+    if (plan?.opted_out_at) return;
+    const at = world.clock.now().toISOString();
+    await updatePlan(trx, locked.id, { opted_out_at: at, updated_at: at });
+    await cancelPending(trx, world, locked.id, 'opted_out');
+    await emit(trx, world, locked, 'chase.opted_out', {
+      client_email: locked.client_email,
+      channel: 'email',
+      opted_out_at: at,
+    });
+  });
+  return intake;
+}

@@ -1,0 +1,38 @@
+import { PLANS, PLAN_IDS, type PlanId } from '../../domain/plans.js';
+
+/**
+ * What an agent needs to know to use the tools well, written once and quoted by the tool
+ * descriptions and the server's instructions.
+ */
+
+/** SPEC "Limits": the most often an agent should poll, per plan, to stay within its hourly budget. */
+export const POLL_AT_MOST_EVERY_SECONDS: Readonly<Record<PlanId, number>> = {
+  free: 300,
+  solo: 30,
+  agency: 12,
+};
+
+function interval(seconds: number): string {
+  return seconds % 60 === 0 ? `${seconds / 60} minutes` : `${seconds} seconds`;
+}
+
+const perPlan = PLAN_IDS.map(
+  (plan) => `every ${interval(POLL_AT_MOST_EVERY_SECONDS[plan])} on the ${PLANS[plan].name} plan`,
+).join(', ');
+
+export const POLLING = `Poll an intake at most once ${perPlan} (each API key has its own rolling 60-minute request budget; a rate_limited error says how many seconds to wait). Webhooks are preferable to polling: an endpoint registered with POST /v1/webhooks for item.submitted and intake.completed is called the moment the client acts, so check again only when one arrives.`;
+
+/** For tools that send the client an email. */
+export function emailsClient(what: string): string {
+  return `With a live key (svc_live_…) this emails the client ${what}. With a test key (svc_test_…) nothing ever reaches the client: the email goes to the account's test outbox.`;
+}
+
+export const ID_ALIAS = 'Intake ids look like in_…; the int_… form seen in webhook payloads is accepted too.';
+
+export const SERVER_INSTRUCTIONS = [
+  'Collect files, images, texts, structured answers and credentials from a client through a portal link.',
+  'Typical flow: define_intake (creates the intake and emails the client the portal link; pass an idempotency_key so a retry never creates a second intake) → wait for the client → get_intake_status → get_intake_results → approve_item or request_revision per submitted item → send_chase when the client is slow.',
+  POLLING,
+  'Every tool is one REST endpoint and acts with your API key: its scopes, rate limit and mode apply. A test key (svc_test_…) works on separate test data and never emails or texts a client; simulate_client plays the client and advance_test_clock moves time (reminders, 72-hour auto-approval).',
+  'Errors come back as tool errors whose text is the JSON error object {error, message, request_id}: invalid_request and unprocessable say which field to fix; forbidden means the key lacks a scope; not_found an unknown id; rate_limited how long to wait.',
+].join('\n\n');

@@ -1,0 +1,101 @@
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../http/errors.js';
+import type { AppServices } from '../../services.js';
+import { API_KEY_PATTERN, hashApiKey } from '../keys/keys.domain.js';
+import { findActiveKeyByHash } from '../keys/keys.repository.js';
+import type { RestCaller } from './mcp.executor.js';
+import { createMcpServer } from './mcp.server.js';
+
+/** The tools' REST requests, handed to this very app in process (no socket, same hooks). */
+function injectCaller(app: FastifyInstance, authorization: string, livemode: boolean): RestCaller {
+  return {
+    livemode,
+    async send(request) {
+      const response = await app.inject({
+        method: request.method,
+        url: request.path,
+        headers: { ...request.headers, authorization, 'user-agent': 'intake-mcp' },
+        ...(request.body === undefined ? {} : { payload: request.body }),
+      });
+      return { status: response.statusCode, text: response.body };
+    },
+  };
+}
+
+/**
+ * The caller's key, checked as REST checks it (same 401 answers). An MCP message (initialize,
+ * tools/list) is not an API request and does not count against the key's hourly budget; every tool
+ * call does, through the REST request it makes.
+ */
+async function authenticate(services: AppServices, request: FastifyRequest): Promise<{ livemode: boolean }> {
+  const header = request.headers.authorization;
+  if (!header) {
+    throw new ApiError(
+      'unauthorized',
+      'Missing API key: send the header Authorization: Bearer svc_live_… or svc_test_….',
+    );
+  }
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  if (!token || !API_KEY_PATTERN.test(token)) {
+    throw new ApiError(
+      'unauthorized',
+      'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….',
+    );
+  }
+  const found = await findActiveKeyByHash(services.db.kysely, hashApiKey(token));
+  if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
+  return { livemode: found.key.livemode === 1 };
+}
+
+function webRequestOf(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+  }
+  return new Request(new URL(request.url, 'http://127.0.0.1'), { method: request.method, headers });
+}
+
+async function sendWebResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  void reply.code(response.status);
+  response.headers.forEach((value, name) => void reply.header(name, value));
+  const text = await response.text();
+  return reply.send(text === '' ? undefined : text);
+}
+
+/**
+ * The agent tools over Streamable HTTP at /mcp, stateless: every POST carries its own JSON-RPC
+ * messages and gets a JSON answer. Without sessions there is no server-to-client stream to GET and
+ * no session to DELETE, so those answer 405 (which MCP clients expect from such a server).
+ */
+export function mcpRoutes(app: FastifyInstance, services: AppServices): void {
+  const schema = { hide: true };
+
+  app.post('/mcp', { schema }, async (request, reply) => {
+    const { livemode } = await authenticate(services, request);
+    const server = createMcpServer(injectCaller(app, request.headers.authorization ?? '', livemode));
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      const response = await transport.handleRequest(webRequestOf(request), { parsedBody: request.body });
+      return await sendWebResponse(reply, response);
+    } finally {
+      await server.close();
+    }
+  });
+
+  const notOffered = async (request: FastifyRequest, reply: FastifyReply) => {
+    await authenticate(services, request);
+    void reply.header('Allow', 'POST');
+    throw new ApiError(
+      'method_not_allowed',
+      'This MCP endpoint is stateless: send JSON-RPC messages with POST /mcp (no event stream, no session to end).',
+    );
+  };
+  app.get('/mcp', { schema }, notOffered);
+  app.delete('/mcp', { schema }, notOffered);
+}

@@ -1,0 +1,93 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { callTool, type RestCaller, type ToolSpec } from './mcp.executor.js';
+import { SERVER_INSTRUCTIONS } from './mcp.guidance.js';
+import { TOOLS, TOOLS_BY_NAME } from './mcp.tools.js';
+
+export const MCP_SERVER_INFO = { name: 'intake-service', version: '1.0.0' } as const;
+
+type JsonSchema = Record<string, unknown>;
+
+/** A field computed by a transform: JSON Schema cannot tell its output, which may also be absent. */
+function isTransformed(field: unknown): boolean {
+  return field instanceof z.ZodPipe && field.out instanceof z.ZodTransform;
+}
+
+/**
+ * A zod schema as the JSON Schema a tool lists. Draft-07, like the SDK's own servers, so every MCP
+ * client's validator reads it. A schema with an `id` comes out as a `$ref` into `definitions`; MCP
+ * wants `type: "object"` at the root, so that definition is inlined there.
+ *
+ * Output schemas: clients check every result against them, so they must never be stricter than the
+ * answers. A transformed field (`help: …nullish().transform(v => v ?? undefined)`) is any JSON and
+ * not required: it may be left out of the answer.
+ *
+ * Where a `format` (date-time, date, email) says what a string is, zod's equivalent `pattern` (some
+ * 300 characters for a timestamp) is left out: tool lists are read into an agent's context, and the
+ * REST API validates every value anyway.
+ */
+export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const json = z.toJSONSchema(schema, {
+    io,
+    target: 'draft-7',
+    unrepresentable: io === 'output' ? 'any' : 'throw',
+    override: ({ zodSchema, jsonSchema }) => {
+      if (jsonSchema.format !== undefined) delete jsonSchema.pattern;
+      if (io !== 'output' || !(zodSchema instanceof z.ZodObject) || !jsonSchema.required) return;
+      const shape = zodSchema.shape as Record<string, unknown>;
+      const required = jsonSchema.required.filter((key) => !isTransformed(shape[key]));
+      if (required.length > 0) jsonSchema.required = required;
+      else delete jsonSchema.required;
+    },
+  }) as JsonSchema;
+  const { $ref, ...rest } = json;
+  const name = typeof $ref === 'string' ? /^#\/definitions\/(.+)$/.exec($ref)?.[1] : undefined;
+  const definitions = (rest.definitions ?? {}) as Record<string, JsonSchema>;
+  const root = name === undefined ? undefined : definitions[name];
+  return root ? { ...rest, ...root } : json;
+}
+
+function listedTool(tool: ToolSpec): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toolJsonSchema(tool.input, 'input') as Tool['inputSchema'],
+    ...(tool.output ? { outputSchema: toolJsonSchema(tool.output, 'output') as Tool['outputSchema'] } : {}),
+    annotations: { title: tool.title, ...tool.annotations },
+  };
+}
+
+let listed: Tool[] | undefined;
+/** Computed once per process: the list is the same for every caller. */
+export function listedTools(): Tool[] {
+  listed ??= TOOLS.map(listedTool);
+  return listed;
+}
+
+/** An MCP server whose tools act through `caller`: one REST request with the caller's key per call. */
+export function createMcpServer(caller: RestCaller): Server {
+  const server = new Server(MCP_SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: SERVER_INSTRUCTIONS,
+  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools() }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = TOOLS_BY_NAME.get(request.params.name);
+    if (!tool) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool ${request.params.name}; the tools are ${TOOLS.map((t) => t.name).join(', ')}.`,
+      );
+    }
+    return callTool(tool, request.params.arguments ?? {}, caller);
+  });
+  return server;
+}

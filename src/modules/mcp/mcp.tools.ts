@@ -1,0 +1,344 @@
+import { z } from 'zod';
+import { ChaseBody } from '../chases/chases.schemas.js';
+import { IdempotencyHeaders } from '../intakes/intakes.routes.js';
+import {
+  AddItemsBody,
+  ApprovalResult,
+  ChaseRecord,
+  CreateIntakeBody,
+  CreatedIntake,
+  Intake,
+  IntakeItemParams,
+  IntakeList,
+  IntakeListQuery,
+  IntakeParams,
+  IntakeStatusObject,
+  ItemsAdded,
+  Results,
+  ResultsQuery,
+  RevisionBody,
+  RevisionResult,
+} from '../intakes/intakes.schemas.js';
+import {
+  CreateTemplateBody,
+  Template,
+  TemplateList,
+  TemplateParams,
+} from '../templates/templates.schemas.js';
+import { SimulateBody } from '../testmode/simulate.routes.js';
+import { AdvanceClockBody, ClockAdvanced } from '../testmode/testmode.routes.js';
+import { defineTool, type ToolSpec } from './mcp.executor.js';
+import { ID_ALIAS, POLLING, emailsClient } from './mcp.guidance.js';
+import { byStatus, listed, statusSummary, whereEmailsGo } from './mcp.summaries.js';
+
+/*
+ * The agent tools: one declarative table, one REST endpoint per tool. Every argument schema is
+ * built from the route's own schemas (path parameters under their REST names plus the route's body
+ * or query), and every output schema is the route's response schema, so nothing is written twice.
+ */
+
+const intakeId = IntakeParams.shape.id.describe(
+  `The intake's id, from define_intake or list_intakes. ${ID_ALIAS}`,
+);
+const itemKey = IntakeItemParams.shape.key.describe('The item key within the intake, e.g. logo.');
+const templateId = TemplateParams.shape.id.describe(
+  'The template id (tmpl_…), from list_templates or create_template.',
+);
+
+/** The object inside an action's optional body schema (such endpoints also accept no body at all). */
+function bodyObject(schema: z.ZodType): z.ZodObject {
+  let inner: z.ZodType = schema;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable)
+    inner = inner.unwrap() as z.ZodType;
+  if (!(inner instanceof z.ZodObject)) throw new Error('An agent tool body must be an object schema');
+  return inner;
+}
+
+/** A query-string flag of the route ("true"/"false" on the wire), taken as a JSON boolean by the tool. */
+function queryFlag(flag: z.ZodType) {
+  const tool = z.boolean().optional();
+  return flag.description ? tool.describe(flag.description) : tool;
+}
+
+const idempotencyHeader = IdempotencyHeaders.shape['idempotency-key'];
+
+const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
+/** Changes data but reaches nobody outside the service. */
+const internalWrite = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
+/** Emails (or texts) the client in live mode. */
+const reachesClient = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
+
+export const TOOLS: readonly ToolSpec[] = [
+  defineTool({
+    name: 'define_intake',
+    title: 'Define an intake',
+    description: [
+      'Create an intake: a project name, the client contact and the items the client must supply (files, images, texts, structured answers, credentials), or a template_id instead of items.',
+      `Unless send is false (a draft, nothing sent), the client is sent the portal link at once. ${emailsClient('the portal link, and scheduled reminders follow (chase_schedule)')}`,
+      'Always pass an idempotency_key (a fresh UUID per intended intake) and reuse it when retrying: a repeated call then returns the original intake instead of creating (and emailing) a second one. The same key with a different body is a conflict error.',
+      'Then follow progress with get_intake_status (or, better, webhooks) and collect answers with get_intake_results.',
+    ].join('\n\n'),
+    method: 'POST',
+    path: '/v1/intakes',
+    input: CreateIntakeBody.extend({
+      idempotency_key: idempotencyHeader.describe(
+        `Sent as the Idempotency-Key header. ${idempotencyHeader.description ?? ''} 1 to 255 visible ASCII characters.`,
+      ),
+    }),
+    headers: { idempotency_key: 'Idempotency-Key' },
+    output: CreatedIntake,
+    annotations: reachesClient,
+    summarize: (r, { status, livemode }) => {
+      const items = `${r.items.length} item${r.items.length === 1 ? '' : 's'}`;
+      if (status === 200) {
+        return `Intake ${r.intake_id} already existed for this idempotency_key: nothing new was created or sent. Status ${r.status}; portal link ${r.portal_url}.`;
+      }
+      if (r.status === 'draft') {
+        return `Draft intake ${r.intake_id} created with ${items}; nothing was sent. Call send_intake to send the client the portal link ${r.portal_url}.`;
+      }
+      return `Intake ${r.intake_id} created with ${items}, status ${r.status}; portal link ${r.portal_url}. ${whereEmailsGo(livemode)}`;
+    },
+  }),
+  defineTool({
+    name: 'get_intake_status',
+    title: 'Progress of an intake',
+    description: [
+      'Check how far the client is: intake status, progress (submitted, total, outstanding, percent), each item with its status (pending, submitted, approved, needs_revision) and the reminders sent or scheduled. It carries no answers or files: use get_intake_results for those.',
+      POLLING,
+    ].join('\n\n'),
+    method: 'GET',
+    path: '/v1/intakes/:intake_id/status',
+    input: z.strictObject({ intake_id: intakeId }),
+    output: IntakeStatusObject,
+    annotations: readOnly,
+    summarize: (r, { args }) => statusSummary(args.intake_id, r),
+  }),
+  defineTool({
+    name: 'get_intake_results',
+    title: 'Collect the answers',
+    description: [
+      "Read the client's typed answers: approved items by default, also submitted ones with include_pending. A value is a string (text kinds), an object (structured) or {files: [...]} whose signed download URLs are valid for 24 hours: download promptly, do not store the URLs.",
+      "Every call moves the intake's results cursor; only_new returns just the items approved since the previous call, which is the way to collect incrementally. Secret items show their value once, to a key with the secrets:read scope; later calls return null with revealed_at.",
+      POLLING,
+    ].join('\n\n'),
+    method: 'GET',
+    path: '/v1/intakes/:intake_id/results',
+    input: z.strictObject({
+      intake_id: intakeId,
+      only_new: queryFlag(ResultsQuery.shape.only_new),
+      include_pending: queryFlag(ResultsQuery.shape.include_pending),
+    }),
+    output: Results,
+    annotations: { ...readOnly, idempotentHint: false },
+    summarize: (r) =>
+      r.items.length === 0
+        ? `No items to return for ${r.intake_id} (${r.status}): nothing approved (since the previous call, with only_new); include_pending also shows submitted items.`
+        : `${r.items.length} item${r.items.length === 1 ? '' : 's'} of ${r.intake_id} (${r.status}): ${byStatus(r.items)}. File URLs expire after 24 hours.`,
+  }),
+  defineTool({
+    name: 'request_revision',
+    title: 'Ask for a revision',
+    description: [
+      "Send a submitted (or approved) item back to the client with a note saying what to change; the item becomes needs_revision until the client resubmits. Write the note to the client, in the client's language, plainly and specifically (e.g. 'The logo must be at least 1000 px wide, with a transparent background').",
+      emailsClient('that the item needs another look, with your note'),
+    ].join('\n\n'),
+    method: 'POST',
+    path: '/v1/intakes/:intake_id/revision',
+    input: z.strictObject({ intake_id: intakeId, ...RevisionBody.shape }),
+    output: RevisionResult,
+    annotations: reachesClient,
+    summarize: (r, { livemode }) =>
+      `Item ${r.item_key} of ${r.intake_id} is now needs_revision; ${
+        r.client_notified
+          ? livemode
+            ? 'the client is being notified.'
+            : 'test mode: the notification went to the test outbox.'
+          : 'the client was not notified.'
+      }`,
+  }),
+  defineTool({
+    name: 'send_chase',
+    title: 'Chase the client now',
+    description: [
+      "Send the client a reminder now, outside the intake's reminder schedule, when the client is slow and a deadline is near. Scheduled reminders already go out by themselves: do not chase more than once a day or so.",
+      'channel email (default) or sms; use sms to escalate after email bounces (intake.stalled or chase.bounced webhook). sms needs client.phone and a plan with SMS. Refused (conflict) for a draft, completed or archived intake, or when the client owes nothing.',
+      emailsClient('(or texts them)'),
+    ].join('\n\n'),
+    method: 'POST',
+    path: '/v1/intakes/:intake_id/chase',
+    input: z.strictObject({ intake_id: intakeId, ...bodyObject(ChaseBody).shape }),
+    output: ChaseRecord,
+    annotations: reachesClient,
+    summarize: (r, { args, livemode }) =>
+      `Chase ${r.chase_id} (attempt ${r.attempt_no}) for ${String(args.intake_id)} by ${r.channel}: ${r.status}.${
+        livemode ? '' : ' Test mode: nothing reached the client (email in the test outbox; SMS dropped).'
+      }`,
+  }),
+  defineTool({
+    name: 'list_intakes',
+    title: 'List intakes',
+    description:
+      'List intakes, newest first, optionally filtered by status or client_email; paged with limit (default 20, at most 100) and offset. Records are short (id, projectName, clientEmail, status, createdAt); use get_intake for one in full.',
+    method: 'GET',
+    path: '/v1/intakes',
+    input: IntakeListQuery,
+    output: IntakeList,
+    annotations: readOnly,
+    summarize: (r) =>
+      r.intakes.length === 0
+        ? `No intakes found (total ${r.total}).`
+        : `${r.intakes.length} of ${r.total} intakes: ${listed(
+            r.intakes.map((i) => `${i.id} "${i.projectName}" (${i.status})`),
+          )}.`,
+  }),
+  defineTool({
+    name: 'get_intake',
+    title: 'Get an intake',
+    description:
+      "The full definition of an intake: project, client, settings, every item with its type, constraints, status and revision note. For progress alone get_intake_status is lighter; for the client's answers use get_intake_results.",
+    method: 'GET',
+    path: '/v1/intakes/:intake_id',
+    input: z.strictObject({ intake_id: intakeId }),
+    output: Intake,
+    annotations: readOnly,
+    summarize: (r) =>
+      `Intake ${r.id} "${r.project_name}" for ${r.client.email}: ${r.status}, ${r.items.length} items (${byStatus(r.items)}); portal link ${r.portal_url}.`,
+  }),
+  defineTool({
+    name: 'add_items',
+    title: 'Add items to an intake',
+    description: [
+      'Ask the client for more: add item definitions to an existing intake (keys must be new). The items start as pending.',
+      emailsClient('that more is needed'),
+    ].join('\n\n'),
+    method: 'POST',
+    path: '/v1/intakes/:intake_id/items',
+    input: z.strictObject({ intake_id: intakeId, ...AddItemsBody.shape }),
+    output: ItemsAdded,
+    annotations: reachesClient,
+    summarize: (r, { livemode }) =>
+      `Added ${listed(r.items_added.map((i) => i.key))} to ${r.intake_id} (pending). ${whereEmailsGo(livemode)}`,
+  }),
+  defineTool({
+    name: 'approve_item',
+    title: 'Approve an item',
+    description:
+      'Accept a submitted item after checking it (get_intake_results with include_pending shows it). Approved items appear in get_intake_results; the intake completes when every required item is approved. Submitted items are also approved automatically 72 hours after submission.',
+    method: 'POST',
+    path: '/v1/intakes/:intake_id/items/:item_key/approve',
+    input: z.strictObject({ intake_id: intakeId, item_key: itemKey }),
+    output: ApprovalResult,
+    annotations: { ...internalWrite, idempotentHint: true },
+    summarize: (r) => `Item ${r.item_key} of ${r.intake_id} approved.`,
+  }),
+  defineTool({
+    name: 'send_intake',
+    title: 'Send a draft intake',
+    description: [
+      'Send a draft intake (created with send: false) to the client; only a draft can be sent (conflict otherwise).',
+      emailsClient('the portal link, and scheduled reminders start'),
+    ].join('\n\n'),
+    method: 'POST',
+    path: '/v1/intakes/:intake_id/send',
+    input: z.strictObject({ intake_id: intakeId }),
+    output: Intake,
+    annotations: reachesClient,
+    summarize: (r, { livemode }) =>
+      `Intake ${r.id} sent (status ${r.status}); portal link ${r.portal_url}. ${whereEmailsGo(livemode)}`,
+  }),
+  defineTool({
+    name: 'archive_intake',
+    title: 'Archive an intake',
+    description:
+      'Close an intake that is no longer needed: reminders stop and the client portal answers "gone", so the client can no longer submit. The record and its results stay readable. There is no un-archive: confirm with the user first if the client might still be working on it.',
+    method: 'POST',
+    path: '/v1/intakes/:intake_id/archive',
+    input: z.strictObject({ intake_id: intakeId }),
+    output: Intake,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    summarize: (r) => `Intake ${r.id} is ${r.status}; reminders stopped and the portal is closed.`,
+  }),
+  defineTool({
+    name: 'delete_intake',
+    title: 'Delete an intake permanently',
+    description:
+      'PERMANENTLY and IRREVERSIBLY delete an intake with every answer and uploaded file; nothing can restore it. Use it only when the user explicitly asks to delete this specific intake (for example a data-deletion request). To stop an intake, use archive_intake instead; retention settings purge data automatically.',
+    method: 'DELETE',
+    path: '/v1/intakes/:intake_id',
+    input: z.strictObject({ intake_id: intakeId }),
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    summarize: (_r, { args }) =>
+      `Intake ${String(args.intake_id)} and all its files were permanently deleted.`,
+  }),
+  defineTool({
+    name: 'list_templates',
+    title: 'List templates',
+    description:
+      'List the saved item lists (templates) of this account. Pass a template_id to define_intake instead of items to reuse one.',
+    method: 'GET',
+    path: '/v1/templates',
+    input: z.strictObject({}),
+    output: TemplateList,
+    annotations: readOnly,
+    summarize: (r) =>
+      r.templates.length === 0
+        ? 'No templates yet.'
+        : `${r.templates.length} templates: ${listed(
+            r.templates.map((t) => `${t.id} "${t.name}" (${t.items.length} items)`),
+          )}.`,
+  }),
+  defineTool({
+    name: 'get_template',
+    title: 'Get a template',
+    description:
+      'One template with its item definitions: what an intake defined from it (define_intake with template_id) will ask the client for.',
+    method: 'GET',
+    path: '/v1/templates/:template_id',
+    input: z.strictObject({ template_id: templateId }),
+    output: Template,
+    annotations: readOnly,
+    summarize: (r) =>
+      `Template ${r.id} "${r.name}": ${listed(r.items.map((i) => i.key))}. Use it with define_intake template_id.`,
+  }),
+  defineTool({
+    name: 'create_template',
+    title: 'Create a template',
+    description:
+      'Save a list of item definitions under a name, to define intakes from it later (define_intake with template_id). Nothing is sent to anyone.',
+    method: 'POST',
+    path: '/v1/templates',
+    input: CreateTemplateBody,
+    output: Template,
+    annotations: internalWrite,
+    summarize: (r) =>
+      `Template ${r.id} "${r.name}" created with ${r.items.length} items. Use it with define_intake template_id.`,
+  }),
+  defineTool({
+    name: 'simulate_client',
+    title: 'Simulate the client (test keys)',
+    description:
+      'Test keys (svc_test_…) only: play the client of a test-mode intake. view opens the portal; submit fills every waiting item (or the given item keys) with synthetic answers that satisfy its type and constraints, and submits them; bounce makes the next reminder email hard-bounce. Answers with the intake status, as get_intake_status.',
+    method: 'POST',
+    path: '/v1/test_helpers/intakes/:intake_id/simulate',
+    input: z.strictObject({ intake_id: intakeId, ...SimulateBody.shape }),
+    output: IntakeStatusObject,
+    annotations: internalWrite,
+    summarize: (r, { args }) =>
+      `Simulated client ${String(args.action)}. ${statusSummary(args.intake_id, r)}`,
+  }),
+  defineTool({
+    name: 'advance_test_clock',
+    title: 'Advance the test clock (test keys)',
+    description:
+      "Test keys (svc_test_…) with the admin scope only: move the account's test clock forward by seconds. When it returns, every reminder, 72-hour auto-approval, retention purge and webhook retry due by the new time has run, so a test can see what a client's slow week looks like in a second.",
+    method: 'POST',
+    path: '/v1/test_helpers/advance_clock',
+    input: AdvanceClockBody,
+    output: ClockAdvanced,
+    annotations: internalWrite,
+    summarize: (r) =>
+      `Test clock advanced ${r.advanced_seconds} s to ${r.test_clock}; ${r.jobs_run} due jobs ran.`,
+  }),
+];
+
+export const TOOLS_BY_NAME: ReadonlyMap<string, ToolSpec> = new Map(TOOLS.map((tool) => [tool.name, tool]));

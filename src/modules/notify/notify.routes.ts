@@ -1,0 +1,238 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authOf } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
+import { PageLimit, Timestamp, optional } from '../../http/schemas.js';
+import { translator } from '../../i18n/index.js';
+import { constantTimeEqual, hmacHex } from '../../lib/secrets.js';
+import type { AppServices } from '../../services.js';
+import { applyReportedBounce, optOut, optOutSignature } from '../chases/chases.service.js';
+import { findIntakeById, canonicalIntakeId } from '../intakes/intakes.repository.js';
+import { testModeError } from '../testmode/testmode.service.js';
+import { outboxMessages } from './notify.repository.js';
+import { escapeHtml } from './notify.templates.js';
+
+export const OutboxMessage = z
+  .object({
+    id: z.string(),
+    channel: z.enum(['email', 'sms']),
+    to: z.string(),
+    subject: z.string().nullable(),
+    text: z.string(),
+    html: z.string().nullable(),
+    intake_id: z.string().nullable(),
+    status: z.enum(['captured', 'dropped']),
+    created_at: Timestamp,
+  })
+  .meta({ id: 'OutboxMessage' });
+
+const OutboxQuery = z.strictObject({
+  intake_id: optional(z.string().min(1).max(64)),
+  limit: PageLimit(500, 100),
+});
+
+/** Provider reports of hard bounces and spam complaints, signed like our webhooks. */
+export const EmailEventBody = z.strictObject({
+  type: z.enum(['bounce', 'complaint']),
+  bounce_type: optional(z.enum(['hard', 'soft'])),
+  message_id: z.string().min(1).max(300),
+  email: optional(z.string().max(254)),
+  reason: optional(z.string().max(1000)),
+  occurred_at: optional(Timestamp),
+});
+
+/** Signatures older or newer than this are refused (same tolerance as outgoing webhooks). */
+const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+/** `t=<unix>,v1=<hex>` with v1 = HMAC-SHA256(secret, `${t}.${rawBody}`); several v1 entries may appear. */
+export function verifySignature(
+  header: string | undefined,
+  rawBody: string,
+  secret: string,
+  nowSeconds: number,
+): boolean {
+  if (!header) return false;
+  const parts = header.split(',').map((p) => p.trim().split('='));
+  const t = parts.find(([k]) => k === 't')?.[1];
+  const signatures = parts.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
+  if (!t || !/^\d+$/.test(t) || signatures.length === 0) return false;
+  if (Math.abs(nowSeconds - Number(t)) > SIGNATURE_TOLERANCE_SECONDS) return false;
+  const expected = hmacHex(secret, `${t}.${rawBody}`);
+  return signatures.some((v1) => constantTimeEqual(v1, expected));
+}
+
+/** Our message id (msg_…) from either it or a Message-ID header value `<msg_…@domain>`. */
+function ourMessageId(value: string): string {
+  return value.replace(/^</, '').replace(/>$/, '').split('@')[0] ?? value;
+}
+
+export async function notifyRoutes(app: FastifyInstance, services: AppServices): Promise<void> {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+
+  api.get('/v1/test_helpers/outbox', {
+    config: { scope: 'intakes:read' },
+    onRequest: (request, _reply, done) => done(testModeError(authOf(request))),
+    schema: {
+      tags: ['Test mode'],
+      summary: 'The test inbox',
+      description:
+        "Every email (captured) and SMS (dropped) the account's test mode produced, newest first. Test keys only.",
+      querystring: OutboxQuery,
+      response: { 200: z.object({ messages: z.array(OutboxMessage) }).meta({ id: 'Outbox' }) },
+    },
+    handler: async (request) => {
+      const auth = authOf(request);
+      const rows = await outboxMessages(
+        services.db.kysely,
+        { accountId: auth.account.id, livemode: auth.livemode },
+        {
+          intakeId: request.query.intake_id ? canonicalIntakeId(request.query.intake_id) : undefined,
+          limit: request.query.limit,
+        },
+      );
+      return {
+        messages: rows.map((m) => ({
+          id: m.id,
+          channel: m.channel as 'email' | 'sms',
+          to: m.to_address,
+          subject: m.subject,
+          text: m.text_body ?? '',
+          html: m.html_body,
+          intake_id: m.intake_id,
+          status: m.status as 'captured' | 'dropped',
+          created_at: m.created_at,
+        })),
+      };
+    },
+  });
+
+  // Raw bodies: the inbound signature covers the exact bytes, and the opt-out form is urlencoded.
+  await app.register((scope, _options, done) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+      done(null, body);
+    });
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string' },
+      (_request, body, done) => done(null, body),
+    );
+
+    scope.post('/v1/inbound/email-events', {
+      schema: {
+        tags: ['Inbound'],
+        summary: 'Report bounces and spam complaints',
+        description:
+          'For email providers (or a relay that reads DSNs). Body: {type: bounce|complaint, bounce_type?: hard|soft, message_id: the msg_… id or Message-ID of our email, email?, reason?, occurred_at?}. Signed with BOUNCE_WEBHOOK_SECRET like our webhooks: header X-Service-Signature (or Service-Signature) `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, 300 seconds tolerance; 400 when the signature fails. A hard bounce or complaint suppresses the address and, for a reminder, marks the chase bounced and raises chase.bounced. 404 when BOUNCE_WEBHOOK_SECRET is not set.',
+        body: z.unknown(),
+      },
+      handler: async (request, reply) => {
+        const secret = services.config.bounceWebhookSecret;
+        if (!secret) {
+          throw new ApiError('not_found', 'Inbound email events are not enabled: set BOUNCE_WEBHOOK_SECRET.');
+        }
+        const raw = typeof request.body === 'string' ? request.body : '';
+        const header = request.headers['x-service-signature'] ?? request.headers['service-signature'];
+        const signature = Array.isArray(header) ? header[0] : header;
+        if (!verifySignature(signature, raw, secret, Math.floor(services.clock.now().getTime() / 1000))) {
+          throw new ApiError(
+            'invalid_request',
+            'The signature is missing, wrong or outside the 300-second tolerance.',
+          );
+        }
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(raw);
+        } catch {
+          throw new ApiError('invalid_request', 'The body must be JSON.');
+        }
+        const event = EmailEventBody.safeParse(parsed);
+        if (!event.success) {
+          throw new ApiError(
+            'invalid_request',
+            event.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+          );
+        }
+        const body = event.data;
+        if (body.type === 'bounce' && body.bounce_type === 'soft') {
+          return reply.send({ received: true, action: 'ignored' });
+        }
+        const action = await applyReportedBounce(services, {
+          messageId: ourMessageId(body.message_id),
+          reason: body.type === 'complaint' ? 'spam_complaint' : 'hard_bounce',
+          detail: body.reason ?? null,
+        });
+        return reply.send({ received: true, action });
+      },
+    });
+
+    const OptOutParams = z.object({ id: z.string().min(1).max(64) });
+    const OptOutQuery = z.object({ sig: z.string().max(64).optional() });
+
+    async function optOutTarget(params: unknown, query: unknown) {
+      const id = OptOutParams.safeParse(params);
+      const sig = OptOutQuery.safeParse(query);
+      if (!id.success || !sig.success) return undefined;
+      const intake = await findIntakeById(services.db.kysely, id.data.id);
+      if (!intake || !constantTimeEqual(sig.data.sig ?? '', optOutSignature(services, intake.id)))
+        return undefined;
+      return intake;
+    }
+
+    function page(reply: FastifyReply, status: number, language: string, title: string, body: string) {
+      return reply
+        .code(status)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .send(
+          `<!doctype html><html lang="${escapeHtml(language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:520px;margin:48px auto;padding:0 16px;line-height:1.5">${body}</body></html>`,
+        );
+    }
+
+    // GET only shows a button (link scanners must not opt anyone out); POST (also RFC 8058 one-click) acts.
+    scope.get('/optout/:id', { schema: { hide: true } }, async (request, reply) => {
+      const intake = await optOutTarget(request.params, request.query);
+      if (!intake)
+        return page(
+          reply,
+          404,
+          'en',
+          'Not found',
+          `<p>${escapeHtml(translator('en', 'email')('optout_page.invalid'))}</p>`,
+        );
+      const t = translator(intake.client_language, 'email');
+      const action = `/optout/${encodeURIComponent(intake.id)}?sig=${optOutSignature(services, intake.id)}`;
+      return page(
+        reply,
+        200,
+        intake.client_language,
+        t('optout_page.title'),
+        `<h1>${escapeHtml(t('optout_page.title'))}</h1><p>${escapeHtml(t('optout_page.question', { project: intake.project_name }))}</p><form method="post" action="${escapeHtml(action)}"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">${escapeHtml(t('optout_page.confirm'))}</button></form>`,
+      );
+    });
+
+    scope.post('/optout/:id', { schema: { hide: true } }, async (request, reply) => {
+      const intake = await optOutTarget(request.params, request.query);
+      if (!intake)
+        return page(
+          reply,
+          404,
+          'en',
+          'Not found',
+          `<p>${escapeHtml(translator('en', 'email')('optout_page.invalid'))}</p>`,
+        );
+      await optOut(services, intake.id);
+      const t = translator(intake.client_language, 'email');
+      return page(
+        reply,
+        200,
+        intake.client_language,
+        t('optout_page.title'),
+        `<p>${escapeHtml(t('optout_page.done', { project: intake.project_name }))}</p>`,
+      );
+    });
+    done();
+  });
+}

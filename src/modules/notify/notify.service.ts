@@ -1,0 +1,328 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { outstandingItems } from '../../domain/chases.js';
+import { enqueueJob } from '../../jobs/jobs.js';
+import { retryDelayMs } from '../../jobs/worker.js';
+import { newId } from '../../lib/ids.js';
+import type { AppServices } from '../../services.js';
+import {
+  definitionOf,
+  findIntakeById,
+  itemsOf,
+  type IntakeRow,
+  type ItemRow,
+} from '../intakes/intakes.repository.js';
+import { portalUrl } from '../intakes/intakes.mappers.js';
+import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
+import { MailError } from './mailer.js';
+import { DELIVER_MESSAGE, messageSubject } from './notify.jobs.js';
+import {
+  claimMessage,
+  findMessage,
+  insertMessage,
+  isSuppressed,
+  pendingMessageIds,
+  settleMessage,
+  suppressAddress,
+  updateMessage,
+  type Tenant,
+} from './notify.repository.js';
+import { renderEmail, type EmailTemplate, type MessageContext } from './notify.templates.js';
+import { SmsError } from './sms.js';
+
+/** How long a sender holds a message or chase it claimed (SMTP and SMS calls time out well before). */
+export const SEND_LEASE_MS = 2 * 60_000;
+/** Transient failures (connection, 4xx) are retried by the job engine's backoff; after this many, failed. */
+export const MAX_SEND_ATTEMPTS = 5;
+
+export type Channel = 'email' | 'sms';
+
+export interface Envelope {
+  messageId: string;
+  channel: Channel;
+  to: string;
+  subject: string | null;
+  text: string;
+  html: string | null;
+  fromName: string;
+  replyTo: string | null;
+  headers?: Record<string, string>;
+}
+
+/**
+ * What became of one message. captured: stored in the outbox (test mode, or no SMTP_URL / SMS_URL);
+ * dropped: test-mode SMS; sent: the provider accepted it; bounced: permanent email rejection;
+ * failed: permanent SMS rejection; retry: a transient failure, nothing was delivered.
+ */
+export type Transmission =
+  | { outcome: 'captured' | 'dropped' | 'sent'; providerMessageId: string | null }
+  | { outcome: 'bounced' | 'failed' | 'retry'; error: string };
+
+export function tenantOf(world: { accountId: string; livemode: boolean }): Tenant {
+  return { accountId: world.accountId, livemode: world.livemode };
+}
+
+/** The sender address: SMTP_URL's `from`, else no-reply at the APP_URL host. The name is the account's. */
+export function senderAddress(services: AppServices): string {
+  return services.mailer.fromAddress ?? `no-reply@${new URL(services.config.appUrl).hostname}`;
+}
+
+/** Hands one message to its channel, or to the outbox when the mode or configuration says so. */
+export async function transmit(
+  services: AppServices,
+  livemode: boolean,
+  envelope: Envelope,
+): Promise<Transmission> {
+  if (envelope.channel === 'sms') {
+    if (!livemode) return { outcome: 'dropped', providerMessageId: null };
+    if (services.sms.kind === 'none') return { outcome: 'captured', providerMessageId: null };
+    try {
+      const sent = await services.sms.send({
+        messageId: envelope.messageId,
+        to: envelope.to,
+        body: envelope.text,
+      });
+      return { outcome: 'sent', providerMessageId: sent.providerMessageId };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { outcome: error instanceof SmsError && error.permanent ? 'failed' : 'retry', error: message };
+    }
+  }
+  if (!livemode || services.mailer.kind === 'outbox') return { outcome: 'captured', providerMessageId: null };
+  try {
+    const sent = await services.mailer.send({
+      messageId: envelope.messageId,
+      from: { name: envelope.fromName, address: senderAddress(services) },
+      to: envelope.to,
+      replyTo: envelope.replyTo ?? undefined,
+      subject: envelope.subject ?? '',
+      text: envelope.text,
+      html: envelope.html ?? '',
+      headers: { 'Auto-Submitted': 'auto-generated', ...(envelope.headers ?? {}) },
+    });
+    return { outcome: 'sent', providerMessageId: sent.providerMessageId };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { outcome: error instanceof MailError && error.permanent ? 'bounced' : 'retry', error: message };
+  }
+}
+
+export interface Sender {
+  name: string;
+  email: string;
+}
+
+export async function senderOf(db: Kysely<Database>, accountId: string): Promise<Sender> {
+  const account = await db
+    .selectFrom('accounts')
+    .select(['name', 'email'])
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return { name: account?.name || 'Intake', email: account?.email ?? '' };
+}
+
+/** What a message to the intake's client says, read now so it is current when it goes out. */
+export async function messageContext(
+  services: AppServices,
+  db: Kysely<Database>,
+  intake: IntakeRow,
+  sender: Sender,
+  extra: {
+    optOutUrl?: string | null;
+    revision?: { itemKey: string; note: string } | undefined;
+    /** The intake's items when the caller has them already. */
+    items?: readonly ItemRow[];
+  } = {},
+): Promise<MessageContext> {
+  const items = extra.items ?? (await itemsOf(db, intake.id));
+  const facts = items.map((row) => ({
+    key: row.key,
+    required: definitionOf(row).required,
+    status: row.status,
+    label: definitionOf(row).label,
+    note: row.status === 'needs_revision' ? row.revision_note : null,
+  }));
+  const owed = outstandingItems(facts);
+  const optional = facts.filter((f) => !f.required && f.status === 'pending' && !owed.includes(f));
+  const revised = extra.revision ? facts.find((f) => f.key === extra.revision?.itemKey) : undefined;
+  return {
+    language: intake.client_language,
+    accountName: sender.name,
+    projectName: intake.project_name,
+    clientName: intake.client_name,
+    portalUrl: portalUrl(services.config.appUrl, intake.id),
+    optOutUrl: extra.optOutUrl ?? null,
+    dueDate: intake.due_date,
+    outstanding: [
+      ...owed.map((f) => ({ label: f.label, required: f.required, note: f.note, owed: true })),
+      ...optional.map((f) => ({ label: f.label, required: false, note: null, owed: false })),
+    ],
+    revision: extra.revision
+      ? { itemLabel: revised?.label ?? extra.revision.itemKey, note: extra.revision.note }
+      : undefined,
+  };
+}
+
+/**
+ * Queues an email to the intake's client inside the caller's transaction (transactional outbox):
+ * the message row (pending) and the job that sends it commit with the change that caused them.
+ * Returns the message id, or null when the address is suppressed (nothing is queued).
+ */
+export async function queueEmail(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  template: EmailTemplate,
+  data: Record<string, unknown> = {},
+): Promise<string | null> {
+  if (await isSuppressed(trx, tenantOf(world), intake.client_email)) return null;
+  const id = newId('msg');
+  const now = world.clock.now();
+  await insertMessage(trx, {
+    id,
+    account_id: world.accountId,
+    livemode: world.livemode ? 1 : 0,
+    intake_id: intake.id,
+    chase_id: null,
+    channel: 'email',
+    template,
+    data: JSON.stringify(data),
+    to_address: intake.client_email,
+    subject: null,
+    text_body: null,
+    html_body: null,
+    status: 'pending',
+    provider_message_id: null,
+    error: null,
+    locked_until: null,
+    created_at: now.toISOString(),
+    sent_at: null,
+  });
+  await enqueueJob(trx, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    kind: DELIVER_MESSAGE,
+    subjectId: messageSubject(intake.id, id),
+    payload: { message_id: id },
+    dueAt: realTimeOf(world, now.getTime()),
+  });
+  return id;
+}
+
+/**
+ * The deliver_message job (and the immediate attempt after a request): claim, render, send, record.
+ * A message is sent at most once: a claim left behind by a crash is recorded as failed, never resent.
+ * A transient failure puts it back to pending with a new job after the engine's backoff delay.
+ */
+export async function deliverMessage(services: AppServices, messageId: string): Promise<void> {
+  const db = services.db.kysely;
+  const row = await findMessage(db, messageId);
+  if (!row) return;
+  const realNow = services.clock.now().getTime();
+  if (row.status === 'sending' && (row.locked_until ?? 0) < realNow) {
+    await updateMessage(db, row.id, {
+      status: 'failed',
+      error: 'The sender stopped before recording the outcome; not retried, to never send twice.',
+      locked_until: null,
+    });
+    return;
+  }
+  if (row.status !== 'pending') return;
+  const lease = realNow + SEND_LEASE_MS;
+  if (!(await claimMessage(db, row.id, lease))) return;
+
+  const intake = row.intake_id ? await findIntakeById(db, row.intake_id) : undefined;
+  if (!intake) {
+    await settleMessage(db, row.id, lease, { status: 'failed', error: 'The intake no longer exists.' });
+    return;
+  }
+  const world = await worldOfIntake(db, intake, { type: 'system', id: null }, services.clock);
+  const now = world.clock.now().toISOString();
+  if (await isSuppressed(db, tenantOf(world), row.to_address)) {
+    await settleMessage(db, row.id, lease, { status: 'bounced', error: 'suppressed' });
+    return;
+  }
+  const sender = await senderOf(db, intake.account_id);
+  const data = JSON.parse(row.data) as { item_key?: string; note?: string };
+  const revision =
+    row.template === 'revision' && data.item_key
+      ? { itemKey: data.item_key, note: data.note ?? '' }
+      : undefined;
+  const rendered = renderEmail(
+    row.template as EmailTemplate,
+    await messageContext(services, db, intake, sender, { revision }),
+  );
+  const result = await transmit(services, world.livemode, {
+    messageId: row.id,
+    channel: 'email',
+    to: row.to_address,
+    subject: rendered.subject,
+    text: rendered.text,
+    html: rendered.html,
+    fromName: sender.name,
+    replyTo: sender.email || null,
+  });
+  const content = { subject: rendered.subject, text_body: rendered.text, html_body: rendered.html };
+  if (result.outcome === 'retry') {
+    if (row.send_attempts + 1 >= MAX_SEND_ATTEMPTS) {
+      await settleMessage(db, row.id, lease, { ...content, status: 'failed', error: result.error });
+      return;
+    }
+    // Nothing was delivered: back to pending, with a fresh job after the backoff delay.
+    await db.transaction().execute(async (trx) => {
+      if (!(await settleMessage(trx, row.id, lease, { status: 'pending', error: result.error }))) return;
+      await enqueueJob(trx, {
+        accountId: world.accountId,
+        livemode: world.livemode,
+        kind: DELIVER_MESSAGE,
+        subjectId: messageSubject(intake.id, row.id),
+        payload: { message_id: row.id },
+        dueAt: realNow + (retryDelayMs(row.send_attempts + 1) ?? 60_000),
+      });
+    });
+    return;
+  }
+  if (result.outcome === 'bounced' || result.outcome === 'failed') {
+    await db.transaction().execute(async (trx) => {
+      await settleMessage(trx, row.id, lease, { ...content, status: result.outcome, error: result.error });
+      if (result.outcome === 'bounced') {
+        await suppressAddress(trx, tenantOf(world), {
+          address: row.to_address,
+          reason: 'hard_bounce',
+          messageId: row.id,
+          at: now,
+        });
+      }
+    });
+    return;
+  }
+  await settleMessage(db, row.id, lease, {
+    ...content,
+    status: result.outcome,
+    provider_message_id: 'providerMessageId' in result ? result.providerMessageId : null,
+    sent_at: now,
+  });
+}
+
+/**
+ * Sends an intake's pending messages right after the request that queued them committed, so the
+ * client (and the test inbox) has them at once. Test mode waits for it (it only writes rows); live
+ * mode does not hold the answer for SMTP. Any failure is left to the queued job, which retries.
+ */
+export async function deliverQueuedSoon(
+  services: AppServices,
+  world: World,
+  intakeId: string,
+): Promise<void> {
+  const run = async () => {
+    for (const id of await pendingMessageIds(services.db.kysely, intakeId)) {
+      await deliverMessage(services, id).catch(() => undefined);
+    }
+  };
+  if (world.livemode) {
+    // Deliberately not awaited: the job is the guarantee, this only makes delivery prompt.
+    void run().catch(() => undefined);
+    return;
+  }
+  await run();
+}

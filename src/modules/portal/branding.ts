@@ -1,0 +1,82 @@
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import type { Database } from '../../db/schema.js';
+import type { Branding } from './page/model.js';
+
+/**
+ * The portal's branding, an account setting: the account's name always, and on plans with
+ * custom_branding an optional logo and accent colour. The logo is a data: URL (at most 200 KB) so the
+ * portal never asks another host for anything.
+ */
+const LOGO_DATA_URL = /^data:image\/(png|jpeg|webp|gif|svg\+xml);base64,[A-Za-z0-9+/]+={0,2}$/;
+export const MAX_LOGO_URL_CHARS = 200_000;
+
+export const BrandingSettings = z
+  .strictObject({
+    logo_url: z
+      .string()
+      .max(MAX_LOGO_URL_CHARS)
+      .regex(LOGO_DATA_URL, 'logo_url must be a base64 data: URL of a PNG, JPEG, WebP, GIF or SVG image')
+      .nullish()
+      .meta({
+        description:
+          'The logo shown in the client portal, as data:image/…;base64,… (at most 200,000 characters); null removes it',
+      }),
+    accent_color: z
+      .string()
+      .regex(/^#[0-9a-fA-F]{6}$/, 'accent_color must be a colour #rrggbb')
+      .nullish()
+      .meta({
+        description: 'Accent colour of buttons and links in the portal, #rrggbb; null restores the default',
+      }),
+  })
+  .meta({ id: 'BrandingSettings' });
+
+export type BrandingPatch = z.output<typeof BrandingSettings>;
+
+export async function brandingSettingsOf(
+  db: Kysely<Database>,
+  accountId: string,
+): Promise<{ logo_url: string | null; accent_color: string | null }> {
+  const row = await db
+    .selectFrom('account_branding')
+    .select(['logo_url', 'accent_color'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return { logo_url: row?.logo_url ?? null, accent_color: row?.accent_color ?? null };
+}
+
+/** Applies the given fields (undefined: unchanged; null: cleared). */
+export async function updateBranding(
+  db: Kysely<Database>,
+  accountId: string,
+  patch: BrandingPatch,
+  at: string,
+) {
+  const current = await brandingSettingsOf(db, accountId);
+  const next = {
+    logo_url: patch.logo_url === undefined ? current.logo_url : patch.logo_url,
+    accent_color:
+      patch.accent_color === undefined
+        ? (current.accent_color?.toLowerCase() ?? null)
+        : (patch.accent_color?.toLowerCase() ?? null),
+  };
+  await db
+    .insertInto('account_branding')
+    .values({ account_id: accountId, ...next, updated_at: at })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet({ ...next, updated_at: at }))
+    .execute();
+  return next;
+}
+
+/** What the portal shows: custom logo and colour only on plans that include custom branding. */
+export async function portalBranding(
+  db: Kysely<Database>,
+  account: { id: string; name: string },
+  customAllowed: boolean,
+): Promise<Branding> {
+  const settings = customAllowed
+    ? await brandingSettingsOf(db, account.id)
+    : { logo_url: null, accent_color: null };
+  return { accountName: account.name, logoUrl: settings.logo_url, accentColor: settings.accent_color };
+}

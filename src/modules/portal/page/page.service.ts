@@ -1,0 +1,195 @@
+import { createHash } from 'node:crypto';
+import type { TFunction } from 'i18next';
+import { isFileType } from '../../../domain/items.js';
+import { planOf } from '../../../domain/plans.js';
+import { ApiError } from '../../../http/errors.js';
+import { supportedLanguage, translator } from '../../../i18n/index.js';
+import { jsonSchemaIssues } from '../../../lib/json-schema.js';
+import type { AppServices } from '../../../services.js';
+import { findIntakeById, type IntakeRow } from '../../intakes/intakes.repository.js';
+import { worldOfIntake } from '../../intakes/world.js';
+import { brandingSettingsOf, portalBranding } from '../branding.js';
+import { buildView, recordView, removeFile, saveValue, submitItem } from '../portal.service.js';
+import { effectiveMaxBytes } from './card.js';
+import { apiErrorMessage, clientErrorMessage, valueFromItemForm } from './form-values.js';
+import { portalPath, type Branding, type CardError, type PageModel, type ViewItem } from './model.js';
+import { fieldErrors, type FormFields } from './schema-form.js';
+
+/** What the portal page of an intake id shows: the intake, a closed notice, or nothing (404). */
+export type PageState =
+  | { kind: 'not_found'; t: TFunction; language: string }
+  | { kind: 'purged'; t: TFunction; language: string; branding: Branding }
+  | { kind: 'ready'; model: PageModel; intake: IntakeRow };
+
+async function accountOf(services: AppServices, accountId: string) {
+  return services.db.kysely
+    .selectFrom('accounts')
+    .select(['id', 'name', 'plan'])
+    .where('id', '=', accountId)
+    .executeTakeFirstOrThrow();
+}
+
+async function brandingFor(
+  services: AppServices,
+  intake: IntakeRow,
+  account: { id: string; name: string; plan: string },
+) {
+  const branding = await portalBranding(
+    services.db.kysely,
+    account,
+    planOf(account.plan).features.custom_branding,
+  );
+  // The logo is served from this origin (never inlined, never a third-party address).
+  const logoUrl = branding.logoUrl
+    ? `${portalPath(intake.id, 'logo')}?v=${createHash('sha256').update(branding.logoUrl).digest('hex').slice(0, 12)}`
+    : null;
+  return { ...branding, logoUrl };
+}
+
+/** Loads the page's state; `record` marks a real view (client_last_seen, intake.viewed, client.viewed). */
+export async function loadPage(
+  services: AppServices,
+  id: string,
+  options: { ip: string; record: boolean },
+): Promise<PageState> {
+  const db = services.db.kysely;
+  const intake = /^(in|int)_[A-Za-z0-9]{1,64}$/.test(id) ? await findIntakeById(db, id) : undefined;
+  if (!intake || intake.status === 'draft') {
+    return { kind: 'not_found', t: translator('en', 'portal'), language: 'en' };
+  }
+  const language = supportedLanguage(intake.client_language);
+  const t = translator(language, 'portal');
+  const account = await accountOf(services, intake.account_id);
+  const branding = await brandingFor(services, intake, account);
+  if (intake.purged_at) return { kind: 'purged', t, language, branding };
+  const closed = intake.status === 'archived';
+  if (options.record && !closed) {
+    const world = await worldOfIntake(db, intake, { type: 'client', id: null }, services.clock);
+    await recordView(services, world, intake, options.ip);
+  }
+  const fresh = (await findIntakeById(db, intake.id)) ?? intake;
+  const view = await buildView(db, fresh);
+  const model: PageModel = {
+    view,
+    t,
+    language,
+    branding,
+    planMaxFileBytes: planOf(account.plan).max_file_bytes,
+    timeZone: fresh.client_timezone,
+    closed,
+    errors: new Map(),
+    notice: null,
+  };
+  return { kind: 'ready', model, intake: fresh };
+}
+
+/** The logo image behind the page's brand (decoded from the account's data: URL). */
+export async function loadLogo(
+  services: AppServices,
+  id: string,
+): Promise<{ type: string; bytes: Buffer } | undefined> {
+  const intake = await findIntakeById(services.db.kysely, id);
+  if (!intake || intake.status === 'draft') return undefined;
+  const account = await accountOf(services, intake.account_id);
+  if (!planOf(account.plan).features.custom_branding) return undefined;
+  const { logo_url: url } = await brandingSettingsOf(services.db.kysely, account.id);
+  const match = url ? /^data:(image\/[a-z+]+);base64,(.*)$/.exec(url) : null;
+  if (!match?.[1] || match[2] === undefined) return undefined;
+  return { type: match[1], bytes: Buffer.from(match[2], 'base64') };
+}
+
+export type FormOutcome =
+  | { ok: true; notice: 'saved' | 'submitted' | 'removed' | 'uploaded' }
+  | { ok: false; status: number; error: CardError };
+
+function cardError(message: string, draft: FormFields, fields = new Map<string, string>()): CardError {
+  return { message, draft, fields };
+}
+
+async function attempt(
+  model: PageModel,
+  item: ViewItem,
+  draft: FormFields,
+  work: () => Promise<unknown>,
+): Promise<FormOutcome | undefined> {
+  try {
+    await work();
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status >= 500) throw error;
+    const message = apiErrorMessage(model.t, model.language, item, error, effectiveMaxBytes(item, model));
+    return { ok: false, status: error.status, error: cardError(message, draft) };
+  }
+}
+
+/**
+ * A card's form, posted without the page script or by it: saves the value (action=save) or saves
+ * and submits it (action=submit). Structured values are checked field by field first, so each
+ * error lands next to its field.
+ */
+export async function postItemForm(
+  services: AppServices,
+  model: PageModel,
+  key: string,
+  form: FormFields,
+): Promise<FormOutcome> {
+  const item = model.view.items.find((i) => i.key === key);
+  if (!item) throw new ApiError('not_found', `This intake has no item ${key}.`);
+  const id = model.view.intake_id;
+  const submit = form.action === 'submit';
+  const { t } = model;
+  if (!isFileType(item.type)) {
+    const parsed = valueFromItemForm(item, form);
+    if (parsed.kind === 'invalid') {
+      return { ok: false, status: 422, error: cardError(t(`error.${parsed.constraint}`), form) };
+    }
+    if (submit && item.type === 'structured' && item.schema && parsed.kind === 'value') {
+      const issues = jsonSchemaIssues(item.schema, parsed.value);
+      if (issues.length > 0) {
+        // Keep what is there as a draft, then show each problem next to its field.
+        await saveValue(services, id, key, parsed.value).catch(() => undefined);
+        return {
+          ok: false,
+          status: 422,
+          error: cardError(t('error.fix_fields'), form, fieldErrors(t, issues)),
+        };
+      }
+    }
+    if (parsed.kind === 'value') {
+      const failed = await attempt(model, item, form, () => saveValue(services, id, key, parsed.value));
+      if (failed) return failed;
+    }
+  }
+  if (!submit) return { ok: true, notice: 'saved' };
+  const failed = await attempt(model, item, form, () => submitItem(services, id, key));
+  if (failed) return failed;
+  return { ok: true, notice: 'submitted' };
+}
+
+export async function postRemoveFile(
+  services: AppServices,
+  model: PageModel,
+  key: string,
+  fileId: string,
+): Promise<FormOutcome> {
+  const item = model.view.items.find((i) => i.key === key);
+  if (!item) throw new ApiError('not_found', `This intake has no item ${key}.`);
+  const failed = await attempt(model, item, {}, () =>
+    removeFile(services, model.view.intake_id, key, fileId),
+  );
+  return failed ?? { ok: true, notice: 'removed' };
+}
+
+/** An upload error said in the page's language, for the tus and form upload paths. */
+export function uploadErrorMessage(model: PageModel, key: string, error: ApiError): string {
+  const item = model.view.items.find((i) => i.key === key);
+  if (!item) return model.t('error.not_found');
+  return clientErrorMessage(
+    model.t,
+    model.language,
+    item,
+    error.code,
+    error.message,
+    effectiveMaxBytes(item, model),
+  );
+}

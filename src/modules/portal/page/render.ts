@@ -1,0 +1,230 @@
+import type { TFunction } from 'i18next';
+import { renderCard } from './card.js';
+import { accentVariables } from './colour.js';
+import { formatDate, formatNumber } from './format.js';
+import { html, jsonForScript, raw, type Html } from './html.js';
+import { ICONS } from './icons.js';
+import type { Branding, PageModel } from './model.js';
+
+/** The portal page, rendered on the server in the client's language; the script only enhances it. */
+
+export interface PageAssets {
+  scriptPath: string;
+  stylePath: string;
+}
+
+/** Messages the page script needs (uploads, autosave, client-side checks), in the page's language. */
+const CLIENT_MESSAGES = [
+  'js.saving',
+  'js.saved',
+  'js.saved_local',
+  'js.offline',
+  'js.restored',
+  'js.uploading',
+  'js.uploaded',
+  'js.upload_failed',
+  'js.retry',
+  'js.cancel',
+  'js.paused',
+  'js.resume_hint',
+  'js.discard',
+  'js.too_many',
+  'js.wrong_type',
+  'js.too_large',
+  'js.too_narrow',
+  'js.too_short',
+  'js.not_transparent',
+  'js.chars',
+  'js.chars_over',
+  'js.add_colour',
+  'js.removing',
+  'js.submitting',
+  'js.rate_limited',
+  'js.network',
+  'js.required',
+  'js.invalid',
+  'js.field_min',
+  'js.field_max',
+  'js.field_minlength',
+  'js.field_maxlength',
+  'js.field_type_email',
+  'js.field_type_url',
+  'js.field_type_number',
+  'js.field_pattern',
+  'js.drop_here',
+  'secret.show',
+  'secret.hide',
+] as const;
+
+export function clientMessages(t: TFunction): Record<string, string> {
+  return Object.fromEntries(CLIENT_MESSAGES.map((key) => [key, t(key)]));
+}
+
+function brandBlock(b: Branding): Html {
+  const logo = b.logoUrl ? html`<img class="logo" src="${b.logoUrl}" alt="" height="32" />` : '';
+  return html`<div class="brand">${logo}<span class="brand-name">${b.accountName}</span></div>`;
+}
+
+export function renderSummary(m: PageModel): Html {
+  const { t, view } = m;
+  const { submitted, total } = view.progress;
+  const items = view.items;
+  const revisions = items.filter((i) => i.status === 'needs_revision');
+  const requiredLeft = items.filter((i) => i.required && i.status !== 'submitted' && i.status !== 'approved');
+  const allDone = items.some((i) => i.required)
+    ? requiredLeft.length === 0
+    : submitted === total && total > 0;
+  const allApproved = items.length > 0 && items.every((i) => i.status === 'approved' || !i.required);
+  const progressText = t('progress', {
+    done: formatNumber(m.language, submitted),
+    total: formatNumber(m.language, total),
+  });
+  let banner: Html | string = '';
+  if (revisions.length > 0) {
+    banner = html`<div class="banner banner-warn">
+      ${raw(ICONS.alert)}
+      <div>
+        <p class="banner-title">
+          ${t('banner.revisions', {
+            count: revisions.length,
+          })}
+        </p>
+        <ul class="jump">
+          ${revisions.map((r) => html`<li><a href="#item-${r.key}">${r.label}</a></li>`)}
+        </ul>
+      </div>
+    </div>`;
+  } else if (allDone) {
+    banner = html`<div class="banner banner-done" id="all-done">
+      ${raw(ICONS.party)}
+      <div>
+        <p class="banner-title">${t(allApproved ? 'banner.all_approved' : 'banner.all_done')}</p>
+        <p>
+          ${t(allApproved ? 'banner.all_approved_text' : 'banner.all_done_text', { account: m.branding.accountName })}
+        </p>
+      </div>
+    </div>`;
+  } else if (requiredLeft.length > 0) {
+    const next = requiredLeft[0];
+    banner = next
+      ? html`<p class="next">
+          <a href="#item-${next.key}" class="button primary">${t('banner.next', { label: next.label })}</a>
+        </p>`
+      : '';
+  }
+  return html`<section class="summary" id="summary" aria-label="${t('progress_label')}">
+    <div class="progress-row">
+      <p class="progress-text" id="progress-text">${progressText}</p>
+      <progress max="${Math.max(total, 1)}" value="${submitted}" aria-labelledby="progress-text">
+        ${progressText}
+      </progress>
+    </div>
+    ${banner}
+  </section>`;
+}
+
+function dueLine(m: PageModel): Html | string {
+  const due = m.view.due_date;
+  if (!due) return '';
+  return html`<p class="due">
+    ${raw(ICONS.calendar)}<span>${m.t('due', { date: formatDate(m.language, due) })}</span>
+  </p>`;
+}
+
+function shell(
+  m: { t: TFunction; language: string; branding: Branding },
+  assets: PageAssets,
+  nonce: string,
+  title: string,
+  body: Html,
+  extraHead: Html | string = '',
+): string {
+  const accent = m.branding.accentColor;
+  const style = accent
+    ? html`<style nonce="${nonce}">
+        :root{${accentVariables(accent)}}
+      </style>`
+    : '';
+  return `<!doctype html>${
+    html`<html lang="${m.language}">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <meta name="robots" content="noindex, nofollow" />
+        <link rel="icon" href="data:," />
+        <title>${title}</title>
+        <link rel="stylesheet" href="${assets.stylePath}" />
+        ${style}${extraHead}
+      </head>
+      <body>
+        ${body}
+      </body>
+    </html>`.value
+  }`;
+}
+
+export function renderPage(m: PageModel, assets: PageAssets, nonce: string): string {
+  const { t, view } = m;
+  const greeting = view.client_name ? t('greeting_named', { name: view.client_name }) : t('greeting');
+  const intro = m.closed
+    ? t('closed.text', { account: m.branding.accountName })
+    : t('intro', { account: m.branding.accountName, count: view.items.length });
+  const closedBanner = m.closed
+    ? html`<div class="banner banner-closed" role="status">
+        ${raw(ICONS.lock)}
+        <div>
+          <p class="banner-title">${t('closed.title')}</p>
+          <p>${intro}</p>
+        </div>
+      </div>`
+    : '';
+  const brief = view.brief
+    ? html`<section class="brief" aria-labelledby="brief-title">
+        <h2 id="brief-title">${t('brief')}</h2>
+        <p>${view.brief}</p>
+      </section>`
+    : '';
+  const data = { intake_id: view.intake_id, language: m.language, messages: clientMessages(t) };
+  const body = html`<a class="skip" href="#items">${t('skip')}</a>
+    <header class="top">${brandBlock(m.branding)}</header>
+    <main id="main">
+      <div class="intro">
+        <h1>${view.project_name}</h1>
+        <p class="greeting">${greeting} ${m.closed ? '' : intro}</p>
+        ${dueLine(m)}
+      </div>
+      ${closedBanner}${m.closed ? '' : renderSummary(m)} ${brief}
+      <div class="items" id="items" tabindex="-1">${view.items.map((item) => renderCard(item, m))}</div>
+    </main>
+    <footer class="foot">
+      <p>${t('footer.private')}</p>
+      <p>${t('footer.help', { account: m.branding.accountName })}</p>
+    </footer>
+    <script type="application/json" id="portal-data">
+      ${jsonForScript(data)}
+    </script>`;
+  const head = m.closed ? '' : html`<script type="module" src="${assets.scriptPath}"></script>`;
+  return shell(m, assets, nonce, `${view.project_name} · ${m.branding.accountName}`, body, head);
+}
+
+/** 404 (unknown or deleted) and closed-without-content pages: a message and nothing else. */
+export function renderMessagePage(
+  m: { t: TFunction; language: string; branding: Branding | null },
+  assets: PageAssets,
+  nonce: string,
+  kind: 'not_found' | 'purged',
+): string {
+  const branding = m.branding ?? { accountName: m.t('service'), logoUrl: null, accentColor: null };
+  const body = html`<header class="top">${brandBlock(branding)}</header>
+    <main id="main" class="message-page">
+      <div class="banner banner-closed">
+        ${raw(ICONS.lock)}
+        <div>
+          <h1 class="banner-title">${m.t(`${kind}.title`)}</h1>
+          <p>${m.t(`${kind}.text`, { account: branding.accountName })}</p>
+        </div>
+      </div>
+    </main>`;
+  return shell({ ...m, branding }, assets, nonce, m.t(`${kind}.title`), body);
+}

@@ -1,0 +1,105 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../http/errors.js';
+import type { AppServices } from '../../services.js';
+import { canonicalIntakeId } from '../intakes/intakes.repository.js';
+
+/**
+ * The portal's protections. The intake id is the only capability, so: strict headers on every portal
+ * answer (no framing, no referrer leaking the id, no sniffing, a CSP that allows only this origin),
+ * and rate limits on every portal write, per intake and per IP address, counted in the same exact
+ * rolling window as the API (services.limiter: in-process, or Redis across processes).
+ */
+
+/** Writes per rolling hour. Autosave is debounced, so typing for an hour costs a few hundred. */
+export const PORTAL_LIMITS = {
+  writesPerIntake: 1200,
+  writesPerIp: 3000,
+  /** tus PATCH/HEAD/DELETE: one large file is many chunks. */
+  transfersPerIntake: 6000,
+  transfersPerIp: 12000,
+} as const;
+
+export function portalContentSecurityPolicy(nonce?: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    `style-src 'self'${nonce ? ` 'nonce-${nonce}'` : ''}`,
+    "img-src 'self' blob: data:",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+export function portalSecurityHeaders(nonce?: string): Record<string, string> {
+  return {
+    'Content-Security-Policy': portalContentSecurityPolicy(nonce),
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Cross-Origin-Resource-Policy': 'same-origin',
+    'Permissions-Policy': 'microphone=(), geolocation=(), payment=(), usb=()',
+  };
+}
+
+type WriteKind = 'write' | 'transfer';
+
+const TUS_UPLOAD = '/portal/api/:intake_id/items/:key/tus/:upload_id';
+const WRITE_ROUTES = new Set([
+  'PUT /portal/api/:intake_id/items/:key',
+  'POST /portal/api/:intake_id/items/:key/files',
+  'DELETE /portal/api/:intake_id/items/:key/files/:file_id',
+  'POST /portal/api/:intake_id/items/:key/submit',
+  'POST /portal/api/:intake_id/items/:key/tus',
+  'POST /portal/:intake_id/items/:key',
+  'POST /portal/:intake_id/items/:key/upload',
+  'POST /portal/:intake_id/items/:key/files/:file_id/remove',
+]);
+
+function writeKind(request: FastifyRequest): WriteKind | undefined {
+  const route = request.routeOptions.url;
+  if (!route?.startsWith('/portal/')) return undefined;
+  if (route === TUS_UPLOAD && request.method !== 'OPTIONS') return 'transfer';
+  return WRITE_ROUTES.has(`${request.method} ${route}`) ? 'write' : undefined;
+}
+
+export function registerPortalSecurity(app: FastifyInstance, services: AppServices): void {
+  app.addHook('onRequest', async (request) => {
+    const kind = writeKind(request);
+    if (!kind) return;
+    const params = request.params as { intake_id?: string };
+    const intake = canonicalIntakeId(params.intake_id ?? '');
+    const now = services.clock.now().getTime();
+    const [perIntake, perIp] =
+      kind === 'write'
+        ? [PORTAL_LIMITS.writesPerIntake, PORTAL_LIMITS.writesPerIp]
+        : [PORTAL_LIMITS.transfersPerIntake, PORTAL_LIMITS.transfersPerIp];
+    const prefix = kind === 'write' ? 'portal' : 'portal-tus';
+    for (const [bucket, limit, what] of [
+      [`${prefix}:${intake}`, perIntake, 'this intake'],
+      [`${prefix}-ip:${request.ip}`, perIp, 'your network address'],
+    ] as const) {
+      const decision = await services.limiter.hit(bucket, limit, now);
+      if (!decision.allowed) {
+        throw new ApiError(
+          'rate_limited',
+          `Too many changes from ${what}: at most ${limit} per hour (rolling window). Retry in ${decision.retryAfterSeconds} seconds.`,
+          {},
+          { 'Retry-After': String(decision.retryAfterSeconds) },
+        );
+      }
+    }
+  });
+
+  // Every portal answer (pages, JSON, assets) carries the headers; a page sets its own CSP with a nonce.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.url.startsWith('/portal/') && request.url !== '/portal') return;
+    for (const [name, value] of Object.entries(portalSecurityHeaders())) {
+      if (!reply.hasHeader(name)) void reply.header(name, value);
+    }
+  });
+}

@@ -1,0 +1,146 @@
+import { Agent, request } from 'undici';
+import { AddressRefusedError, classifyAddress, guardedLookup, hostOf, refusedAmong } from './ssrf.js';
+
+/**
+ * One webhook HTTP request: POST, no redirects followed (a 3xx is a failure), an overall deadline,
+ * the response body read up to a cap. Connections go through an undici Agent whose lookup refuses
+ * non-public addresses unless private ones are allowed, so the address checked is the one used.
+ */
+
+export const USER_AGENT = 'IntakeService-Webhooks/1.0';
+export const RESPONSE_EXCERPT_BYTES = 4_096;
+
+export type AttemptOutcome = 'succeeded' | 'failed' | 'gone';
+
+export interface HttpAttempt {
+  outcome: AttemptOutcome;
+  status: number | null;
+  excerpt: string | null;
+  error: string | null;
+  durationMs: number;
+  /** The attempt was cut short by a shutdown: nothing is known about it, so nothing is recorded. */
+  interrupted: boolean;
+}
+
+export interface SendOptions {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  /** Aborts the request when the process shuts down. */
+  shutdown: AbortSignal;
+}
+
+export class WebhookHttpClient {
+  private readonly agent: Agent;
+
+  constructor(private readonly allowPrivate: () => boolean) {
+    this.agent = new Agent({
+      connect: { lookup: guardedLookup(allowPrivate) },
+      keepAliveTimeout: 10_000,
+      // Deadlines are the caller's AbortSignal; these only stop undici's own longer defaults.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  async send(options: SendOptions): Promise<HttpAttempt> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const signal = AbortSignal.any([timeout, options.shutdown]);
+    const literal = this.refusedLiteral(options.url);
+    if (literal) return failure(literal.message, elapsed());
+    let status: number;
+    let excerpt = '';
+    try {
+      const response = await request(options.url, {
+        method: 'POST',
+        headers: options.headers,
+        body: options.body,
+        dispatcher: this.agent,
+        signal,
+      });
+      status = response.statusCode;
+      try {
+        excerpt = await readCapped(response.body, RESPONSE_EXCERPT_BYTES);
+      } catch {
+        // The status decides; a body cut short by the deadline keeps what arrived.
+      }
+    } catch (error) {
+      if (options.shutdown.aborted) {
+        return { ...failure('interrupted by shutdown', elapsed()), interrupted: true };
+      }
+      const message = timeout.aborted
+        ? `no response within ${formatSeconds(options.timeoutMs)}`
+        : describeError(error);
+      return failure(message, elapsed());
+    }
+    const durationMs = elapsed();
+    const base = { status, excerpt: excerpt === '' ? null : excerpt, durationMs, interrupted: false };
+    if (status >= 200 && status < 300) return { ...base, outcome: 'succeeded', error: null };
+    if (status === 410) return { ...base, outcome: 'gone', error: 'HTTP 410: the endpoint is deregistered' };
+    if (status >= 300 && status < 400) {
+      return { ...base, outcome: 'failed', error: `HTTP ${status}: redirects are not followed` };
+    }
+    return { ...base, outcome: 'failed', error: `HTTP ${status}` };
+  }
+
+  /** An IP-literal host is never looked up, so the guard checks it here. */
+  private refusedLiteral(raw: string): AddressRefusedError | undefined {
+    if (this.allowPrivate()) return undefined;
+    const host = hostOf(new URL(raw));
+    if (classifyAddress(host) === 'invalid') return undefined;
+    return refusedAmong(host, [host]);
+  }
+}
+
+function failure(error: string, durationMs: number): HttpAttempt {
+  return { outcome: 'failed', status: null, excerpt: null, error, durationMs, interrupted: false };
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, cap: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= cap) {
+      body.destroy();
+      break;
+    }
+  }
+  // Cut at the cap, then drop a partial UTF-8 character at the end.
+  return Buffer.concat(chunks)
+    .subarray(0, cap)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** A short reason from a network error: its code and message, the cause's when it wraps one. */
+function describeError(error: unknown): string {
+  const refused = findCause(error, (e) => e instanceof AddressRefusedError);
+  if (refused) return refused.message;
+  const coded = findCause(error, (e) => typeof (e as { code?: unknown }).code === 'string');
+  const target = coded ?? (error instanceof Error ? error : undefined);
+  if (!target) return String(error);
+  const code = (target as { code?: string }).code;
+  return code && !target.message.includes(code) ? `${target.message} (${code})` : target.message;
+}
+
+function findCause(error: unknown, test: (e: Error) => boolean): Error | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (test(current)) return current;
+    current = current.cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,310 @@
+import type { Kysely, Selectable } from 'kysely';
+import type {
+  Database,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookEndpointsTable,
+} from '../../db/schema.js';
+import { WEBHOOK_ATTEMPT } from './webhooks.jobs.js';
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+
+/** An account in one mode: every query of a tenant's webhooks is scoped by it. */
+export interface Tenant {
+  accountId: string;
+  livemode: boolean;
+}
+
+const mode = (tenant: Tenant) => (tenant.livemode ? 1 : 0);
+
+// ---- endpoints ----
+
+export async function insertEndpoint(db: Kysely<Database>, row: EndpointRow): Promise<void> {
+  await db.insertInto('webhook_endpoints').values(row).execute();
+}
+
+export function listEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<EndpointRow[]> {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', mode(tenant))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export function findEndpoint(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  id: string,
+): Promise<EndpointRow | undefined> {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', mode(tenant))
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export function findEndpointById(db: Kysely<Database>, id: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function countEnabledEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', mode(tenant))
+    .where('status', '=', 'enabled')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The enabled endpoints of a tenant: the fan-out of each event picks the subscribed ones among them. */
+export function enabledEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<EndpointRow[]> {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', mode(tenant))
+    .where('status', '=', 'enabled')
+    .execute();
+}
+
+export async function updateEndpoint(
+  db: Kysely<Database>,
+  id: string,
+  patch: Partial<Omit<EndpointRow, 'id' | 'account_id' | 'livemode'>>,
+): Promise<void> {
+  await db.updateTable('webhook_endpoints').set(patch).where('id', '=', id).execute();
+}
+
+/** Removes an endpoint with its deliveries and their log (cascade), and the jobs of its deliveries. */
+export async function deleteEndpoint(db: Kysely<Database>, id: string): Promise<void> {
+  await db
+    .deleteFrom('jobs')
+    .where('kind', '=', WEBHOOK_ATTEMPT.kind)
+    .where('subject_id', 'in', db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id))
+    .execute();
+  await db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+}
+
+/**
+ * HTTP 410: every enabled endpoint of the tenant with this URL is disabled, and their pending
+ * deliveries are cancelled with their jobs. Returns the endpoints disabled.
+ */
+export async function deregisterUrl(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  url: string,
+  at: string,
+): Promise<string[]> {
+  const endpoints = await db
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', mode(tenant))
+    .where('url', '=', url)
+    .where('status', '=', 'enabled')
+    .execute();
+  const ids = endpoints.map((e) => e.id);
+  if (ids.length === 0) return [];
+  await db
+    .updateTable('webhook_endpoints')
+    .set({ status: 'disabled', disabled_reason: 'gone', disabled_at: at, updated_at: at })
+    .where('id', 'in', ids)
+    .execute();
+  const pending = db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('endpoint_id', 'in', ids)
+    .where('status', '=', 'pending');
+  await db
+    .deleteFrom('jobs')
+    .where('kind', '=', WEBHOOK_ATTEMPT.kind)
+    .where('subject_id', 'in', pending)
+    .where('locked_until', 'is', null)
+    .execute();
+  await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'cancelled',
+      completed_at: at,
+      next_attempt_at: null,
+      lease_owner: null,
+      lease_until: null,
+    })
+    .where('endpoint_id', 'in', ids)
+    .where('status', '=', 'pending')
+    .execute();
+  return ids;
+}
+
+// ---- deliveries ----
+
+export async function insertDelivery(db: Kysely<Database>, row: DeliveryRow): Promise<void> {
+  await db.insertInto('webhook_deliveries').values(row).execute();
+}
+
+export function findDelivery(db: Kysely<Database>, id: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Takes a pending delivery for one attempt: only when no live lease holds it, so two processes never
+ * hold one delivery. Returns whether this owner now holds it.
+ */
+export async function claimDelivery(
+  db: Kysely<Database>,
+  claim: { id: string; attempt: number; owner: string; now: number; leaseUntil: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: claim.owner, lease_until: claim.leaseUntil })
+    .where('id', '=', claim.id)
+    .where('status', '=', 'pending')
+    .where('attempts', '=', claim.attempt - 1)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', claim.now)]))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function renewLeases(
+  db: Kysely<Database>,
+  owner: string,
+  ids: readonly string[],
+  leaseUntil: number,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_until: leaseUntil })
+    .where('lease_owner', '=', owner)
+    .where('id', 'in', ids)
+    .execute();
+}
+
+/** Hands held deliveries back (shutdown): their jobs come due at once for any worker. */
+export async function releaseLeases(
+  db: Kysely<Database>,
+  owner: string,
+  ids: readonly string[],
+  now: number,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: null, lease_until: null })
+    .where('lease_owner', '=', owner)
+    .where('id', 'in', ids)
+    .execute();
+  await db
+    .updateTable('jobs')
+    .set({ due_at: now })
+    .where('kind', '=', WEBHOOK_ATTEMPT.kind)
+    .where('subject_id', 'in', ids)
+    .where('locked_until', 'is', null)
+    .execute();
+}
+
+/**
+ * Records the end of an attempt on the delivery, fenced: only while this owner still holds it for
+ * this attempt. Returns false when it does not (taken over after its lease expired, or deleted).
+ */
+export async function settleDelivery(
+  db: Kysely<Database>,
+  fence: { id: string; owner: string; attempt: number },
+  patch: { status: string; next_attempt_at: string | null; completed_at: string | null },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ ...patch, attempts: fence.attempt, lease_owner: null, lease_until: null })
+    .where('id', '=', fence.id)
+    .where('lease_owner', '=', fence.owner)
+    .where('attempts', '=', fence.attempt - 1)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function cancelDelivery(db: Kysely<Database>, id: string, at: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'cancelled',
+      completed_at: at,
+      next_attempt_at: null,
+      lease_owner: null,
+      lease_until: null,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+/** The delivery's attempt jobs that no worker is running right now (the watchdog left by a claim). */
+export async function deleteIdleAttemptJobs(db: Kysely<Database>, deliveryId: string): Promise<void> {
+  await db
+    .deleteFrom('jobs')
+    .where('kind', '=', WEBHOOK_ATTEMPT.kind)
+    .where('subject_id', '=', deliveryId)
+    .where('locked_until', 'is', null)
+    .execute();
+}
+
+// ---- attempts (the delivery log) ----
+
+export async function insertAttempt(db: Kysely<Database>, row: AttemptRow): Promise<void> {
+  await db.insertInto('webhook_attempts').values(row).execute();
+}
+
+export type AttemptWithStatus = AttemptRow & { delivery_status: string; test: number };
+
+/**
+ * Newest first, paged by attempt id like the audit log: attempts after the cursor are older,
+ * ordered by (requested_at, id) so attempts of the same millisecond page without gaps or repeats.
+ */
+export async function listAttempts(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  endpointId: string,
+  page: { limit: number; startingAfter: string | undefined; deliveryId: string | undefined },
+): Promise<{ rows: AttemptWithStatus[]; cursorFound: boolean }> {
+  let query = db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+    .selectAll('a')
+    .select(['d.status as delivery_status', 'd.test as test'])
+    .where('a.account_id', '=', tenant.accountId)
+    .where('a.livemode', '=', mode(tenant))
+    .where('a.endpoint_id', '=', endpointId);
+  if (page.deliveryId) query = query.where('a.delivery_id', '=', page.deliveryId);
+  if (page.startingAfter) {
+    const cursor = await db
+      .selectFrom('webhook_attempts')
+      .select(['requested_at', 'id'])
+      .where('account_id', '=', tenant.accountId)
+      .where('livemode', '=', mode(tenant))
+      .where('endpoint_id', '=', endpointId)
+      .where('id', '=', page.startingAfter)
+      .executeTakeFirst();
+    if (!cursor) return { rows: [], cursorFound: false };
+    query = query.where((eb) =>
+      eb.or([
+        eb('a.requested_at', '<', cursor.requested_at),
+        eb.and([eb('a.requested_at', '=', cursor.requested_at), eb('a.id', '<', cursor.id)]),
+      ]),
+    );
+  }
+  const rows = await query
+    .orderBy('a.requested_at', 'desc')
+    .orderBy('a.id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+  return { rows, cursorFound: true };
+}
