@@ -294,7 +294,10 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
     expect(download.status).toBe(200);
     expect(Buffer.from(await download.arrayBuffer()).equals(logoBytes)).toBe(true);
     expect(download.headers.get('content-disposition')).toContain('attachment');
-    expect((await fetch(fileUrl.replace(/sig=[0-9a-f]/, 'sig=0'))).status).toBe(403);
+    // Flip the signature's last hex digit: the same URL with a wrong signature is refused.
+    const tampered = fileUrl.replace(/([0-9a-f])$/, (d) => (d === '0' ? '1' : '0'));
+    expect(tampered).not.toBe(fileUrl);
+    expect((await fetch(tampered)).status).toBe(403);
     expect(results.body.items[2]?.value).toBe('We build boats since 1999.');
 
     expect(

@@ -150,6 +150,22 @@ export const ItemDefinition = z
       },
     ],
   });
+/**
+ * A definition as stored and returned: ItemDefinition after parsing (defaults applied, no nulls).
+ * Responses use it so the OpenAPI document describes what callers receive.
+ */
+export const ItemDefinitionRecord = z
+  .object({
+    key: ItemDefinition.shape.key,
+    label: z.string(),
+    help: z.string().optional(),
+    type: z.string(),
+    required: z.boolean(),
+    constraints: Constraints,
+    schema: z.record(z.string(), z.unknown()).optional(),
+    options: z.array(ItemOption).optional(),
+  })
+  .meta({ id: 'ItemDefinitionRecord' });
 export type ItemDefinitionInput = z.input<typeof ItemDefinition>;
 export type ItemDefinition = z.output<typeof ItemDefinition>;
 

@@ -70,7 +70,10 @@ export async function receiveUpload(source: Readable, options: ReceiveOptions): 
   });
   source.pipe(meter);
   try {
-    await pipeline(meter, createWriteStream(tmpPath, { flags: 'wx', mode: 0o600, highWaterMark: 1024 * 1024 }));
+    await pipeline(
+      meter,
+      createWriteStream(tmpPath, { flags: 'wx', mode: 0o600, highWaterMark: 1024 * 1024 }),
+    );
   } catch (error) {
     source.unpipe(meter);
     drain(source);

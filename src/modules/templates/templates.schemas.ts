@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ItemDefinition } from '../../domain/items.js';
+import { ItemDefinition, ItemDefinitionRecord } from '../../domain/items.js';
 import { Timestamp } from '../../http/schemas.js';
 
 export const CreateTemplateBody = z.strictObject({
@@ -8,7 +8,7 @@ export const CreateTemplateBody = z.strictObject({
 });
 
 export const Template = z
-  .object({ id: z.string(), name: z.string(), items: z.array(ItemDefinition), created_at: Timestamp })
+  .object({ id: z.string(), name: z.string(), items: z.array(ItemDefinitionRecord), created_at: Timestamp })
   .meta({ id: 'Template' });
 
 export const TemplateList = z.object({ templates: z.array(Template) }).meta({ id: 'TemplateList' });

@@ -67,7 +67,9 @@ export async function findTemplateItems(
   world: World,
   id: string,
 ): Promise<ItemDefinition[]> {
-  return (await getTemplate(db, world, id)).items;
+  const row = await inWorld(db, world).where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('template', id);
+  return JSON.parse(row.items) as ItemDefinition[];
 }
 
 export async function deleteTemplate(db: Kysely<Database>, world: World, id: string): Promise<void> {
