@@ -298,6 +298,20 @@ async function explainClaim(services: AppServices): Promise<string> {
   return rows.map((r) => r.detail).join('\n');
 }
 
+/** PostgreSQL: the blocks the claim query touches (EXPLAIN ANALYZE BUFFERS), independent of machine load. */
+async function claimBuffers(services: AppServices): Promise<number | null> {
+  if (services.db.dialect !== 'postgres') return null;
+  const now = Date.now();
+  const { rows } = await sql<{
+    'QUERY PLAN': { Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }[];
+  }>`
+    explain (analyze, buffers, format json) select * from jobs
+      where due_at <= ${now} and (locked_until is null or locked_until < ${now}) and kind in (${sql.join(definedKinds())})
+      order by due_at, id limit 20 for update skip locked`.execute(services.db.kysely);
+  const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
+  return plan ? plan['Shared Hit Blocks'] + plan['Shared Read Blocks'] : null;
+}
+
 async function scanBench(services: AppServices) {
   const db = services.db.kysely;
   const account = await createAccount(
@@ -307,16 +321,28 @@ async function scanBench(services: AppServices) {
   );
   // Nothing may be due: the dispatch run re-planned every reminder days ahead.
   await fillScheduled(services, account.account_id, 1, 1000);
+  const smallRows = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const small = await claimMicros(services);
+  const smallBlocks = await claimBuffers(services);
   const fillStart = performance.now();
   await fillScheduled(services, account.account_id, 1001, SCHEDULED_ROWS);
   const fillSeconds = (performance.now() - fillStart) / 1000;
   const large = await claimMicros(services);
+  const largeBlocks = await claimBuffers(services);
   const rows = await db
     .selectFrom('jobs')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
-  return { small, large, totalRows: Number(rows.n), fillSeconds, plan: await explainClaim(services) };
+  return {
+    small: { ...small, blocks: smallBlocks, rows: Number(smallRows.n) },
+    large: { ...large, blocks: largeBlocks },
+    totalRows: Number(rows.n),
+    fillSeconds,
+    plan: await explainClaim(services),
+  };
 }
 
 async function runOn(database: 'sqlite' | 'postgres') {
@@ -376,14 +402,18 @@ async function main(): Promise<void> {
       `| ${r.database} | ${r.dispatch.intakes.toLocaleString('en')} | ${r.dispatch.workers} | ${r.dispatch.perSecond.toFixed(0)} | ${r.dispatch.seconds.toFixed(1)} |`,
     );
   }
-  console.log(`\n| Database | Scheduled rows | Claim mean (µs) | p50 (µs) | p99 (µs) |`);
-  console.log(`| -------- | -------------: | --------------: | -------: | -------: |`);
+  console.log(
+    `\n| Database | Scheduled rows | Claim mean (µs) | p50 (µs) | p99 (µs) | Blocks read (PostgreSQL) |`,
+  );
+  console.log(
+    `| -------- | -------------: | --------------: | -------: | -------: | -----------------------: |`,
+  );
   for (const r of results) {
     console.log(
-      `| ${r.database} | ~1,000 | ${us(r.scan.small.meanUs)} | ${us(r.scan.small.p50Us)} | ${us(r.scan.small.p99Us)} |`,
+      `| ${r.database} | ${r.scan.small.rows.toLocaleString('en')} | ${us(r.scan.small.meanUs)} | ${us(r.scan.small.p50Us)} | ${us(r.scan.small.p99Us)} | ${r.scan.small.blocks ?? 'n/a'} |`,
     );
     console.log(
-      `| ${r.database} | ${r.scan.totalRows.toLocaleString('en')} | ${us(r.scan.large.meanUs)} | ${us(r.scan.large.p50Us)} | ${us(r.scan.large.p99Us)} |`,
+      `| ${r.database} | ${r.scan.totalRows.toLocaleString('en')} | ${us(r.scan.large.meanUs)} | ${us(r.scan.large.p50Us)} | ${us(r.scan.large.p99Us)} | ${r.scan.large.blocks ?? 'n/a'} |`,
     );
   }
   for (const r of results) console.log(`\n${r.database} claim plan:\n${r.scan.plan}`);

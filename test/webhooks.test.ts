@@ -230,7 +230,8 @@ describe.each(DATABASES)('webhooks: endpoints, events and signatures on %s', (da
     // The rest is approved by the 72-hour auto-approval, on the test clock.
     expect((await test.post('/v1/test_helpers/advance_clock', { seconds: 73 * 3600 })).status).toBe(200);
 
-    // The reminders module records these through the same outbox (recordEvent), in its transactions.
+    // Recorded directly, as any module records its events (recordEvent in its transaction): the fan-out
+    // takes any type. intake.overdue has no flow yet; the next test drives the reminder events for real.
     const account = await server.server.services.db.kysely
       .selectFrom('intakes')
       .select(['account_id', 'project_name', 'client_email'])
@@ -372,6 +373,80 @@ describe.each(DATABASES)('webhooks: endpoints, events and signatures on %s', (da
       response_excerpt: 'thanks',
       error: null,
       next_attempt_at: null,
+    });
+    await test.delete(`/v1/webhooks/${endpoint.id}`);
+  });
+
+  it('delivers the reminder events of real flows: chase.sent, chase.bounced, intake.stalled, chase.opted_out', async () => {
+    const events = ['chase.sent', 'chase.bounced', 'intake.stalled', 'chase.opted_out'];
+    const endpoint = await register(test, { url: receiver.url, events });
+    const from = receiver.requests.length;
+    const intake = async (email: string) => {
+      const created = await test.post<Body>('/v1/intakes', {
+        project_name: `Chasing ${email}`,
+        client: { email },
+        items: [{ key: 'note', label: 'Note', type: 'text' }],
+      });
+      expect(created.status, created.text).toBe(201);
+      return created.body.intake_id as string;
+    };
+    const bouncing = await intake('bouncer@example.com');
+    const leaving = await intake('leaver@example.com');
+    expect((await test.post(`/v1/intakes/${bouncing}/chase`, { channel: 'email' })).status).toBe(200);
+    expect(
+      (await test.post(`/v1/test_helpers/intakes/${bouncing}/simulate`, { action: 'bounce' })).status,
+    ).toBe(200);
+    // The scheduled reminders (2, 5 and 9 days): the first bounces, the next two meet a suppressed address.
+    for (let day = 0; day < 10; day++) await test.post('/v1/test_helpers/advance_clock', { seconds: 86_400 });
+    const outbox = await test.get<{ messages: { text: string }[] }>(
+      `/v1/test_helpers/outbox?intake_id=${leaving}`,
+    );
+    const optOut = outbox.body.messages
+      .map((m) => /https?:\/\/\S+\/optout\/\S+/.exec(m.text)?.[0])
+      .find(Boolean);
+    expect(optOut).toBeDefined();
+    const left = await fetch(optOut ?? '', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'List-Unsubscribe=One-Click',
+    });
+    expect(left.status).toBeLessThan(300);
+
+    await eventually(() => {
+      const got = receiver.requests.slice(from).map((r) => parse(r).event);
+      return Promise.resolve(events.every((name) => got.includes(name)) ? got : undefined);
+    }, 'every reminder event');
+    const received = receiver.requests.slice(from);
+    for (const request of received) expectSigned(request, endpoint.secret ?? '');
+    const payloads = received.map(parse);
+    expect(payloads.find((p) => p.event === 'chase.sent' && p.intake_id === bouncing)).toMatchObject({
+      chase_id: expect.stringMatching(/^ch_/),
+      channel: 'email',
+      attempt_no: 1,
+      sent_at: expect.stringMatching(ISO),
+      livemode: false,
+    });
+    expect(payloads.find((p) => p.event === 'chase.bounced')).toMatchObject({
+      intake_id: bouncing,
+      chase_id: expect.stringMatching(/^ch_/),
+      channel: 'email',
+      client_email: 'bouncer@example.com',
+      bounced_at: expect.stringMatching(ISO),
+      reason: 'hard_bounce',
+    });
+    expect(payloads.filter((p) => p.event === 'intake.stalled')).toEqual([
+      expect.objectContaining({
+        intake_id: bouncing,
+        project_name: 'Chasing bouncer@example.com',
+        client_email: 'bouncer@example.com',
+        stalled_at: expect.stringMatching(ISO),
+        missing_items: ['note'],
+      }),
+    ]);
+    expect(payloads.find((p) => p.event === 'chase.opted_out')).toMatchObject({
+      intake_id: leaving,
+      client_email: 'leaver@example.com',
+      opted_out_at: expect.stringMatching(ISO),
     });
     await test.delete(`/v1/webhooks/${endpoint.id}`);
   });

@@ -1,3 +1,7 @@
+/**
+ * Sending one chase when it falls due (the dispatch_chase job, or at once for a manual chase): claim,
+ * check, render, send, record with its events, plan the next reminder. Bounces and stalls live here.
+ */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import {
@@ -55,11 +59,16 @@ export function optOutUrl(services: AppServices, intakeId: string): string {
   return `${services.config.appUrl}/optout/${intakeId}?sig=${optOutSignature(services, intakeId)}`;
 }
 
+const optOutKeys = new Map<string, string>();
+
 export function optOutSignature(services: AppServices, intakeId: string): string {
-  return hmacHex(deriveKey(services.config.secretKey, 'chase-opt-out').toString('hex'), intakeId).slice(
-    0,
-    32,
-  );
+  const secret = services.config.secretKey;
+  let key = optOutKeys.get(secret);
+  if (key === undefined) {
+    key = deriveKey(secret, 'chase-opt-out').toString('hex');
+    optOutKeys.set(secret, key);
+  }
+  return hmacHex(key, intakeId).slice(0, 32);
 }
 
 interface Dispatch {
@@ -165,8 +174,9 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
   }
 
   const sender = await senderOf(db, intake.account_id);
+  const unsubscribe = optOutUrl(services, intake.id);
   const context = await messageContext(services, db, intake, sender, {
-    optOutUrl: chase.channel === 'email' ? optOutUrl(services, intake.id) : null,
+    optOutUrl: chase.channel === 'email' ? unsubscribe : null,
     items,
   });
   const messageId = newId('msg');
@@ -184,7 +194,7 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
     replyTo: sender.email || null,
     headers: email
       ? {
-          'List-Unsubscribe': `<${optOutUrl(services, intake.id)}>`,
+          'List-Unsubscribe': `<${unsubscribe}>`,
           'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
         }
       : {},

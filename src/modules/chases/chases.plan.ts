@@ -1,3 +1,8 @@
+/**
+ * Reminder series planning: an intake's chase settings, its first reminder when sent, and keeping the
+ * one pending reminder in step with the intake (cancel when nothing is owed, resume when something is).
+ * Everything here runs inside the caller's transaction.
+ */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import {

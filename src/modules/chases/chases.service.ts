@@ -1,3 +1,7 @@
+/**
+ * The chases module's entry points: manual chases, status records, the test-mode bounce, provider
+ * bounce reports and opt-outs; planning and dispatch are re-exported from their files.
+ */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { outstandingItems, type ChaseChannel, type ChaseStatus } from '../../domain/chases.js';
