@@ -39,6 +39,11 @@ export function authOf(request: FastifyRequest): AuthContext {
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+function toArray<T>(value: T | T[] | undefined): T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
 /**
  * Authentication, rate limiting and scope checks, in one place for every route, driven by the
  * route's `config.scope`. The same setting documents the route in OpenAPI (security + required scope).
@@ -49,8 +54,12 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
 
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope;
+    if (!scope) return;
+    // Secured routes only: public ones (health, pricing, portal, files) pay nothing for auth.
+    const hooks = toArray(route.onRequest);
+    if (!hooks.includes(guard)) route.onRequest = [guard, ...hooks];
     // The automatic HEAD twin of a GET route shares its schema object: document it once.
-    if (!scope || !route.schema || route.schema.security) return;
+    if (!route.schema || route.schema.security) return;
     const needs =
       scope === 'any' ? 'any valid API key' : `a key with the \`${scope}\` scope (admin includes all)`;
     route.schema.security = [{ bearerAuth: [] }];
@@ -58,7 +67,7 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     (route.schema as Record<string, unknown>)['x-required-scope'] = scope;
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const scope = request.routeOptions.config.scope;
     if (!scope) return;
     const auth = await authenticate(request);
@@ -66,7 +75,7 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     if (scope !== 'any' && !hasScope(auth.scopes, scope)) {
       throw new ApiError('forbidden', `This API key lacks the ${scope} scope needed for this request.`);
     }
-  });
+  }
 
   async function authenticate(request: FastifyRequest): Promise<AuthContext> {
     const header = request.headers.authorization;

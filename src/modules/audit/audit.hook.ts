@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { AppServices } from '../../services.js';
 import { insertAuditEntry } from './audit.repository.js';
 
@@ -7,7 +7,7 @@ import { insertAuditEntry } from './audit.repository.js';
  * before the answer leaves, so a caller never sees a success that the log lacks.
  */
 export function registerAuditHook(app: FastifyInstance, services: AppServices): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  const record: onSendHookHandler = async (request, reply, payload) => {
     const audit = request.routeOptions.config.audit;
     const auth = request.auth;
     if (!audit || !auth || reply.statusCode >= 300) return payload;
@@ -23,5 +23,12 @@ export function registerAuditHook(app: FastifyInstance, services: AppServices): 
       created_at: services.clock.now().toISOString(),
     });
     return payload;
+  };
+  // Only routes that declare `config.audit` carry the hook: reads pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.audit) return;
+    const existing =
+      route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
+    if (!existing.includes(record)) route.onSend = [...existing, record];
   });
 }

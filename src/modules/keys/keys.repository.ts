@@ -1,4 +1,5 @@
-import type { CompiledQuery, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { preparedQuery } from '../../db/prepared.js';
 import type { AccountsTable, ApiKeysTable, Database } from '../../db/schema.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -29,22 +30,14 @@ function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
     .where('k.key_hash', '=', hash)
     .where('k.revoked_at', 'is', null);
 }
-type KeyWithAccount = Awaited<ReturnType<ReturnType<typeof keyWithAccountQuery>['executeTakeFirstOrThrow']>>;
-
-/** Compiled once per database: building a Kysely query costs more than running this one. */
-const compiledLookups = new WeakMap<Kysely<Database>, CompiledQuery<KeyWithAccount>>();
+const selectKeyWithAccount = preparedQuery(keyWithAccountQuery, ['']);
 
 /** The key and its account in one indexed read: this runs on every authenticated request. */
 export async function findActiveKeyByHash(
   db: Kysely<Database>,
   hash: string,
 ): Promise<{ key: ApiKeyRow; account: AccountRow } | undefined> {
-  let compiled = compiledLookups.get(db);
-  if (!compiled) {
-    compiled = keyWithAccountQuery(db, '').compile();
-    compiledLookups.set(db, compiled);
-  }
-  const { rows } = await db.executeQuery<KeyWithAccount>({ ...compiled, parameters: [hash] });
+  const rows = await selectKeyWithAccount(db, hash);
   const row = rows[0];
   if (!row) return undefined;
   return {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { preparedQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { Branding } from './page/model.js';
 
@@ -34,15 +35,21 @@ export const BrandingSettings = z
 
 export type BrandingPatch = z.output<typeof BrandingSettings>;
 
+// Read on every GET /v1/account and portal page: compiled once.
+const selectBranding = preparedQuery(
+  (db: Kysely<Database>, accountId: string) =>
+    db
+      .selectFrom('account_branding')
+      .select(['logo_url', 'accent_color'])
+      .where('account_id', '=', accountId),
+  [''],
+);
+
 export async function brandingSettingsOf(
   db: Kysely<Database>,
   accountId: string,
 ): Promise<{ logo_url: string | null; accent_color: string | null }> {
-  const row = await db
-    .selectFrom('account_branding')
-    .select(['logo_url', 'accent_color'])
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  const [row] = await selectBranding(db, accountId);
   return { logo_url: row?.logo_url ?? null, accent_color: row?.accent_color ?? null };
 }
 
