@@ -20,7 +20,7 @@ import { deriveKey } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { hmacHex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
-import { recordEvent } from '../events/events.repository.js';
+import { emitIntakeEvent } from '../events/events.repository.js';
 import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.repository.js';
 import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
 import { insertMessage, isSuppressed, suppressAddress } from '../notify/notify.repository.js';
@@ -326,22 +326,8 @@ async function finish(run: Dispatch, outcome: Outcome): Promise<void> {
   });
 }
 
-export async function emit(
-  trx: Kysely<Database>,
-  world: World,
-  intake: IntakeRow,
-  type: string,
-  data: Record<string, unknown>,
-): Promise<void> {
-  await recordEvent(trx, {
-    accountId: world.accountId,
-    livemode: world.livemode,
-    type,
-    intakeId: intake.id,
-    data,
-    occurredAt: world.clock.now().toISOString(),
-  });
-}
+/** An intake's event, in the caller's transaction (the transactional outbox). */
+export const emit = emitIntakeEvent;
 
 /** A hard bounce or spam report: the address is suppressed at once and chase.bounced fires. */
 export async function recordHardBounce(

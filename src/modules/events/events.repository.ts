@@ -43,3 +43,21 @@ export async function recordEvent(db: Kysely<Database>, event: DomainEvent): Pro
   await fanOutEvent(db, { id, ...event, payload });
   return id;
 }
+
+/** Records an intake's event in the caller's transaction, timed by the intake's world clock. */
+export async function emitIntakeEvent(
+  db: Kysely<Database>,
+  world: { accountId: string; livemode: boolean; clock: { now(): Date } },
+  intake: { id: string },
+  type: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await recordEvent(db, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    type,
+    intakeId: intake.id,
+    data,
+    occurredAt: world.clock.now().toISOString(),
+  });
+}

@@ -7,7 +7,7 @@ import {
   type ItemState,
   type ItemStatus,
 } from '../../domain/intake-state.js';
-import { recordEvent } from '../events/events.repository.js';
+import { emitIntakeEvent } from '../events/events.repository.js';
 import { syncChases } from '../chases/chases.service.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import { definitionOf, itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
@@ -21,22 +21,8 @@ export function itemStates(rows: readonly ItemRow[]): ItemState[] {
   return rows.map((row) => ({ required: definitionOf(row).required, status: row.status as ItemStatus }));
 }
 
-export async function emit(
-  db: Kysely<Database>,
-  world: World,
-  intake: IntakeRow,
-  type: string,
-  data: Record<string, unknown>,
-): Promise<void> {
-  await recordEvent(db, {
-    accountId: world.accountId,
-    livemode: world.livemode,
-    type,
-    intakeId: intake.id,
-    data,
-    occurredAt: world.clock.now().toISOString(),
-  });
-}
+/** An intake's event, in the caller's transaction (the transactional outbox). */
+export const emit = emitIntakeEvent;
 
 /**
  * After any change to an intake's items (inside the change's transaction): moves the intake to the

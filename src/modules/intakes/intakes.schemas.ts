@@ -84,22 +84,24 @@ export const CreatedIntake = z
   })
   .meta({ id: 'CreatedIntake' });
 
-export const IntakeItem = z
-  .object({
-    key: z.string(),
-    label: z.string(),
-    help: z.string().nullable(),
-    type: z.string(),
-    required: z.boolean(),
-    constraints: Constraints,
-    schema: z.record(z.string(), z.unknown()).nullable(),
-    options: z.array(ItemOption).nullable(),
-    status: z.enum(ITEM_STATUSES),
-    submitted_at: Timestamp.nullable(),
-    approved_at: Timestamp.nullable(),
-    revision_note: z.string().nullable(),
-  })
-  .meta({ id: 'IntakeItem' });
+/** What both the caller and the client see of an item: its definition and review state. */
+export const ItemBasics = z.object({
+  key: z.string(),
+  label: z.string(),
+  help: z.string().nullable(),
+  type: z.string(),
+  required: z.boolean(),
+  constraints: Constraints,
+  schema: z.record(z.string(), z.unknown()).nullable(),
+  options: z.array(ItemOption).nullable(),
+  status: z.enum(ITEM_STATUSES),
+  revision_note: z.string().nullable(),
+});
+
+export const IntakeItem = ItemBasics.extend({
+  submitted_at: Timestamp.nullable(),
+  approved_at: Timestamp.nullable(),
+}).meta({ id: 'IntakeItem' });
 
 export const Intake = z
   .object({

@@ -1,33 +1,21 @@
 import { z } from 'zod';
-import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
-import { Constraints, ItemOption } from '../../domain/items.js';
+import { INTAKE_STATUSES } from '../../domain/intake-state.js';
 import { Timestamp } from '../../http/schemas.js';
 import { FileRecord } from '../files/files.schemas.js';
+import { ItemBasics } from '../intakes/intakes.schemas.js';
 
 /** Uploaded files in the portal: the shared file record. */
 export const PortalFile = FileRecord;
 
-export const PortalItem = z
-  .object({
-    key: z.string(),
-    label: z.string(),
-    help: z.string().nullable(),
-    type: z.string(),
-    required: z.boolean(),
-    constraints: Constraints,
-    schema: z.record(z.string(), z.unknown()).nullable(),
-    options: z.array(ItemOption).nullable(),
-    status: z.enum(ITEM_STATUSES),
-    value: z.unknown().meta({ description: 'The saved value; never shown for secret items' }),
-    secret_saved: z
-      .boolean()
-      .meta({ description: 'Secret items: whether a value is saved (it is never shown back)' }),
-    files: z.array(PortalFile),
-    revision_note: z.string().nullable(),
-    saved_at: Timestamp.nullable(),
-    submitted_at: Timestamp.nullable(),
-  })
-  .meta({ id: 'PortalItem' });
+export const PortalItem = ItemBasics.extend({
+  value: z.unknown().meta({ description: 'The saved value; never shown for secret items' }),
+  secret_saved: z
+    .boolean()
+    .meta({ description: 'Secret items: whether a value is saved (it is never shown back)' }),
+  files: z.array(PortalFile),
+  saved_at: Timestamp.nullable(),
+  submitted_at: Timestamp.nullable(),
+}).meta({ id: 'PortalItem' });
 
 export const PortalView = z
   .object({
