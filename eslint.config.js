@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', 'data', 'coverage'] },
+  { ignores: ['node_modules', 'dist', 'data', 'coverage', '.tmp', 'test/artifacts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, onSendHookHandler } from 'fastify';
+import type { FastifyInstance, onSendAsyncHookHandler } from 'fastify';
 import type { AppServices } from '../../services.js';
 import { insertAuditEntry } from './audit.repository.js';
 
@@ -7,7 +7,7 @@ import { insertAuditEntry } from './audit.repository.js';
  * before the answer leaves, so a caller never sees a success that the log lacks.
  */
 export function registerAuditHook(app: FastifyInstance, services: AppServices): void {
-  const record: onSendHookHandler = async (request, reply, payload) => {
+  const record: onSendAsyncHookHandler = async (request, reply, payload) => {
     const audit = request.routeOptions.config.audit;
     const auth = request.auth;
     if (!audit || !auth || reply.statusCode >= 300) return payload;
