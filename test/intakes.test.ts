@@ -480,6 +480,34 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
     expect((await test.get<{ total: number }>('/v1/intakes')).body.total).toBe(0);
   });
 
+  it("records the client's time zone from the portal, keeping one the caller set", async () => {
+    const make = (client: Body) =>
+      live.post<Body>('/v1/intakes', { project_name: 'Zones', client, items: ITEMS.slice(2, 3) });
+    const open = (await make({ email: 'tz@example.com' })).body.intake_id as string;
+    const fixed = (await make({ email: 'tz2@example.com', timezone: 'America/New_York' })).body
+      .intake_id as string;
+    for (const id of [open, fixed]) {
+      const put = await portal.call('PUT', `/portal/api/${id}/timezone`, {
+        body: { timezone: 'Europe/Paris' },
+      });
+      expect(put.status, put.text).toBe(204);
+    }
+    expect(((await live.get<Body>(`/v1/intakes/${open}`)).body.client as Body).timezone).toBe('Europe/Paris');
+    expect(((await live.get<Body>(`/v1/intakes/${fixed}`)).body.client as Body).timezone).toBe(
+      'America/New_York',
+    );
+    const bad = await portal.call<Body>('PUT', `/portal/api/${open}/timezone`, {
+      body: { timezone: 'Mars/Olympus' },
+    });
+    expectError(bad, 400, 'invalid_request');
+    expect(bad.body.message).toContain('timezone');
+    expectError(
+      await portal.call('PUT', '/portal/api/in_unknown/timezone', { body: { timezone: 'Europe/Paris' } }),
+      404,
+      'not_found',
+    );
+  });
+
   it('enforces the monthly intake quota in live mode only', async () => {
     const free = await server.createAccount({ plan: 'free' });
     const c = client(server.url, free.live_key);

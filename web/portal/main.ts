@@ -1,6 +1,6 @@
 import { enhanceValueForm } from './autosave.js';
 import { postForm, setEnhancer, withBusy } from './cards.js';
-import { t } from './messages.js';
+import { apiPath, t } from './messages.js';
 import { enhanceUploadForm } from './uploads.js';
 
 /**
@@ -8,6 +8,16 @@ import { enhanceUploadForm } from './uploads.js';
  * character counts, resumable uploads with progress, and cards updated in place.
  */
 document.documentElement.classList.add('js');
+
+// The client's time zone keeps reminders out of their night (a zone set by the sender wins on the server).
+const timezone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+if (timezone) {
+  void fetch(apiPath('timezone'), {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ timezone }),
+  }).catch(() => undefined);
+}
 
 function enhanceColours(form: HTMLFormElement): void {
   const box = form.querySelector<HTMLElement>('.colours');

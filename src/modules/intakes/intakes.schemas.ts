@@ -7,7 +7,7 @@ import { ChaseSettingsFields } from '../chases/chases.schemas.js';
 export const CHASE_SCHEDULES = ['default', 'gentle', 'aggressive', 'custom', 'off'] as const;
 
 const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'phone must be in E.164 form, e.g. +14155550123');
-const TimeZone = z.string().refine(
+export const TimeZone = z.string().refine(
   (zone) => {
     try {
       new Intl.DateTimeFormat('en', { timeZone: zone });

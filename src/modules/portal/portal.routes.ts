@@ -13,8 +13,10 @@ import {
   PortalParams,
   PortalView,
   SaveBody,
+  TimezoneBody,
 } from './portal.schemas.js';
 import {
+  recordClientTimezone,
   removeFile,
   saveValue,
   submitItem,
@@ -74,6 +76,21 @@ export async function portalApiRoutes(app: FastifyInstance, services: AppService
       response: { 200: PortalView, 410: z.unknown() },
     },
     handler: (request) => viewPortal(services, request.params.intake_id, request.ip),
+  });
+
+  api.put('/portal/api/:intake_id/timezone', {
+    schema: {
+      tags,
+      summary: "Record the client's time zone (reported by the portal page)",
+      description: "Used to keep reminders out of the client's night. A time zone set by the caller is kept.",
+      params: PortalParams,
+      body: TimezoneBody,
+      response: { 204: z.null() },
+    },
+    handler: async (request, reply) => {
+      await recordClientTimezone(services, request.params.intake_id, request.body.timezone);
+      return reply.code(204).send(null);
+    },
   });
 
   api.put('/portal/api/:intake_id/items/:key', {

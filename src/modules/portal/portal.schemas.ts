@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { INTAKE_STATUSES } from '../../domain/intake-state.js';
 import { Timestamp } from '../../http/schemas.js';
 import { FileRecord } from '../files/files.schemas.js';
-import { ItemBasics } from '../intakes/intakes.schemas.js';
+import { ItemBasics, TimeZone } from '../intakes/intakes.schemas.js';
 
 /** Uploaded files in the portal: the shared file record. */
 export const PortalFile = FileRecord;
@@ -43,3 +43,5 @@ export const PortalItemParams = z.strictObject({
 });
 export const PortalFileParams = PortalItemParams.extend({ file_id: z.string().min(1).max(64) });
 export const SaveBody = z.strictObject({ value: z.unknown() });
+
+export const TimezoneBody = z.strictObject({ timezone: TimeZone });

@@ -132,6 +132,24 @@ export async function recordView(
   });
 }
 
+/**
+ * PUT /portal/api/:id/timezone: the client's browser reports its IANA time zone, so reminders can avoid
+ * the client's night. A zone the caller set explicitly is kept.
+ */
+export async function recordClientTimezone(
+  services: AppServices,
+  id: string,
+  timezone: string,
+): Promise<void> {
+  const intake = await openIntake(services.db.kysely, id);
+  await services.db.kysely
+    .updateTable('intakes')
+    .set({ client_timezone: timezone })
+    .where('id', '=', intake.id)
+    .where('client_timezone', 'is', null)
+    .execute();
+}
+
 async function clientContext(services: AppServices, id: string) {
   const db = services.db.kysely;
   const intake = await openIntake(db, id);
