@@ -8,118 +8,24 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os, { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inspect } from 'node:util';
-import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import {
+  CONNECTIONS,
+  MEASURE_SECONDS,
+  WARMUP_SECONDS,
+  measure,
+  toError,
+  type RouteResult,
+  type Target,
+} from './load.js';
 
 /** The service's limit for the benchmark key: high enough that the limiter runs on every request but never rejects. */
 const RATE_LIMIT_PER_HOUR = 100_000_000;
 /** The target: the authenticated read keeps at least this share of the bare route's throughput. */
 const TARGET_RATIO = 0.5;
-
-function positiveNumberFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0)
-    throw new Error(`${name} must be a positive number, got "${raw}"`);
-  return value;
-}
-
-const MEASURE_SECONDS = positiveNumberFromEnv('BENCH_SECONDS', 10);
-const WARMUP_SECONDS = positiveNumberFromEnv('BENCH_WARMUP_SECONDS', 2);
-const CONNECTIONS = Math.round(positiveNumberFromEnv('BENCH_CONNECTIONS', 10));
-
-interface Target {
-  route: string;
-  url: string;
-  headers: Record<string, string>;
-}
-
-interface RouteResult {
-  route: string;
-  requestsPerSecondMean: number;
-  latencyMeanMs: number;
-  latencyP50Ms: number;
-  latencyP99Ms: number;
-  /** 2xx responses in the measured run (the warmup's are in `warmupRequests`). */
-  totalRequests: number;
-  warmupRequests: number;
-  durationSeconds: number;
-}
-
-/**
- * One autocannon run. The load generator runs in its own worker thread (`workers: 1`) so it does not
- * share the servers' event loop; the servers keep the main thread.
- */
-function fire(target: Target, seconds: number): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    const guard = setTimeout(
-      () => reject(new Error(`autocannon did not finish ${target.route} within ${seconds + 30} s`)),
-      (seconds + 30) * 1000,
-    );
-    const instance = autocannon(
-      {
-        url: target.url,
-        method: 'GET',
-        headers: target.headers,
-        connections: CONNECTIONS,
-        duration: seconds,
-        workers: 1,
-      },
-      (error: unknown, result: autocannon.Result) => {
-        clearTimeout(guard);
-        if (error) reject(toError(error));
-        else resolve(result);
-      },
-    );
-    instance.on('error', (error: unknown) => {
-      clearTimeout(guard);
-      reject(toError(error));
-    });
-  });
-}
-
-function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(inspect(error));
-}
-
-/** Fails loudly unless every response was a 2xx and no connection failed or timed out. */
-function assertClean(phase: string, route: string, result: autocannon.Result): void {
-  const problems: string[] = [];
-  if (result.non2xx > 0) {
-    problems.push(
-      `${result.non2xx} non-2xx responses (status counts: ${JSON.stringify(result.statusCodeStats)})`,
-    );
-  }
-  if (result.errors > 0) problems.push(`${result.errors} errors`);
-  if (result.timeouts > 0) problems.push(`${result.timeouts} timeouts`);
-  if (result['2xx'] === 0) problems.push('no 2xx responses at all');
-  if (problems.length > 0) throw new Error(`${phase} run of ${route} failed: ${problems.join(', ')}`);
-}
-
-async function measure(target: Target): Promise<RouteResult> {
-  process.stderr.write(`${target.route}: warmup ${WARMUP_SECONDS} s … `);
-  const warmup = await fire(target, WARMUP_SECONDS);
-  assertClean('Warmup', target.route, warmup);
-  process.stderr.write(`measuring ${MEASURE_SECONDS} s … `);
-  const result = await fire(target, MEASURE_SECONDS);
-  assertClean('Measured', target.route, result);
-  process.stderr.write(`${Math.round(result.requests.mean)} req/s\n`);
-  return {
-    route: target.route,
-    requestsPerSecondMean: result.requests.mean,
-    latencyMeanMs: result.latency.mean,
-    latencyP50Ms: result.latency.p50,
-    latencyP99Ms: result.latency.p99,
-    totalRequests: result['2xx'],
-    warmupRequests: warmup['2xx'],
-    durationSeconds: result.duration,
-  };
-}
 
 async function startBare(): Promise<{ app: FastifyInstance; url: string }> {
   const app = Fastify({ logger: false });

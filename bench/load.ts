@@ -1,0 +1,107 @@
+/**
+ * The autocannon harness the benchmarks share: settings from the environment, one run per target in a
+ * worker thread, a warmup before each measured run, and a loud failure on any non-2xx answer.
+ */
+import { inspect } from 'node:util';
+import autocannon from 'autocannon';
+
+export function positiveNumberFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}
+
+export const MEASURE_SECONDS = positiveNumberFromEnv('BENCH_SECONDS', 10);
+export const WARMUP_SECONDS = positiveNumberFromEnv('BENCH_WARMUP_SECONDS', 2);
+export const CONNECTIONS = Math.round(positiveNumberFromEnv('BENCH_CONNECTIONS', 10));
+
+export interface Target {
+  route: string;
+  url: string;
+  method?: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface RouteResult {
+  route: string;
+  requestsPerSecondMean: number;
+  latencyMeanMs: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  /** 2xx responses in the measured run (the warmup's are in `warmupRequests`). */
+  totalRequests: number;
+  warmupRequests: number;
+  durationSeconds: number;
+}
+
+/** One autocannon run, in its own worker thread so the load generator does not share the servers' loop. */
+function fire(target: Target, seconds: number): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const guard = setTimeout(
+      () => reject(new Error(`autocannon did not finish ${target.route} within ${seconds + 30} s`)),
+      (seconds + 30) * 1000,
+    );
+    const instance = autocannon(
+      {
+        url: target.url,
+        method: target.method ?? 'GET',
+        headers: target.headers,
+        ...(target.body === undefined ? {} : { body: target.body }),
+        connections: CONNECTIONS,
+        duration: seconds,
+        workers: 1,
+      },
+      (error: unknown, result: autocannon.Result) => {
+        clearTimeout(guard);
+        if (error) reject(toError(error));
+        else resolve(result);
+      },
+    );
+    instance.on('error', (error: unknown) => {
+      clearTimeout(guard);
+      reject(toError(error));
+    });
+  });
+}
+
+export function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(inspect(error));
+}
+
+/** Fails loudly unless every response was a 2xx and no connection failed or timed out. */
+export function assertClean(phase: string, route: string, result: autocannon.Result): void {
+  const problems: string[] = [];
+  if (result.non2xx > 0) {
+    problems.push(
+      `${result.non2xx} non-2xx responses (status counts: ${JSON.stringify(result.statusCodeStats)})`,
+    );
+  }
+  if (result.errors > 0) problems.push(`${result.errors} errors`);
+  if (result.timeouts > 0) problems.push(`${result.timeouts} timeouts`);
+  if (result['2xx'] === 0) problems.push('no 2xx responses at all');
+  if (problems.length > 0) throw new Error(`${phase} run of ${route} failed: ${problems.join(', ')}`);
+}
+
+export async function measure(target: Target): Promise<RouteResult> {
+  process.stderr.write(`${target.route}: warmup ${WARMUP_SECONDS} s … `);
+  const warmup = await fire(target, WARMUP_SECONDS);
+  assertClean('Warmup', target.route, warmup);
+  process.stderr.write(`measuring ${MEASURE_SECONDS} s … `);
+  const result = await fire(target, MEASURE_SECONDS);
+  assertClean('Measured', target.route, result);
+  process.stderr.write(`${Math.round(result.requests.mean)} req/s\n`);
+  return {
+    route: target.route,
+    requestsPerSecondMean: result.requests.mean,
+    latencyMeanMs: result.latency.mean,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    totalRequests: result['2xx'],
+    warmupRequests: warmup['2xx'],
+    durationSeconds: result.duration,
+  };
+}
