@@ -69,6 +69,21 @@ describe.each(DATABASES)('foundation on %s', (database) => {
     });
   });
 
+  it('guards the HEAD twin of every secured GET route like the GET itself', async () => {
+    for (const path of ['/v1/account', '/v1/keys', '/v1/audit', '/v1/intakes']) {
+      const answer = await fetch(server.url + path, { method: 'HEAD' });
+      expect(answer.status, path).toBe(401);
+    }
+    expect(
+      (
+        await fetch(server.url + '/v1/account', {
+          method: 'HEAD',
+          headers: { authorization: `Bearer ${liveKey}` },
+        })
+      ).status,
+    ).toBe(200);
+  });
+
   describe('errors', () => {
     it('answers unknown routes with the JSON error envelope', async () => {
       expectError(await anonymous.get('/v1/nothing-here'), 404, 'not_found');
