@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerAuth } from './http/auth.js';
+import { requestForLog } from './http/log-safety.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
@@ -35,6 +36,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
     logger: {
       level: services.config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      serializers: { req: requestForLog },
     },
     // 128 random bits from the cached UUID pool: cheaper than fresh random bytes on every request.
     genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
