@@ -43,12 +43,19 @@ export function escapeHtml(text: string): string {
     .replace(/'/g, '&#39;');
 }
 
+/** One formatter per supported language: building an Intl.DateTimeFormat costs more than using it. */
+const dueDateFormats = new Map<string, Intl.DateTimeFormat>();
+
 export function formatDueDate(date: string, language: string): string {
   const day = new Date(`${date}T00:00:00Z`);
   if (Number.isNaN(day.getTime())) return date;
-  return new Intl.DateTimeFormat(supportedLanguage(language), { dateStyle: 'long', timeZone: 'UTC' }).format(
-    day,
-  );
+  const locale = supportedLanguage(language);
+  let format = dueDateFormats.get(locale);
+  if (!format) {
+    format = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' });
+    dueDateFormats.set(locale, format);
+  }
+  return format.format(day);
 }
 
 /** One email in the client's language: subject, plain text and HTML with the same content. */
