@@ -2,57 +2,21 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WINDOW_MS, type RateLimitDecision, type RateLimiter } from '../src/http/rate-limit/limiter.js';
+import { WINDOW_MS, type RateLimitDecision } from '../src/http/rate-limit/limiter.js';
 import { MemoryRateLimiter } from '../src/http/rate-limit/memory.js';
 import { RedisRateLimiter } from '../src/http/rate-limit/redis.js';
 import { hashApiKey } from '../src/modules/keys/keys.domain.js';
 import { findActiveKeyByHash } from '../src/modules/keys/keys.repository.js';
 import { TEST_REDIS_URL, serviceAvailable } from './helpers/env.js';
+import { MINUTE, ReferenceLimiter, SECOND, T0, run } from './helpers/rate-limit-model.js';
 import { client } from './helpers/http.js';
 import { expectError } from './helpers/security.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 const available = await serviceAvailable('redis');
 
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const T0 = Date.UTC(2025, 0, 1, 0, 0, 0);
 /** The prefix the service itself uses (RedisRateLimiter's default). */
 const SERVICE_PREFIX = 'intake:ratelimit:';
-
-/** The naive model: every request time kept, those newer than now − window counted. */
-class ReferenceLimiter {
-  private readonly logs = new Map<string, number[]>();
-
-  hit(bucket: string, limit: number, nowMs: number): RateLimitDecision {
-    const inWindow = (this.logs.get(bucket) ?? []).filter((t) => t > nowMs - WINDOW_MS);
-    const allowed = inWindow.length < limit;
-    if (allowed) inWindow.push(nowMs);
-    inWindow.sort((a, b) => a - b);
-    this.logs.set(bucket, inWindow);
-    const count = inWindow.length;
-    const freesAt = (inWindow[Math.min(count - 1, Math.max(0, count - limit))] ?? nowMs) + WINDOW_MS;
-    return {
-      allowed,
-      limit,
-      remaining: Math.max(0, limit - count),
-      resetAt: Math.ceil(freesAt / 1000),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((freesAt - nowMs) / 1000)),
-    };
-  }
-}
-
-interface Hit {
-  bucket: string;
-  limit: number;
-  at: number;
-}
-
-async function run(limiter: RateLimiter, hits: Hit[]): Promise<RateLimitDecision[]> {
-  const decisions: RateLimitDecision[] = [];
-  for (const hit of hits) decisions.push(await limiter.hit(hit.bucket, hit.limit, hit.at));
-  return decisions;
-}
 
 async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
   const keys = await redis.keys(pattern);

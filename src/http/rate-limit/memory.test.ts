@@ -1,45 +1,16 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WINDOW_MS, type RateLimitDecision } from './limiter.js';
+import {
+  MINUTE,
+  ReferenceLimiter,
+  SECOND,
+  T0,
+  run,
+  runReference,
+  type Hit,
+} from '../../../test/helpers/rate-limit-model.js';
+import { WINDOW_MS } from './limiter.js';
 import { MemoryRateLimiter } from './memory.js';
-
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-/** 2025-01-01T00:00:00Z: a whole hour, so fixed-window boundaries fall on round numbers. */
-const T0 = Date.UTC(2025, 0, 1, 0, 0, 0);
-
-/**
- * The naive model the limiter must agree with: keep every request time, count those newer than
- * now − window. A slot frees when enough requests leave for the count to drop below the limit
- * (the oldest one, unless the limit was lowered below the count).
- */
-class ReferenceLimiter {
-  private readonly logs = new Map<string, number[]>();
-
-  hit(bucket: string, limit: number, nowMs: number): RateLimitDecision {
-    const inWindow = (this.logs.get(bucket) ?? []).filter((t) => t > nowMs - WINDOW_MS);
-    const allowed = inWindow.length < limit;
-    if (allowed) inWindow.push(nowMs);
-    inWindow.sort((a, b) => a - b);
-    this.logs.set(bucket, inWindow);
-    const count = inWindow.length;
-    const freeing = inWindow[Math.min(count - 1, Math.max(0, count - limit))] ?? nowMs;
-    const freesAt = freeing + WINDOW_MS;
-    return {
-      allowed,
-      limit,
-      remaining: Math.max(0, limit - count),
-      resetAt: Math.ceil(freesAt / 1000),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((freesAt - nowMs) / 1000)),
-    };
-  }
-}
-
-interface Hit {
-  bucket: string;
-  limit: number;
-  at: number;
-}
 
 /** Steps between requests, weighted towards the window's edges where off-by-one bugs live. */
 const gapArb = fc.oneof(
@@ -64,17 +35,6 @@ afterEach(async () => {
   await Promise.all(limiters.map((l) => l.close()));
   limiters = [];
 });
-
-async function run(limiter: MemoryRateLimiter, hits: Hit[]): Promise<RateLimitDecision[]> {
-  const decisions: RateLimitDecision[] = [];
-  for (const hit of hits) decisions.push(await limiter.hit(hit.bucket, hit.limit, hit.at));
-  return decisions;
-}
-
-function runReference(hits: Hit[]): RateLimitDecision[] {
-  const reference = new ReferenceLimiter();
-  return hits.map((hit) => reference.hit(hit.bucket, hit.limit, hit.at));
-}
 
 describe('MemoryRateLimiter', () => {
   it('allows exactly `limit` requests in the window, then rejects with exact reset and retry times', async () => {

@@ -5,7 +5,8 @@ import { authOf } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { PageLimit, Timestamp, optional } from '../../http/schemas.js';
 import { translator } from '../../i18n/index.js';
-import { constantTimeEqual, hmacHex } from '../../lib/secrets.js';
+import { constantTimeEqual } from '../../lib/secrets.js';
+import { verifySignature } from '../webhooks/verify.js';
 import type { AppServices } from '../../services.js';
 import { applyReportedBounce, optOut, optOutSignature } from '../chases/chases.service.js';
 import { findIntakeById, canonicalIntakeId } from '../intakes/intakes.repository.js';
@@ -41,26 +42,6 @@ export const EmailEventBody = z.strictObject({
   reason: optional(z.string().max(1000)),
   occurred_at: optional(Timestamp),
 });
-
-/** Signatures older or newer than this are refused (same tolerance as outgoing webhooks). */
-const SIGNATURE_TOLERANCE_SECONDS = 300;
-
-/** `t=<unix>,v1=<hex>` with v1 = HMAC-SHA256(secret, `${t}.${rawBody}`); several v1 entries may appear. */
-export function verifySignature(
-  header: string | undefined,
-  rawBody: string,
-  secret: string,
-  nowSeconds: number,
-): boolean {
-  if (!header) return false;
-  const parts = header.split(',').map((p) => p.trim().split('='));
-  const t = parts.find(([k]) => k === 't')?.[1];
-  const signatures = parts.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
-  if (!t || !/^\d+$/.test(t) || signatures.length === 0) return false;
-  if (Math.abs(nowSeconds - Number(t)) > SIGNATURE_TOLERANCE_SECONDS) return false;
-  const expected = hmacHex(secret, `${t}.${rawBody}`);
-  return signatures.some((v1) => constantTimeEqual(v1, expected));
-}
 
 /** Our message id (msg_…) from either it or a Message-ID header value `<msg_…@domain>`. */
 function ourMessageId(value: string): string {
@@ -133,9 +114,10 @@ export async function notifyRoutes(app: FastifyInstance, services: AppServices):
           throw new ApiError('not_found', 'Inbound email events are not enabled: set BOUNCE_WEBHOOK_SECRET.');
         }
         const raw = typeof request.body === 'string' ? request.body : '';
+        // Providers sign like our outgoing webhooks: one verifier for both directions.
         const header = request.headers['x-service-signature'] ?? request.headers['service-signature'];
-        const signature = Array.isArray(header) ? header[0] : header;
-        if (!verifySignature(signature, raw, secret, Math.floor(services.clock.now().getTime() / 1000))) {
+        const nowSeconds = Math.floor(services.clock.now().getTime() / 1000);
+        if (!verifySignature(raw, header, secret, { nowSeconds })) {
           throw new ApiError(
             'invalid_request',
             'The signature is missing, wrong or outside the 300-second tolerance.',
