@@ -19,9 +19,11 @@ import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/schema.js';
+import { ItemDefinition } from '../src/domain/items.js';
 import { definedKinds } from '../src/jobs/jobs.js';
 import { newId } from '../src/lib/ids.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
+import { itemRows } from '../src/modules/intakes/intakes.repository.js';
 import { closeServices, createServices, createWorker } from '../src/server.js';
 import type { AppServices } from '../src/services.js';
 
@@ -126,30 +128,15 @@ async function seedIntakes(db: Kysely<Database>, accountId: string, count: numbe
       await trx
         .insertInto('intake_items')
         .values(
-          ids.map((id) => ({
-            intake_id: id,
-            account_id: accountId,
-            livemode: 1,
-            key: 'logo',
-            position: 0,
-            definition: JSON.stringify({
-              key: 'logo',
-              label: 'Your logo',
-              type: 'image',
-              required: true,
-              constraints: {},
-            }),
-            status: 'pending',
-            value_json: null,
-            secret_ciphertext: null,
-            revision_note: null,
-            saved_at: null,
-            submitted_at: null,
-            approved_at: null,
-            approval_seq: null,
-            secret_revealed_at: null,
-            created_at: at,
-          })),
+          ids.flatMap((id) =>
+            itemRows(
+              { accountId, livemode: true },
+              id,
+              [ItemDefinition.parse({ key: 'logo', label: 'Your logo', type: 'image' })],
+              0,
+              at,
+            ),
+          ),
         )
         .execute();
       await trx

@@ -20,6 +20,34 @@ export async function insertIntake(db: Kysely<Database>, row: Insertable<Intakes
   await db.insertInto('intakes').values(row).execute();
 }
 
+/** New pending items of an intake, positioned from `firstPosition`. */
+export function itemRows(
+  world: Pick<World, 'accountId' | 'livemode'>,
+  intakeId: string,
+  items: readonly ItemDefinition[],
+  firstPosition: number,
+  at: string,
+) {
+  return items.map((def, index) => ({
+    intake_id: intakeId,
+    account_id: world.accountId,
+    livemode: world.livemode ? 1 : 0,
+    key: def.key,
+    position: firstPosition + index,
+    definition: JSON.stringify(def),
+    status: 'pending',
+    value_json: null,
+    secret_ciphertext: null,
+    revision_note: null,
+    saved_at: null,
+    submitted_at: null,
+    approved_at: null,
+    approval_seq: null,
+    secret_revealed_at: null,
+    created_at: at,
+  }));
+}
+
 export async function insertItems(db: Kysely<Database>, rows: Insertable<IntakeItemsTable>[]): Promise<void> {
   if (rows.length > 0) await db.insertInto('intake_items').values(rows).execute();
 }

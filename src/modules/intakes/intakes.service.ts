@@ -34,6 +34,7 @@ import {
   findIntake,
   insertIntake,
   insertItems,
+  itemRows,
   itemsOf,
   listIntakes,
   lockIntake,
@@ -63,33 +64,6 @@ function assertValidDefinitions(
 ): void {
   const problems = definitionProblems(items, compileJsonSchema, existingKeys);
   if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
-}
-
-function itemRows(
-  world: World,
-  intakeId: string,
-  items: readonly ItemDefinition[],
-  firstPosition: number,
-  at: string,
-) {
-  return items.map((def, index) => ({
-    intake_id: intakeId,
-    account_id: world.accountId,
-    livemode: world.livemode ? 1 : 0,
-    key: def.key,
-    position: firstPosition + index,
-    definition: JSON.stringify(def),
-    status: 'pending',
-    value_json: null,
-    secret_ciphertext: null,
-    revision_note: null,
-    saved_at: null,
-    submitted_at: null,
-    approved_at: null,
-    approval_seq: null,
-    secret_revealed_at: null,
-    created_at: at,
-  }));
 }
 
 async function loadCreated(
