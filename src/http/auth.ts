@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimitFor, planOf } from '../domain/plans.js';
 import { hasScope, type Scope } from '../domain/scopes.js';
+import { toArray } from '../lib/arrays.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { API_KEY_PATTERN, hashApiKey } from '../modules/keys/keys.domain.js';
 import { findActiveKeyByHash, touchKey, type AccountRow } from '../modules/keys/keys.repository.js';
@@ -38,11 +39,6 @@ export function authOf(request: FastifyRequest): AuthContext {
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
-
-function toArray<T>(value: T | T[] | undefined): T[] {
-  if (value === undefined) return [];
-  return Array.isArray(value) ? value : [value];
-}
 
 /**
  * Authentication, rate limiting and scope checks, in one place for every route, driven by the

@@ -1,4 +1,5 @@
 import type { FastifyInstance, onSendAsyncHookHandler } from 'fastify';
+import { toArray } from '../../lib/arrays.js';
 import type { AppServices } from '../../services.js';
 import { insertAuditEntry } from './audit.repository.js';
 
@@ -27,8 +28,7 @@ export function registerAuditHook(app: FastifyInstance, services: AppServices): 
   // Only routes that declare `config.audit` carry the hook: reads pay nothing for it.
   app.addHook('onRoute', (route) => {
     if (!route.config?.audit) return;
-    const existing =
-      route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
+    const existing = toArray(route.onSend);
     if (!existing.includes(record)) route.onSend = [...existing, record];
   });
 }

@@ -7,6 +7,17 @@ import type {
 } from '../../db/schema.js';
 import { WEBHOOK_ATTEMPT } from './webhooks.jobs.js';
 
+/** The fields of a delivery that will not be attempted again. */
+function cancelled(at: string) {
+  return {
+    status: 'cancelled',
+    completed_at: at,
+    next_attempt_at: null,
+    lease_owner: null,
+    lease_until: null,
+  } as const;
+}
+
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
@@ -132,13 +143,7 @@ export async function deregisterUrl(
     .execute();
   await db
     .updateTable('webhook_deliveries')
-    .set({
-      status: 'cancelled',
-      completed_at: at,
-      next_attempt_at: null,
-      lease_owner: null,
-      lease_until: null,
-    })
+    .set(cancelled(at))
     .where('endpoint_id', 'in', ids)
     .where('status', '=', 'pending')
     .execute();
@@ -235,13 +240,7 @@ export async function settleDelivery(
 export async function cancelDelivery(db: Kysely<Database>, id: string, at: string): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
-    .set({
-      status: 'cancelled',
-      completed_at: at,
-      next_attempt_at: null,
-      lease_owner: null,
-      lease_until: null,
-    })
+    .set(cancelled(at))
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .execute();
