@@ -11,6 +11,13 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
+  /**
+   * A number that changes whenever any connection, in this process or another, commits a change to the
+   * database. It is read at most once per turn of the event loop: a request that arrives after another
+   * request's answer (whose commit came before that answer) always sees the new number. Only where the
+   * engine offers one (SQLite's `PRAGMA data_version`); caches of rows are safe only where it exists.
+   */
+  changeVersion?: () => number;
   close(): Promise<void>;
 }
 
@@ -41,7 +48,29 @@ function openSqlite(file: string): Db {
   const kysely = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
   });
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  // data_version changes for every commit made by *another* connection: a second connection that never
+  // writes therefore sees every commit, this process's own included.
+  const watcher = new SQLite(file);
+  const dataVersion = watcher.prepare('PRAGMA data_version').pluck();
+  let versionThisTurn: number | undefined;
+  const changeVersion = (): number => {
+    if (versionThisTurn === undefined) {
+      versionThisTurn = dataVersion.get() as number;
+      setImmediate(() => {
+        versionThisTurn = undefined;
+      });
+    }
+    return versionThisTurn;
+  };
+  return {
+    kysely,
+    dialect: 'sqlite',
+    changeVersion,
+    close: async () => {
+      await kysely.destroy();
+      watcher.close();
+    },
+  };
 }
 
 /**
@@ -74,8 +103,14 @@ function openPostgres(databaseUrl: string): Db {
   const pool = new pg.Pool({
     connectionString: url.toString(),
     max: 10,
+    // A database that stops answering (no refusal, no reset) fails requests instead of hanging them.
+    connectionTimeoutMillis: 10_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
+  // An idle connection the server dropped (restart, failover, network cut) is an 'error' on the pool;
+  // unheard it would crash the process. pg discards that client, the next query opens a new one, and
+  // queries that were running fail on their own (500 internal_error, readiness 503).
+  pool.on('error', () => undefined);
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,

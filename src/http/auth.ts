@@ -4,13 +4,14 @@ import { hasScope, type Scope } from '../domain/scopes.js';
 import { toArray } from '../lib/arrays.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { API_KEY_PATTERN, hashApiKey } from '../modules/keys/keys.domain.js';
-import { findActiveKeyByHash, touchKey, type AccountRow } from '../modules/keys/keys.repository.js';
+import { findKeyForRequest } from '../modules/keys/key-lookup.js';
+import { touchKey, type AccountRow } from '../modules/keys/keys.repository.js';
 import type { AppServices } from '../services.js';
 import { ApiError } from './errors.js';
 
 /** Who is calling: the account, the key, its mode (data world) and that mode's clock. */
 export interface AuthContext {
-  account: AccountRow;
+  account: Readonly<AccountRow>;
   keyId: string;
   scopes: readonly string[];
   livemode: boolean;
@@ -89,7 +90,7 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
         'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….',
       );
     }
-    const found = await findActiveKeyByHash(services.db.kysely, hashApiKey(token));
+    const found = await findKeyForRequest(services.db, hashApiKey(token), services.clock.now());
     if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
     const { key, account } = found;
     const livemode = key.livemode === 1;

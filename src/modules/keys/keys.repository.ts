@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { preparedQuery } from '../../db/prepared.js';
 import type { AccountsTable, ApiKeysTable, Database } from '../../db/schema.js';
+import { systemClock } from '../../lib/clock.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type AccountRow = Selectable<AccountsTable>;
@@ -18,6 +19,7 @@ function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
       'k.created_by_key_id as key_created_by_key_id',
       'k.created_at as key_created_at',
       'k.last_used_at as key_last_used_at',
+      'k.expires_at as key_expires_at',
       'a.id',
       'a.name',
       'a.email',
@@ -32,14 +34,19 @@ function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
 }
 const selectKeyWithAccount = preparedQuery(keyWithAccountQuery, ['']);
 
-/** The key and its account in one indexed read: this runs on every authenticated request. */
+/**
+ * The key and its account in one indexed read: this runs on every authenticated request.
+ * A key past its `expires_at` (an OAuth access token) is not found, as a revoked one.
+ */
 export async function findActiveKeyByHash(
   db: Kysely<Database>,
   hash: string,
+  at: Date = systemClock.now(),
 ): Promise<{ key: ApiKeyRow; account: AccountRow } | undefined> {
   const rows = await selectKeyWithAccount(db, hash);
   const row = rows[0];
   if (!row) return undefined;
+  if (row.key_expires_at !== null && row.key_expires_at <= at.toISOString()) return undefined;
   return {
     key: {
       id: row.key_id,
@@ -53,6 +60,7 @@ export async function findActiveKeyByHash(
       created_at: row.key_created_at,
       last_used_at: row.key_last_used_at,
       revoked_at: null,
+      expires_at: row.key_expires_at,
     },
     account: {
       id: row.id,

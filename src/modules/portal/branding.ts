@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import type { Db } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
+import { cachedReader } from '../../db/read-cache.js';
 import type { Database } from '../../db/schema.js';
 import type { Branding } from './page/model.js';
 
@@ -51,6 +53,16 @@ export async function brandingSettingsOf(
 ): Promise<{ logo_url: string | null; accent_color: string | null }> {
   const [row] = await selectBranding(db, accountId);
   return { logo_url: row?.logo_url ?? null, accent_color: row?.accent_color ?? null };
+}
+
+/** brandingSettingsOf, kept in memory between commits where the database allows (see cachedReader). */
+const readBrandingBetweenCommits = cachedReader((db, accountId) => brandingSettingsOf(db.kysely, accountId));
+
+export async function cachedBrandingSettingsOf(
+  db: Db,
+  accountId: string,
+): Promise<{ logo_url: string | null; accent_color: string | null }> {
+  return (await readBrandingBetweenCommits(db, accountId)) ?? { logo_url: null, accent_color: null };
 }
 
 /** Applies the given fields (undefined: unchanged; null: cleared). */

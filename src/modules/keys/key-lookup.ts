@@ -1,0 +1,30 @@
+import type { Db } from '../../db/database.js';
+import { cachedReader } from '../../db/read-cache.js';
+import { findActiveKeyByHash, type AccountRow, type ApiKeyRow } from './keys.repository.js';
+
+export interface FoundKey {
+  readonly key: Readonly<ApiKeyRow>;
+  readonly account: Readonly<AccountRow>;
+}
+
+/** Expiry is checked on every use (below), so the row is read and kept whatever its expiry. */
+const EVERY_EXPIRY = new Date(0);
+
+const readKey = cachedReader<FoundKey>(async (db, hash) => {
+  const found = await findActiveKeyByHash(db.kysely, hash, EVERY_EXPIRY);
+  if (!found) return undefined;
+  // Shared by the requests that use the key until the next commit: nobody may change it.
+  return Object.freeze({ key: Object.freeze(found.key), account: Object.freeze(found.account) });
+});
+
+/**
+ * The key lookup every authenticated request makes: the active, unexpired key with this hash and its
+ * account, as of `at`. Kept in memory between commits where the database allows (see cachedReader): a
+ * revoked key, a changed plan or rate limit and an advanced test clock are seen by the very next request.
+ */
+export async function findKeyForRequest(db: Db, hash: string, at: Date): Promise<FoundKey | undefined> {
+  const found = await readKey(db, hash);
+  if (!found) return undefined;
+  const expiresAt = found.key.expires_at;
+  return expiresAt !== null && expiresAt <= at.toISOString() ? undefined : found;
+}

@@ -1,0 +1,116 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../src/db/database.js';
+import { cachedReader } from '../src/db/read-cache.js';
+import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
+
+/** Lets the event loop turn, so the database's change version is read afresh. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** A reader of one scratch table that counts how often it really reads the database. */
+function countingReader() {
+  let reads = 0;
+  const read = cachedReader<string>(async (db, key) => {
+    reads += 1;
+    const { rows } = await sql<{
+      value: string;
+    }>`select value from read_cache_probe where name = ${key}`.execute(db.kysely);
+    return rows[0]?.value;
+  });
+  return { read, reads: () => reads };
+}
+
+async function setValue(db: Db, name: string, value: string): Promise<void> {
+  await sql`delete from read_cache_probe where name = ${name}`.execute(db.kysely);
+  await sql`insert into read_cache_probe (name, value) values (${name}, ${value})`.execute(db.kysely);
+}
+
+describe('cachedReader on SQLite: kept between commits, dropped by any commit of any connection', () => {
+  let dataDir: string;
+  let db: Db;
+  let other: Db;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'read-cache-'));
+    db = openDatabase({ databaseUrl: undefined, dataDir });
+    // A second handle on the same file stands for another process (another connection).
+    other = openDatabase({ databaseUrl: undefined, dataDir });
+    await sql`create table read_cache_probe (name text primary key, value text not null)`.execute(db.kysely);
+    await setValue(db, 'a', 'one');
+  });
+
+  afterAll(async () => {
+    await other.close();
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers repeated reads from memory while nothing is committed', async () => {
+    const { read, reads } = countingReader();
+    expect(await read(db, 'a')).toBe('one');
+    await nextTurn();
+    expect(await read(db, 'a')).toBe('one');
+    await nextTurn();
+    expect(await read(db, 'a')).toBe('one');
+    expect(reads()).toBe(1);
+  });
+
+  it("sees this process's own commit on the next turn", async () => {
+    const { read, reads } = countingReader();
+    expect(await read(db, 'a')).toBe('one');
+    await setValue(db, 'a', 'two');
+    await nextTurn();
+    expect(await read(db, 'a')).toBe('two');
+    expect(reads()).toBe(2);
+  });
+
+  it("sees another connection's commit on the next turn", async () => {
+    const { read, reads } = countingReader();
+    await setValue(db, 'a', 'three');
+    await nextTurn();
+    expect(await read(db, 'a')).toBe('three');
+    await setValue(other, 'a', 'four');
+    await nextTurn();
+    expect(await read(db, 'a')).toBe('four');
+    expect(reads()).toBe(2);
+  });
+
+  it('never keeps "not found", so unknown keys always reach the database', async () => {
+    const { read, reads } = countingReader();
+    expect(await read(db, 'missing')).toBeUndefined();
+    await nextTurn();
+    expect(await read(db, 'missing')).toBeUndefined();
+    expect(reads()).toBe(2);
+    await setValue(other, 'missing', 'found now');
+    await nextTurn();
+    expect(await read(db, 'missing')).toBe('found now');
+  });
+});
+
+describe.runIf(DATABASES.includes('postgres'))('cachedReader on PostgreSQL', () => {
+  it('reads the database every time (no change version to trust)', async () => {
+    const schema = `read_cache_${process.pid}_${Date.now()}`;
+    const url = `${TEST_POSTGRES_URL}?schema=${schema}`;
+    const bootstrap = openDatabase({ databaseUrl: TEST_POSTGRES_URL, dataDir: '' });
+    await sql`create schema ${sql.id(schema)}`.execute(bootstrap.kysely);
+    const db = openDatabase({ databaseUrl: url, dataDir: '' });
+    try {
+      expect(db.changeVersion).toBeUndefined();
+      await sql`create table read_cache_probe (name text primary key, value text not null)`.execute(
+        db.kysely,
+      );
+      await setValue(db, 'a', 'one');
+      const { read, reads } = countingReader();
+      expect(await read(db, 'a')).toBe('one');
+      expect(await read(db, 'a')).toBe('one');
+      expect(reads()).toBe(2);
+    } finally {
+      await db.close();
+      await sql`drop schema ${sql.id(schema)} cascade`.execute(bootstrap.kysely);
+      await bootstrap.close();
+    }
+  });
+});
