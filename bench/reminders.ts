@@ -112,6 +112,7 @@ async function seedIntakes(db: Kysely<Database>, accountId: string, count: numbe
             retention_anonymize: 0,
             template_id: null,
             client_brief: null,
+            folder_id: null,
             created_at: at,
             updated_at: at,
             sent_at: at,

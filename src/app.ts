@@ -3,21 +3,31 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerAuth } from './http/auth.js';
 import { requestForLog } from './http/log-safety.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
+import { jsonHasNul, nulRefused, registerNulGuard } from './http/input-safety.js';
 import { registerOpenApi } from './http/openapi.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
+import { timeoutOptions } from './http/timeouts.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { registerAuditHook } from './modules/audit/audit.hook.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
+import { billingRoutes } from './modules/billing/billing.routes.js';
+import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { chaseRoutes } from './modules/chases/chases.routes.js';
+import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { keyRoutes } from './modules/keys/keys.routes.js';
 import { mcpRoutes } from './modules/mcp/mcp.routes.js';
 import { notifyRoutes } from './modules/notify/notify.routes.js';
 import { pricingRoutes } from './modules/pricing/pricing.routes.js';
+import { recipientRoutes } from './modules/recipients/recipients.routes.js';
 import { simulateRoutes } from './modules/testmode/simulate.routes.js';
 import { testModeRoutes } from './modules/testmode/testmode.routes.js';
 import { intakeRoutes } from './modules/intakes/intakes.routes.js';
+import { intakeEditingRoutes } from './modules/intakes/editing.routes.js';
+import { briefFileRoutes } from './modules/intakes/brief-files.routes.js';
+import { folderRoutes } from './modules/folders/folders.routes.js';
 import { portalApiRoutes } from './modules/portal/portal.routes.js';
 import { portalPageRoutes } from './modules/portal/portal.page.routes.js';
 import { registerPortalSecurity } from './modules/portal/portal.security.js';
@@ -47,6 +57,8 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: false,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
+    ...timeoutOptions(services.config.httpTimeouts),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -58,6 +70,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body.toString();
     if (text.trim() === '') return done(null, undefined);
+    if (jsonHasNul(text)) return done(nulRefused('request body'), undefined);
     void parseJson(request, text, done);
   });
 
@@ -66,6 +79,8 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
     done();
   });
   registerErrorHandling(app);
+  registerSecurityHeaders(app, services.config);
+  registerNulGuard(app);
   registerAuth(app, services);
   registerAuditHook(app, services);
   await registerOpenApi(app, services.config);
@@ -80,7 +95,11 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   testModeRoutes(app, services, worker);
   simulateRoutes(app, services);
   intakeRoutes(app, services);
+  intakeEditingRoutes(app, services);
+  folderRoutes(app, services);
+  await briefFileRoutes(app, services);
   chaseRoutes(app, services);
+  recipientRoutes(app, services);
   await notifyRoutes(app, services);
   templateRoutes(app, services);
   mcpRoutes(app, services);
@@ -89,6 +108,9 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   await portalApiRoutes(app, services);
   await portalPageRoutes(app, services);
   await portalTusRoutes(app, services);
+  await dashboardRoutes(app, services);
+  await billingRoutes(app, services);
+  await oauthRoutes(app, services);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, () => app.swagger());
   return app;

@@ -6,7 +6,8 @@ import { PLAN_IDS } from './domain/plans.js';
 import { ApiError } from './http/errors.js';
 import { CreateAccountInput } from './modules/accounts/accounts.schemas.js';
 import { createAccount, setRateLimitOverride } from './modules/accounts/accounts.service.js';
-import { serveMcpOverStdio } from './modules/mcp/mcp.stdio.js';
+import { mcpStdioConfig, serveMcpOverStdio } from './modules/mcp/mcp.stdio.js';
+import { credentialsPath, deviceLogin, keyHint, storeCredential } from './modules/oauth/device.client.js';
 import { startServer, startWorker, WORKER_POLL_INTERVAL_MS } from './server.js';
 
 function positiveInt(value: string): number {
@@ -102,15 +103,52 @@ program
 
 program
   .command('mcp')
-  .description('the agent tools (MCP) over stdio, acting with the key in INTAKE_API_KEY against BASE_URL')
+  .description(
+    'the agent tools (MCP) over stdio against BASE_URL, with the key in INTAKE_API_KEY (else the one `login` stored, else a device sign-in)',
+  )
   .action(() => serveMcpOverStdio());
+
+program
+  .command('login')
+  .description(
+    'sign in an agent by device code: approve it in the dashboard, and the API key is stored (mode 0600) for `mcp`',
+  )
+  .option(
+    '--scopes <scopes>',
+    'comma-separated scopes to ask for (the approver can change them)',
+    'intakes:read,intakes:write',
+  )
+  .action(async (options: { scopes: string }) => {
+    const { baseUrl } = mcpStdioConfig(process.env);
+    const file = credentialsPath(process.env);
+    const credential = await deviceLogin({
+      baseUrl,
+      clientId: 'intake-cli',
+      scopes: options.scopes
+        .split(',')
+        .map((scope) => scope.trim())
+        .filter(Boolean),
+      say: (line) => console.log(line),
+    });
+    storeCredential(file, baseUrl, credential);
+    console.log(
+      `Signed in to ${baseUrl}: ${credential.mode} key ${keyHint(credential.api_key)} with ${credential.scopes.join(', ')}, stored in ${file}.`,
+    );
+  });
 
 program
   .command('migrate')
   .description('apply database migrations')
   .action(async () => {
-    const applied = await withDatabase((db) => migrateToLatest(db));
-    console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
+    // Not withDatabase: it migrates first, and this command must report what it applied.
+    const config = loadConfig();
+    const db = openDatabase(config);
+    try {
+      const applied = await migrateToLatest(db, config.databaseUrl);
+      console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
+    } finally {
+      await db.close();
+    }
   });
 
 const accounts = program.command('accounts').description('manage accounts');

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import type { HttpTimeouts } from './http/timeouts.js';
 
 /** Every environment variable the service reads, with its default. Documented in README.md. */
 const EnvSchema = z.object({
@@ -32,9 +33,16 @@ const EnvSchema = z.object({
   SECRET_KEY: z.string().min(32, 'SECRET_KEY must be at least 32 characters').optional(),
   WEBHOOK_ALLOW_PRIVATE: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(1000),
+  JOB_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).optional(),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(86_400_000).optional(),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  STRIPE_PRICE_SOLO: z.string().optional(),
+  STRIPE_PRICE_AGENCY: z.string().optional(),
+  STRIPE_API_URL: z.url().optional(),
 });
 
 export interface Config {
@@ -58,6 +66,24 @@ export interface Config {
   urlsFollowPort: boolean;
   /** How long readiness answers 503 on SIGTERM before the listener closes (load balancers notice). */
   shutdownGraceMs: number;
+  /** Slow-client deadlines (src/http/timeouts.ts); unset ones keep the defaults there. */
+  httpTimeouts?: Partial<HttpTimeouts>;
+  /**
+   * How long a worker's claim on a job (and on a webhook delivery) lasts before another worker may take
+   * it over; undefined keeps each engine's default (jobs 5 minutes, webhook deliveries 90 seconds).
+   */
+  jobLeaseMs: number | undefined;
+  /** Billing: Stripe when secretKey is set, else the local provider (src/modules/billing). */
+  stripe: StripeConfig;
+}
+
+export interface StripeConfig {
+  secretKey: string | undefined;
+  webhookSecret: string | undefined;
+  /** Stripe price ids per paid plan; without one, Checkout prices the plan inline from the plan table. */
+  priceIds: { solo: string | undefined; agency: string | undefined };
+  /** Another Stripe API address (stripe-mock, a test double); default Stripe's own. */
+  apiUrl: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -97,7 +123,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: allowPrivate,
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    httpTimeouts: {
+      ...(e.HTTP_HEADERS_TIMEOUT_MS ? { headersMs: e.HTTP_HEADERS_TIMEOUT_MS } : {}),
+      ...(e.HTTP_REQUEST_TIMEOUT_MS ? { requestMs: e.HTTP_REQUEST_TIMEOUT_MS } : {}),
+      ...(e.HTTP_IDLE_TIMEOUT_MS ? { idleMs: e.HTTP_IDLE_TIMEOUT_MS } : {}),
+    },
+    jobLeaseMs: e.JOB_LEASE_MS,
     urlsFollowPort: !e.BASE_URL && !e.APP_URL,
+    stripe: {
+      secretKey: e.STRIPE_SECRET_KEY,
+      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      priceIds: { solo: e.STRIPE_PRICE_SOLO, agency: e.STRIPE_PRICE_AGENCY },
+      apiUrl: e.STRIPE_API_URL,
+    },
   };
 }
 

@@ -8,13 +8,14 @@ import type { RateLimiter } from './http/rate-limit/limiter.js';
 import { MemoryRateLimiter } from './http/rate-limit/memory.js';
 import { RedisRateLimiter } from './http/rate-limit/redis.js';
 import { registerJobHandlers } from './jobs/registry.js';
+import { listenForDueJobs, type JobListener } from './jobs/wakeup.js';
 import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
 import { S3Storage } from './modules/files/s3-storage.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
 import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.js';
 import { smsProviderFromUrl, type SmsProvider } from './modules/notify/sms.js';
-import { stopWebhookDispatcher } from './modules/webhooks/dispatcher.js';
+import { stopWebhookDispatcher, tuneWebhookDelivery } from './modules/webhooks/dispatcher.js';
 import type { AppServices } from './services.js';
 
 function chooseStorage(config: Config): Storage {
@@ -78,9 +79,21 @@ export function createWorker(services: AppServices): Worker {
     clock: services.clock,
     logger,
     pollIntervalMs: WORKER_POLL_INTERVAL_MS,
+    ...(services.config.jobLeaseMs ? { leaseMs: services.config.jobLeaseMs } : {}),
   });
   registerJobHandlers(worker, services);
+  // One setting for both leases: how soon a crashed worker's work is taken over.
+  if (services.config.jobLeaseMs) tuneWebhookDelivery(services, { leaseMs: services.config.jobLeaseMs });
   return worker;
+}
+
+/** Starts polling, and on PostgreSQL listens for jobs due at once (LISTEN/NOTIFY) to skip the wait. */
+function startPolling(services: AppServices, worker: Worker): JobListener | undefined {
+  worker.start();
+  const { databaseUrl } = services.config;
+  if (services.db.dialect !== 'postgres' || !databaseUrl) return undefined;
+  const logger = pino({ level: services.config.logLevel, base: { component: 'worker' } });
+  return listenForDueJobs(databaseUrl, () => worker.nudge(), logger);
 }
 
 export interface StartServerOptions {
@@ -116,7 +129,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
     config.baseUrl = `http://localhost:${port}`;
     config.appUrl = config.baseUrl;
   }
-  if (options.runWorker ?? true) worker.start();
+  const listener = (options.runWorker ?? true) ? startPolling(services, worker) : undefined;
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -126,6 +139,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
     stop(graceMs = 0) {
       stopping ??= (async () => {
         services.lifecycle.draining = true;
+        await listener?.close();
         await worker.stop();
         if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs));
         await app.close();
@@ -154,7 +168,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     await closeServices(services);
     throw error;
   }
-  worker.start();
+  const listener = startPolling(services, worker);
   let stopping: Promise<void> | undefined;
   return {
     services,
@@ -162,6 +176,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     stop() {
       stopping ??= (async () => {
         services.lifecycle.draining = true;
+        await listener?.close();
         await worker.stop();
         await stopWebhookDispatcher(services);
         await closeServices(services);

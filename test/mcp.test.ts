@@ -224,6 +224,20 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
       expect(compileJsonSchema(tool.inputSchema), where).toBeUndefined();
       if (tool.outputSchema) expect(compileJsonSchema(tool.outputSchema), where).toBeUndefined();
 
+      // A tool over a few endpoints of one resource (manage_recipients): each call is one of them.
+      if (spec.choose) {
+        const input = tool.inputSchema as { properties?: Record<string, { enum?: string[] }> };
+        const routes = Object.entries(spec.choose.routes);
+        expect(input.properties?.[spec.choose.argument]?.enum, where).toEqual(routes.map(([name]) => name));
+        for (const [name, route] of routes) {
+          const template = route.path.replace(/:[a-z_]+/g, '{}');
+          const restPath = Object.keys(openapi.paths).find((p) => p.replace(/\{[^}]+\}/g, '{}') === template);
+          const operation = restPath ? openapi.paths[restPath]?.[route.method.toLowerCase()] : undefined;
+          expect(operation, `${where}: ${name} → ${route.method} ${route.path}`).toBeDefined();
+        }
+        continue;
+      }
+
       // The tool's one endpoint exists, with this method.
       const template = spec.path.replace(/:[a-z_]+/g, '{}');
       const restPath = Object.keys(openapi.paths).find((p) => p.replace(/\{[^}]+\}/g, '{}') === template);
@@ -512,18 +526,34 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
     });
   });
 
-  it('refuses to start the stdio server without INTAKE_API_KEY', async () => {
-    const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [tsxCli, 'src/cli.ts', 'mcp'], {
-        env: childEnv({ INTAKE_API_KEY: '', BASE_URL: server.url, LOG_LEVEL: 'silent' }),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stderr }));
+  it('without INTAKE_API_KEY or a stored key, the stdio server starts a device sign-in on stderr', async () => {
+    // A credentials file that does not exist: nothing stored (test/agent-auth.test.ts covers the approval).
+    const credentials = `${server.dataDir}/no-such-dir/credentials.json`;
+    const child = spawn(process.execPath, [tsxCli, 'src/cli.ts', 'mcp'], {
+      env: childEnv({
+        INTAKE_API_KEY: '',
+        INTAKE_CREDENTIALS_FILE: credentials,
+        BASE_URL: server.url,
+        LOG_LEVEL: 'silent',
+      }),
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain('INTAKE_API_KEY');
+    let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const prompted = new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (/check that it shows the code [B-Z]{4}-[B-Z]{4}/.test(stderr)) resolve();
+      });
+      child.on('error', reject);
+      child.on('close', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    });
+    await prompted;
+    child.kill();
+    expect(stderr).toContain('INTAKE_API_KEY is not set');
+    expect(stderr).toContain('/dashboard/device?user_code=');
+    // Stdout carries only the protocol: nothing is printed there.
+    expect(stdout).toBe('');
   });
 });

@@ -111,6 +111,9 @@ function openPostgres(databaseUrl: string): Db {
   // unheard it would crash the process. pg discards that client, the next query opens a new one, and
   // queries that were running fail on their own (500 internal_error, readiness 503).
   pool.on('error', () => undefined);
+  // The same for a connection dropped while checked out between two queries (inside a transaction):
+  // its 'error' would have no listener; the next query fails instead, and the pool discards it.
+  pool.on('connect', (connection) => connection.on('error', () => undefined));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,

@@ -28,6 +28,8 @@ export interface ApiKeysTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** OAuth access tokens only: the key stops working at this instant (null: never expires). */
+  expires_at: string | null;
 }
 
 export interface AuditEntriesTable {
@@ -80,6 +82,8 @@ export interface IntakesTable {
   retention_anonymize: number;
   template_id: string | null;
   client_brief: string | null;
+  /** The folder (fld_…) the intake is filed in, or null. */
+  folder_id: string | null;
   approval_counter: Generated<number>;
   results_cursor: Generated<number>;
   created_at: string;
@@ -114,7 +118,11 @@ export interface IntakeItemsTable {
   /** Order of approval within the intake: the results cursor (only_new) compares against it. */
   approval_seq: number | null;
   secret_revealed_at: string | null;
+  /** Owner items (decisions): owner when a person answered, agent_proposal when the proposal stood. */
+  decided_by: string | null;
   created_at: string;
+  /** The reviewer's latest note to the client (with a revision request or an approval). */
+  review_note?: string | null;
 }
 
 export interface ItemFilesTable {
@@ -193,6 +201,8 @@ export interface ChasesTable {
   locked_until: number | null;
   created_at: string;
   updated_at: string;
+  /** The reminder series it belongs to: an intake_recipients id, or null for the client's own. */
+  recipient_id?: string | null;
 }
 
 export interface ChasePlansTable {
@@ -210,6 +220,8 @@ export interface ChasePlansTable {
   thanked_at: string | null;
   created_at: string;
   updated_at: string;
+  /** The due date for which intake.overdue fired (it fires once per due date). */
+  overdue_fired_for?: string | null;
 }
 
 export interface MessagesTable {
@@ -252,6 +264,16 @@ export interface AccountBrandingTable {
   logo_url: string | null;
   /** #rrggbb, or null for the default. */
   accent_color: string | null;
+  updated_at: string;
+}
+
+/** Folders group an account's intakes (per mode); deleting one unfiles its intakes. */
+export interface FoldersTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  name: string;
+  created_at: string;
   updated_at: string;
 }
 
@@ -318,7 +340,80 @@ export interface WebhookAttemptsTable {
   next_attempt_at: string | null;
 }
 
+/** A person who signs in to the dashboard for an account (the account's email is its first user). */
+export interface AccountUsersTable {
+  id: string;
+  account_id: string;
+  /** Lower-cased; one account per address. */
+  email: string;
+  /** owner (the account's own email) | member (invited) */
+  role: string;
+  invited_by_user_id: string | null;
+  created_at: string;
+  last_signed_in_at: string | null;
+}
+
+/** A one-time sign-in link: single use, short-lived, stored as the SHA-256 of its token. */
+export interface SignInTokensTable {
+  token_hash: string;
+  user_id: string;
+  /** The dashboard path to land on after signing in. */
+  return_to: string | null;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+/** A dashboard browser session; the cookie holds a random id, this row its SHA-256. */
+export interface UserSessionsTable {
+  id_hash: string;
+  user_id: string;
+  account_id: string;
+  /** The world the dashboard shows: 1 live, 0 test (the live/test toggle). */
+  livemode: number;
+  created_at: string;
+  expires_at: string;
+  last_seen_at: string;
+}
+
+/** Someone besides the client who gets the intake's emails and their own reminders (also_notify). */
+export interface IntakeRecipientsTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  intake_id: string;
+  /** Lower-case. */
+  email: string;
+  name: string | null;
+  /** Order of addition within the intake. */
+  position: number;
+  opted_out_at: string | null;
+  /** Three of their reminder emails in a row bounced: their series ended (reinstate resumes it). */
+  stalled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What happened to an item: submitted, revision_requested, approved (with who and the note). */
+export interface ItemHistoryTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  intake_id: string;
+  item_key: string;
+  action: string;
+  /** api_key | user | client | system */
+  actor_type: string;
+  actor_id: string | null;
+  note: string | null;
+  occurred_at: string;
+  /** Order within the intake (several entries can share a timestamp). */
+  seq: number;
+}
+
 export interface Database {
+  intake_recipients: IntakeRecipientsTable;
+  item_history: ItemHistoryTable;
   intakes: IntakesTable;
   intake_items: IntakeItemsTable;
   item_files: ItemFilesTable;
@@ -338,4 +433,103 @@ export interface Database {
   messages: MessagesTable;
   suppressions: SuppressionsTable;
   account_branding: AccountBrandingTable;
+  folders: FoldersTable;
+  account_users: AccountUsersTable;
+  sign_in_tokens: SignInTokensTable;
+  user_sessions: UserSessionsTable;
+  account_billing: AccountBillingTable;
+  billing_sessions: BillingSessionsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
+  device_authorizations: DeviceAuthorizationsTable;
+}
+
+/** The account's customer at its billing provider (Stripe), and the subscription that sets its plan. */
+export interface AccountBillingTable {
+  account_id: string;
+  /** stripe | local */
+  provider: string;
+  customer_id: string | null;
+  subscription_id: string | null;
+  subscription_status: string | null;
+  updated_at: string;
+}
+
+/** The local billing provider's checkout and portal sessions (their id is the page's capability). */
+export interface BillingSessionsTable {
+  id: string;
+  account_id: string;
+  /** checkout | portal */
+  kind: string;
+  /** checkout: the plan bought */
+  plan: string | null;
+  /** Where the page sends the browser when done (the dashboard, or a same-origin return_url). */
+  return_url: string;
+  created_at: string;
+  expires_at: string;
+  completed_at: string | null;
+}
+
+/** OAuth clients registered dynamically (RFC 7591); not tenant-owned: registration is anonymous. */
+export interface OAuthClientsTable {
+  id: string;
+  name: string;
+  /** JSON array of exact redirect URIs. */
+  redirect_uris: string;
+  /** none | client_secret_post | client_secret_basic */
+  auth_method: string;
+  secret_hash: string | null;
+  created_at: string;
+}
+
+export interface OAuthCodesTable {
+  code_hash: string;
+  client_id: string;
+  account_id: string;
+  livemode: number;
+  user_id: string;
+  /** JSON array of granted scopes. */
+  scopes: string;
+  redirect_uri: string;
+  /** PKCE S256 challenge. */
+  code_challenge: string;
+  resource: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface OAuthRefreshTokensTable {
+  token_hash: string;
+  id: string;
+  client_id: string;
+  account_id: string;
+  livemode: number;
+  user_id: string;
+  scopes: string;
+  resource: string | null;
+  /** The access token (API key) issued with this refresh token. */
+  access_key_id: string | null;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+/** RFC 8628 device authorizations: the CLI polls with the device code, a user approves the user code. */
+export interface DeviceAuthorizationsTable {
+  device_code_hash: string;
+  user_code: string;
+  client_name: string;
+  requested_scopes: string;
+  /** pending | approved | denied | consumed */
+  status: string;
+  account_id: string | null;
+  livemode: number | null;
+  user_id: string | null;
+  scopes: string | null;
+  interval_seconds: number;
+  last_polled_ms: number | null;
+  created_at: string;
+  expires_at: string;
 }

@@ -327,6 +327,26 @@ export function bounceStallsIntake(
   return consecutiveBouncedEmails(chasesInAttemptOrder) === STALL_AFTER_BOUNCES;
 }
 
+// ---- due date ----
+
+/**
+ * The instant a due date has passed: midnight at the end of that day in the client's time zone
+ * (UTC when unknown). Until then the client can still deliver "by" the date.
+ */
+export function dueDatePassesAt(dueDate: string, timeZone: string | null): number {
+  const [year, month, day] = dueDate.split('-').map(Number);
+  const next = addLocalDays({ year: year ?? 1970, month: month ?? 1, day: day ?? 1, hour: 0, minute: 0 }, 1);
+  return zonedTimeToUtc(next, timeZone ?? 'UTC');
+}
+
+/** The required client-facing items still missing (not submitted or approved): what makes an intake overdue. */
+export function missingRequiredItems<T extends ChaseItem>(items: readonly T[]): T[] {
+  return items.filter(
+    (i) =>
+      i.clientFacing !== false && i.required && (i.status === 'pending' || i.status === 'needs_revision'),
+  );
+}
+
 /** Is an HH:MM clock time valid? */
 export function isClockTime(value: string): boolean {
   return /^([01]\d|2[0-3]):[0-5]\d$/.test(value);

@@ -49,6 +49,8 @@ describe('ItemDefinition schema', () => {
       help: undefined,
       schema: undefined,
       options: undefined,
+      assignee: undefined,
+      proposed: undefined,
     });
   });
 
@@ -65,19 +67,22 @@ describe('ItemDefinition schema', () => {
     expect(parsed.label).toBe('Bio');
   });
 
-  it.each(['Logo', '1logo', '_logo', 'lo-go', 'lo go', 'logö', ''])('rejects the key %j', (key) => {
-    const result = ItemDefinition.safeParse({ key, label: 'L', type: 'text' });
-    expect(result.success).toBe(false);
-    if (!result.success) expect(result.error.issues[0]?.path).toEqual(['key']);
-  });
+  it.each(['Logo', '1logo', '_logo', 'lo-go', 'lo go', 'logö'])(
+    'reports the key %j as a definition problem (422, not a shape error)',
+    (key) => {
+      expect(ItemDefinition.safeParse({ key, label: 'L', type: 'text' }).success).toBe(true);
+      expect(problemsOf([{ key, label: 'L', type: 'text' }])).toEqual([
+        {
+          item: key,
+          field: 'key',
+          message: `"${key}" is not snake_case: keys match ^[a-z][a-z0-9_]*$ (they become property names)`,
+        },
+      ]);
+    },
+  );
 
-  it('names the key rule in the error message', () => {
-    const result = ItemDefinition.safeParse({ key: 'Bad', label: 'L', type: 'text' });
-    expect(result.success).toBe(false);
-    if (!result.success)
-      expect(result.error.issues[0]?.message).toBe(
-        'key must match ^[a-z][a-z0-9_]*$ (lower-case letters, digits, underscores)',
-      );
+  it('rejects an empty key as a shape error', () => {
+    expect(ItemDefinition.safeParse({ key: '', label: 'L', type: 'text' }).success).toBe(false);
   });
 
   it.each(['a', 'logo_2', 'z9', 'a'.repeat(64)])('accepts the key %j', (key) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cachedPattern } from './pattern.js';
 
 /**
  * Item definitions: the one schema for what an intake asks of its client. Used by intake creation,
@@ -101,15 +102,30 @@ export const ItemOption = z.strictObject({
   label: z.string().min(1).max(200),
 });
 
+/** Who answers an item: the client in the portal, or the account holder (a decision). */
+export const ASSIGNEES = ['client', 'owner'] as const;
+export type Assignee = (typeof ASSIGNEES)[number];
+
+export const Proposal = z
+  .strictObject({
+    value: z
+      .union([z.string(), z.number(), z.boolean(), z.array(z.string())])
+      .meta({ description: "The agent's proposed answer, valid for the item's type" }),
+    rationale: z.string().trim().min(1).max(2000).meta({ description: 'Why the agent proposes it' }),
+  })
+  .meta({
+    id: 'Proposal',
+    description: 'owner items: the answer an agent proposes; it stands when nobody decides otherwise',
+  });
+
+export const ITEM_KEY = /^[a-z][a-z0-9_]*$/;
+
 export const ItemDefinition = z
   .strictObject({
-    key: z
-      .string()
-      .max(64)
-      .regex(
-        /^[a-z][a-z0-9_]*$/,
-        'key must match ^[a-z][a-z0-9_]*$ (lower-case letters, digits, underscores)',
-      ),
+    // The snake_case rule is checked with the other definition rules (422), not here (400).
+    key: z.string().min(1).max(64).meta({
+      description: 'snake_case, matching ^[a-z][a-z0-9_]*$: it becomes a property name in results',
+    }),
     label: z.string().trim().min(1).max(200),
     help: z
       .string()
@@ -137,6 +153,15 @@ export const ItemDefinition = z
       .meta({
         description: 'select and multiselect: the choices',
       }),
+    assignee: z
+      .enum(ASSIGNEES)
+      .nullish()
+      .transform((v) => v ?? undefined)
+      .meta({
+        description:
+          'client (default): the client answers in the portal. owner: a decision for the account holder, answered in the dashboard; it never reaches the portal, reminders or progress.',
+      }),
+    proposed: Proposal.nullish().transform((v) => v ?? undefined),
   })
   .meta({
     id: 'ItemDefinition',
@@ -164,6 +189,13 @@ export const ItemDefinitionRecord = z
     constraints: Constraints,
     schema: z.record(z.string(), z.unknown()).optional(),
     options: z.array(ItemOption).optional(),
+    assignee: z.enum(ASSIGNEES).optional(),
+    proposed: z
+      .object({
+        value: z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]),
+        rationale: z.string(),
+      })
+      .optional(),
   })
   .meta({ id: 'ItemDefinitionRecord' });
 export type ItemDefinitionInput = z.input<typeof ItemDefinition>;
@@ -215,6 +247,9 @@ export function definitionProblems(
   const seen = new Set(existingKeys);
   for (const item of items) {
     const at = (field: string, message: string) => problems.push({ item: item.key, field, message });
+    if (!ITEM_KEY.test(item.key)) {
+      at('key', `"${item.key}" is not snake_case: keys match ^[a-z][a-z0-9_]*$ (they become property names)`);
+    }
     if (seen.has(item.key)) at('key', `duplicate item key "${item.key}"`);
     seen.add(item.key);
     if (!(ITEM_TYPES as readonly string[]).includes(item.type)) {
@@ -268,12 +303,10 @@ export function definitionProblems(
       at('constraints.min_date', `min_date (${c.min_date}) is after max_date (${c.max_date})`);
     }
     if (c.pattern !== undefined) {
-      try {
-        new RegExp(c.pattern, 'u');
-      } catch {
-        at('constraints.pattern', `pattern is not a valid regular expression`);
-      }
+      const compiled = cachedPattern(c.pattern);
+      if (!compiled.ok) at('constraints.pattern', compiled.message);
     }
+    problems.push(...assigneeProblems(item, type));
     if (type === 'structured') {
       if (!item.schema) at('schema', 'structured items need a schema (a JSON Schema object)');
       else {
@@ -297,6 +330,24 @@ export function definitionProblems(
     }
   }
   return problems;
+}
+
+/** Kinds an account holder can answer in the dashboard: values, not files or credentials. */
+const OWNER_TYPES: readonly ItemType[] = VALUE_TYPES.filter((t) => t !== 'secret' && t !== 'structured');
+
+export function isOwnerItem(def: Pick<ItemDefinition, 'assignee'>): boolean {
+  return def.assignee === 'owner';
+}
+
+function assigneeProblems(item: ItemDefinition, type: ItemType): DefinitionProblem[] {
+  const problem = (field: string, message: string) => ({ item: item.key, field, message });
+  if (!isOwnerItem(item)) {
+    return item.proposed ? [problem('proposed', 'proposed applies only to items with assignee owner')] : [];
+  }
+  if (!OWNER_TYPES.includes(type)) {
+    return [problem('assignee', `owner items take a value; use one of ${OWNER_TYPES.join(', ')}`)];
+  }
+  return [];
 }
 
 export function describeProblems(problems: readonly DefinitionProblem[]): string {

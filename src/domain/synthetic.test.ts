@@ -89,8 +89,9 @@ describe('syntheticValue: each value type', () => {
     expect(typeof value === 'string' && value.length).toBe(25);
   });
 
-  it('gives null for a text pattern (no general way to match it) and for file kinds', () => {
-    expect(syntheticValue(def({ type: 'text', constraints: { pattern: '[0-9]+' } }))).toBeNull();
+  it('matches a text pattern when the sampler can (null otherwise) and gives null for file kinds', () => {
+    expect(syntheticValue(def({ type: 'text', constraints: { pattern: '[0-9]+' } }))).toBe('0');
+    expect(syntheticValue(def({ type: 'text', constraints: { pattern: '\\p{Script=Greek}+' } }))).toBeNull();
     expect(syntheticValue(def({ type: 'image' }))).toBeNull();
   });
 });

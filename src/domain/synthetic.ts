@@ -1,3 +1,4 @@
+import { cachedPattern, samplePatternValue } from './pattern.js';
 import { acceptedFormats } from './values.js';
 import type { Format, ItemDefinition } from './items.js';
 
@@ -135,16 +136,26 @@ export function valueForSchema(schema: Record<string, unknown>, depth = 0, varia
 }
 
 const SECRET = 'test-secret-value';
+
+/** A value the pattern accepts within the length bounds, or null when the sampler finds none. */
+function patternValue(source: string, min: number, max: number | undefined): Json {
+  const compiled = cachedPattern(source);
+  if (!compiled.ok) return null;
+  const value = samplePatternValue(compiled.pattern);
+  if (value === undefined) return null;
+  const length = [...value].length;
+  return length >= min && length <= (max ?? Infinity) ? value : null;
+}
 const URLS = ['https://example.com', 'https://a.co', 'http://a'];
 
-/** A value-kind item's synthetic answer (null for a text item with a pattern: no general way to match it). */
+/** A value-kind item's synthetic answer (null for a text pattern the sampler cannot satisfy). */
 export function syntheticValue(def: ItemDefinition): Json {
   const c = def.constraints;
   switch (def.type) {
     case 'text':
     case 'longtext':
     case 'secret': {
-      if (c.pattern) return null;
+      if (c.pattern) return patternValue(c.pattern, c.min_chars ?? 0, c.max_chars);
       const fits = SECRET.length >= (c.min_chars ?? 0) && SECRET.length <= (c.max_chars ?? Infinity);
       return def.type === 'secret' && fits ? SECRET : text(c.min_chars ?? 1, c.max_chars);
     }

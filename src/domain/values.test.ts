@@ -69,6 +69,14 @@ describe('checkDraftValue: text kinds', () => {
     expect(draft(def('text', { constraints: { pattern: '[0-9]+' } }), '')).toEqual(ok(''));
   });
 
+  it('pattern values longer than the bounded engine takes fail the pattern constraint', () => {
+    const d = def('text', { constraints: { pattern: 'a+' } });
+    expect(draft(d, 'a'.repeat(2000))).toEqual(ok('a'.repeat(2000)));
+    expect(draft(d, 'a'.repeat(2001))).toEqual(
+      fail('pattern', 'a value with a pattern may have at most 2000 characters'),
+    );
+  });
+
   it('pattern runs in unicode mode (. matches one emoji)', () => {
     expect(draft(def('text', { constraints: { pattern: '.' } }), '😀')).toEqual(ok('😀'));
   });

@@ -1,3 +1,4 @@
+import { MAX_PATTERN_VALUE_LENGTH, cachedPattern, matchesWhole } from './pattern.js';
 import { canonicalFormat, isFileType, type Format, type ItemDefinition } from './items.js';
 
 /**
@@ -29,10 +30,20 @@ function checkText(def: ItemDefinition, value: unknown): Check<string> {
   if (c.max_chars !== undefined && length > c.max_chars) {
     return fail('max_chars', `${length} characters is more than the ${c.max_chars} allowed`);
   }
-  if (c.pattern !== undefined && value.length > 0 && !new RegExp(`^(?:${c.pattern})$`, 'u').test(value)) {
-    return fail('pattern', 'value does not have the expected form');
-  }
+  if (c.pattern !== undefined && value.length > 0) return checkPattern(c.pattern, value, length);
   return pass(value);
+}
+
+/** The pattern runs on the bounded engine (domain/pattern.ts), never on the backtracking RegExp. */
+function checkPattern(source: string, value: string, length: number): Check<string> {
+  const compiled = cachedPattern(source);
+  if (!compiled.ok) return fail('pattern', compiled.message);
+  if (length > MAX_PATTERN_VALUE_LENGTH) {
+    return fail('pattern', `a value with a pattern may have at most ${MAX_PATTERN_VALUE_LENGTH} characters`);
+  }
+  return matchesWhole(compiled.pattern, value)
+    ? pass(value)
+    : fail('pattern', 'value does not have the expected form');
 }
 
 /**

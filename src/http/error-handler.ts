@@ -39,6 +39,9 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_request', 'Malformed JSON body.'],
 };
 
+/** Busboy's parse errors carry no status or code, only these messages. */
+const MULTIPART_PARSE_ERROR = /^(Multipart: |Unexpected end of (form|multipart data)|Malformed part header)/;
+
 function send(reply: FastifyReply, request: FastifyRequest, error: ApiError): FastifyReply {
   void reply.headers(error.headers);
   return reply.code(error.status).send({
@@ -47,6 +50,23 @@ function send(reply: FastifyReply, request: FastifyRequest, error: ApiError): Fa
     request_id: request.id,
     ...error.extra,
   });
+}
+
+/**
+ * Errors Fastify raises before routing (a malformed percent-encoding, an over-long path parameter):
+ * without this they answer in Fastify's own shape, without our envelope or request id.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void reply.header('X-Request-Id', request.id);
+  const path = request.url.split('?')[0] ?? '';
+  const error =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError(
+          'not_found',
+          `No resource at ${path.slice(0, 200)}: a path segment is too long to be an id.`,
+        )
+      : new ApiError('invalid_request', 'Malformed URL: a path segment is not valid percent-encoded UTF-8.');
+  void send(reply, request, error);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -62,6 +82,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     const known = err.code ? FASTIFY_CODES[err.code] : undefined;
     if (known) return send(reply, request, new ApiError(known[0], known[1]));
+    if (MULTIPART_PARSE_ERROR.test(err.message) && !err.statusCode) {
+      return send(
+        reply,
+        request,
+        new ApiError('invalid_request', `Malformed multipart body: ${err.message}`),
+      );
+    }
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return send(reply, request, new ApiError('invalid_request', `Malformed JSON body: ${err.message}`));
     }

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Database } from '../db/schema.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
+import { isPostgres, notifyJobDue, WAKE_HORIZON_MS } from './wakeup.js';
 
 /**
  * Background jobs: a typed registry of job kinds, and the functions that write jobs in the caller's
@@ -109,6 +110,8 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
       created_at: new Date().toISOString(),
     })
     .execute();
+  // A job due now wakes an idle worker at commit (PostgreSQL); others wait for a poll.
+  if (job.dueAt <= Date.now() + WAKE_HORIZON_MS && isPostgres(db)) await notifyJobDue(db);
   return id;
 }
 

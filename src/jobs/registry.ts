@@ -1,4 +1,5 @@
-import { DISPATCH_CHASE } from '../modules/chases/chases.jobs.js';
+import { DISPATCH_CHASE, INTAKE_OVERDUE } from '../modules/chases/chases.jobs.js';
+import { runOverdueCheck } from '../modules/chases/chases.overdue.js';
 import { dispatchChase } from '../modules/chases/chases.service.js';
 import { AUTO_APPROVE, RETENTION_PURGE } from '../modules/intakes/intakes.jobs.js';
 import { DELIVER_MESSAGE } from '../modules/notify/notify.jobs.js';
@@ -20,6 +21,7 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(RETENTION_PURGE, (job) => runRetentionPurge(services, job.payload));
   worker.register(WEBHOOK_ATTEMPT, (job) => webhookDispatcher(services).runJob(job.payload));
   worker.register(DISPATCH_CHASE, (job) => dispatchChase(services, job.payload.chase_id));
+  worker.register(INTAKE_OVERDUE, (job) => runOverdueCheck(services, job.payload));
   worker.register(DELIVER_MESSAGE, (job) => deliverMessage(services, job.payload.message_id));
   worker.assertHandlers(definedKinds());
 }

@@ -106,6 +106,8 @@ export class Worker {
   private loop: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
+  /** A wake-up arrived while the worker was busy: the next sleep is skipped. */
+  private nudged = false;
 
   constructor(options: WorkerOptions) {
     this.db = options.db;
@@ -113,7 +115,9 @@ export class Worker {
     this.logger = options.logger;
     this.pollIntervalMs = options.pollIntervalMs;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.jobTimeoutMs = options.jobTimeoutMs ?? Math.max(1_000, this.leaseMs - 30_000);
+    // Well inside the lease, so a slow handler is given up before another worker may take its job.
+    this.jobTimeoutMs =
+      options.jobTimeoutMs ?? Math.max(1_000, Math.floor(this.leaseMs * 0.75), this.leaseMs - 30_000);
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   }
 
@@ -198,10 +202,21 @@ export class Worker {
         this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
       }
       if (this.running && ran < this.batchSize) await this.sleep(this.pollIntervalMs);
+      this.nudged = false;
     }
   }
 
+  /** A job became due (PostgreSQL NOTIFY): an idle worker polls at once instead of at its next tick. */
+  nudge(): void {
+    this.nudged = true;
+    this.wake?.();
+  }
+
   private sleep(ms: number): Promise<void> {
+    if (this.nudged) {
+      this.nudged = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       this.wake = resolve;
       this.timer = setTimeout(resolve, ms);

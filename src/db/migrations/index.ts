@@ -4,6 +4,11 @@ import { intakes } from './0002_intakes.js';
 import { webhooks } from './0003_webhooks.js';
 import { notifications } from './0004_notifications.js';
 import { portal } from './0005_portal.js';
+import { recipientsHistory } from './0007_recipients_history.js';
+import { foldersBriefs } from './0006_folders_briefs.js';
+import { dashboard } from './0008_dashboard.js';
+import { billingAgentAuth } from './0009_billing_agent_auth.js';
+import { scaleIndexes } from './0010_scale_indexes.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +17,11 @@ const migrations: Record<string, Migration> = {
   '0003_webhooks': webhooks,
   '0004_notifications': notifications,
   '0005_portal': portal,
+  '0007_recipients_history': recipientsHistory,
+  '0006_folders_briefs': foldersBriefs,
+  '0008_dashboard': dashboard,
+  '0009_billing_agent_auth': billingAgentAuth,
+  '0010_scale_indexes': scaleIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {

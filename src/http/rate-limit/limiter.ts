@@ -17,6 +17,8 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   /** Records one request in `bucket` at `nowMs` if the window has room; says whether it did. */
   hit(bucket: string, limit: number, nowMs: number): Promise<RateLimitDecision>;
+  /** How many requests `bucket` holds in the window ending at `nowMs`, recording nothing (dashboard usage). */
+  used(bucket: string, nowMs: number): Promise<number>;
   /** Throws when the backend cannot be reached (readiness probe). */
   check(): Promise<void>;
   close(): Promise<void>;

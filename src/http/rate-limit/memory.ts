@@ -94,6 +94,13 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve(decide(allowed, limit, log.count, log.freeing(limit, nowMs), nowMs));
   }
 
+  used(bucket: string, nowMs: number): Promise<number> {
+    const log = this.logs.get(bucket);
+    if (!log) return Promise.resolve(0);
+    log.evictBefore(nowMs - WINDOW_MS);
+    return Promise.resolve(log.count);
+  }
+
   /** Drops buckets whose every request has left the window, so idle keys cost no memory. */
   sweep(nowMs: number): void {
     for (const [bucket, log] of this.logs) {

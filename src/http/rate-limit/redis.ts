@@ -71,6 +71,11 @@ export class RedisRateLimiter implements RateLimiter {
     return decide(allowed === 1, limit, count, Number(freeing), nowMs);
   }
 
+  async used(bucket: string, nowMs: number): Promise<number> {
+    // Times at or before now − window have left it (the hit script removes them the same way).
+    return this.redis.zcount(this.keyPrefix + bucket, `(${nowMs - WINDOW_MS}`, '+inf');
+  }
+
   async check(): Promise<void> {
     await this.redis.ping();
   }

@@ -60,6 +60,25 @@ export async function createAccount(
         created_at: at,
       })
       .execute();
+    // The account's email is its first dashboard user (one account per person's address).
+    const user = await trx
+      .selectFrom('account_users')
+      .select('id')
+      .where('email', '=', input.email.toLowerCase())
+      .executeTakeFirst();
+    if (user) throw new ApiError('conflict', `${input.email} already signs in to another account.`);
+    await trx
+      .insertInto('account_users')
+      .values({
+        id: newId('usr'),
+        account_id: accountId,
+        email: input.email.toLowerCase(),
+        role: 'owner',
+        invited_by_user_id: null,
+        created_at: at,
+        last_signed_in_at: null,
+      })
+      .execute();
     const owner = { accountId, createdByKeyId: null, at };
     const live = await createKey(trx, owner, { name: 'Default live key', mode: 'live', scopes: ['admin'] });
     const test = await createKey(trx, owner, { name: 'Default test key', mode: 'test', scopes: ['admin'] });

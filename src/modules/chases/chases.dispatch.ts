@@ -9,7 +9,6 @@ import {
   bounceStallsIntake,
   isQuietTime,
   outstandingItems,
-  reminderStopReason,
   type ChaseChannel,
   type ChaseSettings,
   type ChaseStatus,
@@ -44,9 +43,18 @@ import {
   settleChase,
   updatePlan,
   type ChaseRow,
+  type SeriesId,
 } from './chases.repository.js';
-
-import { cancelPending, chaseItems, ensurePlan, planNextReminder, settingsOf } from './chases.plan.js';
+import { findRecipientById, updateRecipient } from '../recipients/recipients.repository.js';
+import {
+  cancelPending,
+  chaseItems,
+  ensurePlan,
+  planNextReminder,
+  seriesStopReason,
+  settingsOf,
+  type Series,
+} from './chases.plan.js';
 
 const systemActor = { type: 'system', id: null } as const;
 
@@ -54,21 +62,56 @@ function fixedClockWorld(world: World, atMs: number): World {
   return { ...world, clock: { now: () => new Date(atMs) } };
 }
 
-/** The signed opt-out link of a reminder. */
-export function optOutUrl(services: AppServices, intakeId: string): string {
-  return `${services.config.appUrl}/optout/${intakeId}?sig=${optOutSignature(services, intakeId)}`;
+/**
+ * The signed opt-out link of one person's reminders: the client's (`/optout/<intake>?sig=`) or an
+ * also_notify recipient's (`&r=<recipient id>`). It works without login and acts only on POST.
+ */
+export function optOutUrl(services: AppServices, intakeId: string, recipientId: SeriesId = null): string {
+  const who = recipientId ? `r=${recipientId}&` : '';
+  return `${services.config.appUrl}/optout/${intakeId}?${who}sig=${optOutSignature(services, intakeId, recipientId)}`;
 }
 
 const optOutKeys = new Map<string, string>();
 
-export function optOutSignature(services: AppServices, intakeId: string): string {
+export function optOutSignature(
+  services: AppServices,
+  intakeId: string,
+  recipientId: SeriesId = null,
+): string {
   const secret = services.config.secretKey;
   let key = optOutKeys.get(secret);
   if (key === undefined) {
     key = deriveKey(secret, 'chase-opt-out').toString('hex');
     optOutKeys.set(secret, key);
   }
-  return hmacHex(key, intakeId).slice(0, 32);
+  return hmacHex(key, recipientId ? `${intakeId}/${recipientId}` : intakeId).slice(0, 32);
+}
+
+/** Whom a chase goes to: the client, or the also_notify recipient of its series (undefined: removed). */
+async function personOf(
+  db: Kysely<Database>,
+  intake: IntakeRow,
+  plan: { opted_out_at: string | null; stalled_at: string | null } | undefined,
+  chase: ChaseRow,
+): Promise<Series | undefined> {
+  if (!chase.recipient_id) {
+    return {
+      id: null,
+      email: intake.client_email,
+      name: intake.client_name,
+      optedOut: Boolean(plan?.opted_out_at),
+      stalled: Boolean(plan?.stalled_at),
+    };
+  }
+  const row = await findRecipientById(db, intake.id, chase.recipient_id);
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    optedOut: Boolean(row.opted_out_at),
+    stalled: Boolean(row.stalled_at),
+  };
 }
 
 interface Dispatch {
@@ -76,6 +119,8 @@ interface Dispatch {
   world: World;
   intake: IntakeRow;
   chase: ChaseRow;
+  /** The address it goes to (email or phone), recorded on the chase. */
+  address: string | null;
   lease: number;
   settings: ChaseSettings;
   atMs: number;
@@ -115,6 +160,7 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
         world: fixedClockWorld(base, atMs),
         intake,
         chase: found,
+        address: found.recipient,
         lease: found.locked_until ?? 0,
         settings,
         atMs,
@@ -141,23 +187,21 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
   const plannedMs = Date.parse(chase.scheduled_for);
   const atMs = !base.livemode && plannedMs < nowMs ? plannedMs : nowMs;
   const world = fixedClockWorld(base, atMs);
-  const run: Dispatch = { services, world, intake, chase, lease, settings, atMs };
+  const person = await personOf(db, intake, plan, chase);
+  const address = chase.channel === 'email' ? (person?.email ?? null) : intake.client_phone;
+  const run: Dispatch = { services, world, intake, chase, address, lease, settings, atMs };
+  if (!person) return finish(run, { status: 'cancelled', error: 'recipient_removed' });
 
   const items = await itemsOf(db, intake.id);
   if (chase.trigger === 'schedule') {
-    const stop = reminderStopReason({
-      intakeStatus: intake.status,
-      items: chaseItems(items),
-      optedOut: Boolean(plan?.opted_out_at),
-      stalled: Boolean(plan?.stalled_at),
-    });
+    const stop = seriesStopReason(intake, items, person);
     if (stop) return finish(run, { status: 'cancelled', error: stop });
     if (settings.respectQuietHours && isQuietTime(atMs, settings.timeZone)) {
       return postpone(run, afterQuietHours(atMs, settings.timeZone));
     }
   }
   if (chase.channel === 'email') {
-    if (await isSuppressed(db, tenantOf(world), intake.client_email)) {
+    if (await isSuppressed(db, tenantOf(world), person.email)) {
       return finish(run, { status: 'bounced', error: 'suppressed: the address bounced before' });
     }
     if (!world.livemode && plan && plan.bounce_next === 1) {
@@ -174,13 +218,14 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
   }
 
   const sender = await senderOf(db, intake.account_id);
-  const unsubscribe = optOutUrl(services, intake.id);
+  const unsubscribe = optOutUrl(services, intake.id, person.id);
   const context = await messageContext(services, db, intake, sender, {
     optOutUrl: chase.channel === 'email' ? unsubscribe : null,
     items,
+    ...(person.id === null ? {} : { clientName: person.name }),
   });
   const messageId = newId('msg');
-  const to = chase.channel === 'email' ? intake.client_email : (intake.client_phone ?? '');
+  const to = address ?? '';
   const email = chase.channel === 'email' ? renderEmail('reminder', context) : null;
   const text = email ? email.text : renderSmsReminder(context);
   const result: Transmission = await transmit(services, world.livemode, {
@@ -279,7 +324,8 @@ async function postpone(run: Dispatch, untilMs: number): Promise<void> {
 
 /** Records a claimed chase's outcome with its events, and plans the series' next reminder. */
 async function finish(run: Dispatch, outcome: Outcome): Promise<void> {
-  const { services, world, intake, chase, lease, settings, atMs } = run;
+  const { services, world, intake, chase, address, lease, settings, atMs } = run;
+  const series = chase.recipient_id ?? null;
   const at = new Date(atMs).toISOString();
   await services.db.kysely.transaction().execute(async (trx) => {
     await lockIntake(trx, intake.id);
@@ -288,7 +334,7 @@ async function finish(run: Dispatch, outcome: Outcome): Promise<void> {
       status: outcome.status,
       attempt_no: attemptNo,
       sent_at: outcome.sent || outcome.hardBounce ? at : null,
-      recipient: chase.channel === 'email' ? intake.client_email : intake.client_phone,
+      recipient: address,
       message_id: outcome.message?.id ?? null,
       provider_message_id: outcome.providerMessageId ?? null,
       error: outcome.error ?? null,
@@ -302,7 +348,7 @@ async function finish(run: Dispatch, outcome: Outcome): Promise<void> {
         channel: chase.channel,
         attempt_no: attemptNo,
         trigger: chase.trigger,
-        recipient: chase.channel === 'email' ? intake.client_email : intake.client_phone,
+        recipient: address,
         sent_at: at,
       });
     }
@@ -316,12 +362,13 @@ async function finish(run: Dispatch, outcome: Outcome): Promise<void> {
           chase,
           outcome.hardBounce.reason,
           outcome.message?.id ?? null,
+          address ?? intake.client_email,
         );
       }
-      stalled = await stallIfThirdBounce(trx, world, intake);
+      stalled = await stallIfThirdBounce(trx, world, intake, series);
     }
     if (chase.trigger === 'schedule' && outcome.status !== 'cancelled' && !stalled) {
-      await planNextReminder(trx, world, intake, settings, { nowMs: atMs, resuming: false });
+      await planNextReminder(trx, world, intake, settings, { nowMs: atMs, resuming: false, series });
     }
   });
 }
@@ -337,30 +384,42 @@ export async function recordHardBounce(
   chase: ChaseRow,
   reason: 'hard_bounce' | 'spam_complaint',
   messageId: string | null,
+  address: string = intake.client_email,
 ): Promise<void> {
   const at = world.clock.now().toISOString();
-  await suppressAddress(trx, tenantOf(world), { address: intake.client_email, reason, messageId, at });
+  await suppressAddress(trx, tenantOf(world), { address, reason, messageId, at });
   await emit(trx, world, intake, 'chase.bounced', {
     chase_id: chase.id,
     channel: chase.channel,
-    client_email: intake.client_email,
+    client_email: address,
     bounced_at: at,
     reason,
   });
 }
 
-/** Three consecutive bounced reminder emails: intake.stalled, and the series stops. Whether it stalled now. */
+/**
+ * Three consecutive bounced reminder emails of one person's series stop that series; for the
+ * client's own series intake.stalled fires too. Whether it stalled now.
+ */
 export async function stallIfThirdBounce(
   trx: Kysely<Database>,
   world: World,
   intake: IntakeRow,
+  series: SeriesId = null,
 ): Promise<boolean> {
-  const chases = (await chasesOf(trx, intake.id)).filter((c) => c.attempt_no !== null);
+  const chases = (await chasesOf(trx, intake.id)).filter(
+    (c) => c.attempt_no !== null && (c.recipient_id ?? null) === series,
+  );
   if (!bounceStallsIntake(chases)) return false;
   const at = world.clock.now().toISOString();
+  if (series !== null) {
+    await updateRecipient(trx, series, { stalled_at: at, updated_at: at });
+    await cancelPending(trx, world, intake.id, 'stalled', series);
+    return true;
+  }
   await ensurePlan(trx, world, intake);
   await updatePlan(trx, intake.id, { stalled_at: at, updated_at: at });
-  await cancelPending(trx, world, intake.id, 'stalled');
+  await cancelPending(trx, world, intake.id, 'stalled', null);
   await emit(trx, world, intake, 'intake.stalled', {
     project_name: intake.project_name,
     client_email: intake.client_email,

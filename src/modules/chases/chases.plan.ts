@@ -21,7 +21,13 @@ import { planOf } from '../../domain/plans.js';
 import { ApiError } from '../../http/errors.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
-import { definitionOf, itemsOf, type IntakeRow, type ItemRow } from '../intakes/intakes.repository.js';
+import {
+  clientItems,
+  definitionOf,
+  itemsOf,
+  type IntakeRow,
+  type ItemRow,
+} from '../intakes/intakes.repository.js';
 import { realTimeOf, type World } from '../intakes/world.js';
 import { deleteMessagesOfIntake } from '../notify/notify.repository.js';
 import { queueEmail } from '../notify/notify.service.js';
@@ -35,9 +41,12 @@ import {
   lastSequenceNo,
   nextAttemptNo,
   pendingReminder,
+  pendingReminders,
   updatePlan,
   type ChasePlanRow,
+  type SeriesId,
 } from './chases.repository.js';
+import { deleteRecipientsOf, recipientsOf } from '../recipients/recipients.repository.js';
 
 export interface ChaseSettingsInput {
   chase_schedule?: string | undefined;
@@ -100,7 +109,11 @@ export function settingsOf(intake: IntakeRow, plan: ChasePlanRow | undefined): C
 }
 
 export function chaseItems(rows: readonly ItemRow[]): ChaseItem[] {
-  return rows.map((row) => ({ key: row.key, required: definitionOf(row).required, status: row.status }));
+  return clientItems(rows).map((row) => ({
+    key: row.key,
+    required: definitionOf(row).required,
+    status: row.status,
+  }));
 }
 
 /** Stores an intake's chase settings (at creation, in its transaction). */
@@ -135,6 +148,66 @@ export async function ensurePlan(
   return findPlan(trx, intake.id);
 }
 
+// ---- series: one per person ----
+
+/** One person's reminder series: the client's own (id null) or an also_notify recipient's. */
+export interface Series {
+  id: SeriesId;
+  email: string;
+  name: string | null;
+  optedOut: boolean;
+  stalled: boolean;
+}
+
+/** Every person who gets the intake's emails, the client first, each with their series state. */
+export async function seriesOf(
+  db: Kysely<Database>,
+  intake: IntakeRow,
+  plan: ChasePlanRow | undefined,
+): Promise<Series[]> {
+  const client: Series = {
+    id: null,
+    email: intake.client_email,
+    name: intake.client_name,
+    optedOut: Boolean(plan?.opted_out_at),
+    stalled: Boolean(plan?.stalled_at),
+  };
+  const others = (await recipientsOf(db, intake.id)).map((r) => ({
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    optedOut: Boolean(r.opted_out_at),
+    stalled: Boolean(r.stalled_at),
+  }));
+  return [client, ...others];
+}
+
+/** Why a person's scheduled reminders must not go out now, or null when they may. */
+export function seriesStopReason(intake: IntakeRow, items: readonly ItemRow[], series: Series) {
+  return reminderStopReason({
+    intakeStatus: intake.status,
+    items: chaseItems(items),
+    optedOut: series.optedOut,
+    stalled: series.stalled,
+  });
+}
+
+/** Queues one email of the intake to every person (one message each: nobody sees the others). */
+export async function queueEmailToAll(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  template: 'invitation' | 'items_added' | 'revision' | 'completed',
+  data: Record<string, unknown> = {},
+): Promise<boolean> {
+  let queued = false;
+  for (const person of await seriesOf(trx, intake, await findPlan(trx, intake.id))) {
+    const to = person.id === null ? undefined : { email: person.email, name: person.name };
+    if ((await queueEmail(trx, world, intake, template, data, to)) !== null) queued = true;
+  }
+  return queued;
+}
+
 // ---- planning ----
 
 /** Plans the series' next reminder: a scheduled chase row and its job, in the caller's transaction. */
@@ -143,10 +216,11 @@ export async function planNextReminder(
   world: World,
   intake: IntakeRow,
   settings: ChaseSettings,
-  options: { nowMs: number; resuming: boolean },
+  options: { nowMs: number; resuming: boolean; series?: SeriesId },
 ): Promise<void> {
   if (!intake.sent_at) return;
-  const last = await lastSequenceNo(trx, intake.id);
+  const series = options.series ?? null;
+  const last = await lastSequenceNo(trx, intake.id, series);
   const next = nextReminder({
     settings,
     sentAtMs: Date.parse(intake.sent_at),
@@ -171,6 +245,7 @@ export async function planNextReminder(
     scheduled_for: at,
     sent_at: null,
     recipient: null,
+    recipient_id: series,
     message_id: null,
     provider_message_id: null,
     error: null,
@@ -188,21 +263,27 @@ export async function planNextReminder(
   });
 }
 
+/** Calls off the pending reminder of one person's series, or of every series when none is named. */
 export async function cancelPending(
   trx: Kysely<Database>,
   world: World,
   intakeId: string,
   reason: string,
+  series?: SeriesId,
 ): Promise<void> {
-  const pending = await pendingReminder(trx, intakeId);
-  if (!pending || pending.status !== 'scheduled') return;
-  const closed = await closeScheduledChase(trx, pending.id, {
-    status: 'cancelled',
-    attempt_no: await nextAttemptNo(trx, intakeId),
-    error: reason,
-    updated_at: world.clock.now().toISOString(),
-  });
-  if (closed) await cancelJobs(trx, { subjectId: chaseSubject(intakeId, pending.id) });
+  const pending = (await pendingReminders(trx, intakeId)).filter(
+    (row) => series === undefined || (row.recipient_id ?? null) === series,
+  );
+  for (const row of pending) {
+    if (row.status !== 'scheduled') continue;
+    const closed = await closeScheduledChase(trx, row.id, {
+      status: 'cancelled',
+      attempt_no: await nextAttemptNo(trx, intakeId),
+      error: reason,
+      updated_at: world.clock.now().toISOString(),
+    });
+    if (closed) await cancelJobs(trx, { subjectId: chaseSubject(intakeId, row.id) });
+  }
 }
 
 /**
@@ -210,10 +291,30 @@ export async function cancelPending(
  * reminder of its series, in the sending transaction.
  */
 export async function onIntakeSent(trx: Kysely<Database>, world: World, intake: IntakeRow): Promise<void> {
-  await queueEmail(trx, world, intake, 'invitation');
   const plan = await ensurePlan(trx, world, intake);
   const sentAt = intake.sent_at ? Date.parse(intake.sent_at) : world.clock.now().getTime();
-  await planNextReminder(trx, world, intake, settingsOf(intake, plan), { nowMs: sentAt, resuming: false });
+  for (const person of await seriesOf(trx, intake, plan)) {
+    await startSeries(trx, world, intake, plan, person, sentAt);
+  }
+}
+
+/** One person's invitation and the first reminder of their series (at sending, or when added later). */
+export async function startSeries(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  plan: ChasePlanRow | undefined,
+  person: Series,
+  nowMs: number,
+): Promise<void> {
+  const to = person.id === null ? undefined : { email: person.email, name: person.name };
+  await queueEmail(trx, world, intake, 'invitation', {}, to);
+  if (seriesStopReason(intake, await itemsOf(trx, intake.id), person)) return;
+  await planNextReminder(trx, world, intake, settingsOf(intake, plan), {
+    nowMs,
+    resuming: false,
+    series: person.id,
+  });
 }
 
 /**
@@ -229,24 +330,34 @@ export async function syncChases(
   previousStatus: string,
 ): Promise<void> {
   const plan = await findPlan(trx, intake.id);
-  const stop = reminderStopReason({
-    intakeStatus: intake.status,
-    items: chaseItems(items),
-    optedOut: Boolean(plan?.opted_out_at),
-    stalled: Boolean(plan?.stalled_at),
-  });
-  const pending = await pendingReminder(trx, intake.id);
-  if (stop && pending) await cancelPending(trx, world, intake.id, stop);
+  for (const person of await seriesOf(trx, intake, plan)) {
+    await syncSeries(trx, world, intake, items, plan, person);
+  }
+  if (intake.status === 'completed' && previousStatus !== 'completed' && !plan?.thanked_at) {
+    await queueEmailToAll(trx, world, intake, 'completed');
+    const ensured = plan ?? (await ensurePlan(trx, world, intake));
+    if (ensured) await updatePlan(trx, intake.id, { thanked_at: world.clock.now().toISOString() });
+  }
+}
+
+/** Keeps one person's pending reminder in step: cancelled when they must not be reminded, planned when owed. */
+export async function syncSeries(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  items: readonly ItemRow[],
+  plan: ChasePlanRow | undefined,
+  person: Series,
+): Promise<void> {
+  const stop = seriesStopReason(intake, items, person);
+  const pending = await pendingReminder(trx, intake.id, person.id);
+  if (stop && pending) await cancelPending(trx, world, intake.id, stop, person.id);
   if (!stop && !pending && intake.sent_at) {
     await planNextReminder(trx, world, intake, settingsOf(intake, plan), {
       nowMs: world.clock.now().getTime(),
       resuming: true,
+      series: person.id,
     });
-  }
-  if (intake.status === 'completed' && previousStatus !== 'completed' && !plan?.thanked_at) {
-    await queueEmail(trx, world, intake, 'completed');
-    const ensured = plan ?? (await ensurePlan(trx, world, intake));
-    if (ensured) await updatePlan(trx, intake.id, { thanked_at: world.clock.now().toISOString() });
   }
 }
 
@@ -255,10 +366,11 @@ export async function stopChases(trx: Kysely<Database>, world: World, intakeId: 
   await cancelPending(trx, world, intakeId, 'archived');
 }
 
-/** Delete: every chase, plan and message of the intake goes (its jobs go with the intake's). */
+/** Delete: every chase, plan, message and recipient of the intake goes (its jobs go with the intake's). */
 export async function deleteChaseData(trx: Kysely<Database>, intakeId: string): Promise<void> {
   await deleteChaseRows(trx, intakeId);
   await deleteMessagesOfIntake(trx, intakeId);
+  await deleteRecipientsOf(trx, intakeId);
 }
 
 /** Queues the email telling the client about new items or a revision; whether one was queued. */
@@ -270,7 +382,7 @@ export async function notifyClient(
   data: Record<string, unknown> = {},
 ): Promise<boolean> {
   if (intake.status === 'draft' || intake.status === 'archived') return false;
-  return (await queueEmail(trx, world, intake, template, data)) !== null;
+  return queueEmailToAll(trx, world, intake, template, data);
 }
 
 /**
@@ -287,23 +399,22 @@ export async function replanChases(
   const values = chasePlanValues({ ...input, chase_schedule: intake.chase_schedule }, planId);
   await ensurePlan(trx, world, intake);
   await updatePlan(trx, intake.id, { ...values, updated_at: world.clock.now().toISOString() });
-  // The pending reminder is replaced, not called off: it leaves no trace in the status object.
-  const pending = await pendingReminder(trx, intake.id);
-  if (pending?.status === 'scheduled') {
+  // Pending reminders are replaced, not called off: they leave no trace in the status object.
+  for (const pending of await pendingReminders(trx, intake.id)) {
+    if (pending.status !== 'scheduled') continue;
     await trx.deleteFrom('chases').where('id', '=', pending.id).where('status', '=', 'scheduled').execute();
     await cancelJobs(trx, { subjectId: chaseSubject(intake.id, pending.id) });
   }
   const plan = await findPlan(trx, intake.id);
-  const stop = reminderStopReason({
-    intakeStatus: intake.status,
-    items: chaseItems(await itemsOf(trx, intake.id)),
-    optedOut: Boolean(plan?.opted_out_at),
-    stalled: Boolean(plan?.stalled_at),
-  });
-  if (!stop) {
+  const items = await itemsOf(trx, intake.id);
+  for (const person of await seriesOf(trx, intake, plan)) {
+    // A reminder that a sender holds right now stays: its outcome plans that series' next one.
+    if (await pendingReminder(trx, intake.id, person.id)) continue;
+    if (seriesStopReason(intake, items, person)) continue;
     await planNextReminder(trx, world, intake, settingsOf(intake, plan), {
       nowMs: world.clock.now().getTime(),
       resuming: true,
+      series: person.id,
     });
   }
 }

@@ -26,8 +26,14 @@ export async function chasesOf(db: Kysely<Database>, intakeId: string): Promise<
   );
 }
 
-/** The series' reminder waiting to go out (scheduled, or claimed by a sender right now). */
-export async function pendingReminder(db: Kysely<Database>, intakeId: string): Promise<ChaseRow | undefined> {
+/**
+ * Which reminder series a chase belongs to: null for the client's own, else an also_notify
+ * recipient's id (each person has their own series).
+ */
+export type SeriesId = string | null;
+
+/** Every reminder of the intake waiting to go out, whatever the series. */
+export async function pendingReminders(db: Kysely<Database>, intakeId: string): Promise<ChaseRow[]> {
   return db
     .selectFrom('chases')
     .selectAll()
@@ -35,15 +41,30 @@ export async function pendingReminder(db: Kysely<Database>, intakeId: string): P
     .where('trigger', '=', 'schedule')
     .where('status', 'in', ['scheduled', 'sending'])
     .orderBy('scheduled_for')
-    .executeTakeFirst();
+    .execute();
 }
 
-export async function lastSequenceNo(db: Kysely<Database>, intakeId: string): Promise<number> {
-  const row = await db
+/** The series' reminder waiting to go out (scheduled, or claimed by a sender right now). */
+export async function pendingReminder(
+  db: Kysely<Database>,
+  intakeId: string,
+  series: SeriesId = null,
+): Promise<ChaseRow | undefined> {
+  return (await pendingReminders(db, intakeId)).find((row) => (row.recipient_id ?? null) === series);
+}
+
+export async function lastSequenceNo(
+  db: Kysely<Database>,
+  intakeId: string,
+  series: SeriesId = null,
+): Promise<number> {
+  let query = db
     .selectFrom('chases')
     .select((eb) => eb.fn.max<number | null>('sequence_no').as('last'))
-    .where('intake_id', '=', intakeId)
-    .executeTakeFirst();
+    .where('intake_id', '=', intakeId);
+  query =
+    series === null ? query.where('recipient_id', 'is', null) : query.where('recipient_id', '=', series);
+  const row = await query.executeTakeFirst();
   return Number(row?.last ?? 0);
 }
 

@@ -21,6 +21,7 @@ import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
 import { isSuppressed, suppressAddress } from '../notify/notify.repository.js';
 import { tenantOf } from '../notify/notify.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
+import { findRecipientById, recipientsOf, updateRecipient } from '../recipients/recipients.repository.js';
 import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
 import {
   chasesOf,
@@ -38,7 +39,6 @@ export {
   deleteChaseData,
   notifyClient,
   onIntakeSent,
-  replanChases,
   settingsOf,
   stopChases,
   syncChases,
@@ -46,6 +46,25 @@ export {
   type ChaseSettingsInput,
 } from './chases.plan.js';
 export { dispatchChase, optOutSignature, optOutUrl } from './chases.dispatch.js';
+export { scheduleOverdueCheck } from './chases.overdue.js';
+import { scheduleOverdueCheck } from './chases.overdue.js';
+import { replanChases as replanSeries, type ChaseSettingsInput } from './chases.plan.js';
+
+/**
+ * New chase settings, due date or client time zone for an intake (PATCH /v1/intakes/:id, in its
+ * transaction, after the intake row carries the new values): every person's pending reminder is
+ * re-planned from now under the new settings, and the overdue check follows the due date.
+ */
+export async function replanChases(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  input: ChaseSettingsInput,
+  planId: string,
+): Promise<void> {
+  await replanSeries(trx, world, intake, input, planId);
+  await scheduleOverdueCheck(trx, world, intake);
+}
 import { chaseItems, ensurePlan, cancelPending } from './chases.plan.js';
 import { dispatchChase, emit, stallIfThirdBounce } from './chases.dispatch.js';
 
@@ -59,9 +78,11 @@ export interface ChaseRecord {
   sent_at: string | null;
   scheduled_for: string;
   trigger: 'schedule' | 'manual';
+  /** The address it went to; for one not yet sent, whose series it is (null: the client). */
+  recipient: string | null;
 }
 
-function toRecord(row: ChaseRow, attemptNo: number): ChaseRecord {
+function toRecord(row: ChaseRow, attemptNo: number, recipients: Map<string, string>): ChaseRecord {
   return {
     chase_id: row.id,
     channel: row.channel as ChaseChannel,
@@ -70,18 +91,30 @@ function toRecord(row: ChaseRow, attemptNo: number): ChaseRecord {
     sent_at: row.sent_at,
     scheduled_for: row.scheduled_for,
     trigger: row.trigger as ChaseRecord['trigger'],
+    recipient: row.recipient ?? (row.recipient_id ? (recipients.get(row.recipient_id) ?? null) : null),
   };
 }
 
-/** CONTRACT: every chase sent, bounced, failed or cancelled, plus the next scheduled one. */
+/**
+ * CONTRACT: every chase sent, bounced, failed or cancelled, plus the next scheduled one (of each
+ * person's series, when also_notify recipients have their own).
+ */
 export async function chaseRecords(db: Kysely<Database>, intakeId: string): Promise<ChaseRecord[]> {
   const rows = await chasesOf(db, intakeId);
+  const recipients = new Map((await recipientsOf(db, intakeId)).map((r) => [r.id, r.email]));
   const done = rows.filter((r) => r.attempt_no !== null);
-  const records = done.map((r) => toRecord(r, r.attempt_no ?? 0));
-  const next = rows
+  const records = done.map((r) => toRecord(r, r.attempt_no ?? 0, recipients));
+  const waiting = rows
     .filter((r) => r.attempt_no === null)
-    .sort((a, b) => a.scheduled_for.localeCompare(b.scheduled_for))[0];
-  if (next) records.push(toRecord(next, (done[done.length - 1]?.attempt_no ?? 0) + 1));
+    .sort((a, b) => a.scheduled_for.localeCompare(b.scheduled_for));
+  const seen = new Set<string | null>();
+  let attemptNo = done[done.length - 1]?.attempt_no ?? 0;
+  for (const next of waiting) {
+    const series = next.trigger === 'manual' ? next.id : (next.recipient_id ?? null);
+    if (seen.has(series)) continue;
+    seen.add(series);
+    records.push(toRecord(next, ++attemptNo, recipients));
+  }
   return records;
 }
 
@@ -179,12 +212,30 @@ export async function chaseNow(
   } catch {
     // A transient failure: the chase stays scheduled and its job retries with backoff.
   }
+  await outcomeOfHeldChase(services, chaseId);
   const records = await chaseRecords(db, found.id);
   const record = records.find((r) => r.chase_id === chaseId);
   if (record) return record;
   const row = await findChase(db, chaseId);
   if (!row) throw new ApiError('not_found', `No chase ${chaseId}.`);
-  return toRecord(row, row.attempt_no ?? (records[records.length - 1]?.attempt_no ?? 0) + 1);
+  return toRecord(row, row.attempt_no ?? (records[records.length - 1]?.attempt_no ?? 0) + 1, new Map());
+}
+
+const HELD_POLL_MS = 25;
+const HELD_WAIT_MS = 10_000;
+
+/**
+ * A worker woken by the commit may have claimed the manual chase before this request did: the answer
+ * waits (bounded) for that sender's outcome, so it reports what happened rather than "scheduled".
+ */
+async function outcomeOfHeldChase(services: AppServices, chaseId: string): Promise<void> {
+  // Operational waiting, not a domain decision: measured on the monotonic clock.
+  const until = performance.now() + HELD_WAIT_MS;
+  while (performance.now() < until) {
+    const row = await findChase(services.db.kysely, chaseId);
+    if (!row || row.status !== 'sending') return;
+    await new Promise((resolve) => setTimeout(resolve, HELD_POLL_MS));
+  }
 }
 
 /** Test mode: the intake's next reminder email hard-bounces. */
@@ -240,30 +291,45 @@ export async function applyReportedBounce(
     await emit(trx, world, intake, 'chase.bounced', {
       chase_id: chase.id,
       channel: chase.channel,
-      client_email: intake.client_email,
+      client_email: message.to_address,
       bounced_at: at,
       reason: report.reason,
     });
-    await stallIfThirdBounce(trx, world, intake);
+    await stallIfThirdBounce(trx, world, intake, chase.recipient_id ?? null);
   });
   return 'suppressed';
 }
 
-/** The client used a reminder's opt-out link: no more reminders for this intake; chase.opted_out fires. */
-export async function optOut(services: AppServices, intakeId: string): Promise<IntakeRow | undefined> {
+/**
+ * Someone used a reminder's opt-out link: no more reminders to them for this intake (the client's
+ * own series, or an also_notify recipient's when `recipientId` is given); chase.opted_out fires once.
+ */
+export async function optOut(
+  services: AppServices,
+  intakeId: string,
+  recipientId: string | null = null,
+): Promise<IntakeRow | undefined> {
   const db = services.db.kysely;
   const intake = await findIntakeById(db, intakeId);
   if (!intake) return undefined;
   const world = await worldOfIntake(db, intake, { type: 'client', id: null }, services.clock);
   await db.transaction().execute(async (trx) => {
     const locked = (await lockIntake(trx, intake.id)) ?? intake;
-    const plan = await ensurePlan(trx, world, locked);
-    if (plan?.opted_out_at) return;
     const at = world.clock.now().toISOString();
-    await updatePlan(trx, locked.id, { opted_out_at: at, updated_at: at });
-    await cancelPending(trx, world, locked.id, 'opted_out');
+    let email = locked.client_email;
+    if (recipientId === null) {
+      const plan = await ensurePlan(trx, world, locked);
+      if (plan?.opted_out_at) return;
+      await updatePlan(trx, locked.id, { opted_out_at: at, updated_at: at });
+    } else {
+      const recipient = await findRecipientById(trx, locked.id, recipientId);
+      if (!recipient || recipient.opted_out_at) return;
+      email = recipient.email;
+      await updateRecipient(trx, recipient.id, { opted_out_at: at, updated_at: at });
+    }
+    await cancelPending(trx, world, locked.id, 'opted_out', recipientId);
     await emit(trx, world, locked, 'chase.opted_out', {
-      client_email: locked.client_email,
+      client_email: email,
       channel: 'email',
       opted_out_at: at,
     });

@@ -7,7 +7,9 @@ import {
   type ItemState,
   type ItemStatus,
 } from '../../domain/intake-state.js';
+import { isOwnerItem } from '../../domain/items.js';
 import { emitIntakeEvent } from '../events/events.repository.js';
+import { adoptProposals } from './decisions.adopt.js';
 import { syncChases } from '../chases/chases.service.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import { definitionOf, itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
@@ -18,7 +20,13 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_RETENTION_DAYS = 90;
 
 export function itemStates(rows: readonly ItemRow[]): ItemState[] {
-  return rows.map((row) => ({ required: definitionOf(row).required, status: row.status as ItemStatus }));
+  return rows.map((row) => {
+    const def = definitionOf(row);
+    // A decision (owner item) never blocks completion and is not the client's progress.
+    return isOwnerItem(def)
+      ? { required: false, status: row.status as ItemStatus, clientFacing: false }
+      : { required: def.required, status: row.status as ItemStatus };
+  });
 }
 
 /** An intake's event, in the caller's transaction (the transactional outbox). */
@@ -42,6 +50,8 @@ export async function settleIntake(
   const current = intake.status as IntakeStatus;
   const next = derivedIntakeStatus(current, after, clientEngaged);
   const required = after.filter((i) => i.required).length;
+  // A complete intake's undecided decisions take their agent's proposal (decisions.adopt.ts).
+  if (next === 'completed') await adoptProposals(db, world, intake.id, afterRows);
 
   // intake.completed: every required item submitted (or approved); intake.complete: every one approved.
   const milestones = [

@@ -1,9 +1,11 @@
 import type { z } from 'zod';
 import type { IntakeStatus, ItemStatus } from '../../domain/intake-state.js';
 import { progressOf } from '../../domain/intake-state.js';
+import type { DecidedBy } from '../../domain/decisions.js';
 import { definitionOf, type IntakeRow, type ItemRow } from './intakes.repository.js';
 import type { CreatedIntake, Intake, IntakeItem, IntakeStatusObject } from './intakes.schemas.js';
 import { itemStates } from './intakes.lifecycle.js';
+import type { HistoryActorType, ItemHistoryAction, ItemHistoryRow } from '../history/history.repository.js';
 
 export function portalUrl(appUrl: string, intakeId: string): string {
   return `${appUrl}/portal/${intakeId}`;
@@ -12,8 +14,8 @@ export function portalUrl(appUrl: string, intakeId: string): string {
 export function toCreatedIntake(
   appUrl: string,
   intake: IntakeRow,
-  items: ItemRow[],
-): z.infer<typeof CreatedIntake> {
+  items: readonly Pick<ItemRow, 'key' | 'status'>[],
+): Omit<z.infer<typeof CreatedIntake>, 'follow_up'> {
   return {
     intake_id: intake.id,
     portal_url: portalUrl(appUrl, intake.id),
@@ -36,18 +38,52 @@ export function itemBasics(row: ItemRow) {
     options: def.options ?? null,
     status: row.status as ItemStatus,
     revision_note: row.status === 'needs_revision' ? row.revision_note : null,
+    review_note: row.review_note ?? null,
   };
 }
 
-export function toIntakeItem(row: ItemRow): z.infer<typeof IntakeItem> {
+/** What the caller's view adds to the stored intake: each item's history and the recipients. */
+export interface IntakeExtras {
+  history: ReadonlyMap<string, readonly ItemHistoryRow[]>;
+  recipients: z.infer<typeof Intake>['recipients'];
+}
+
+const NO_EXTRAS: IntakeExtras = { history: new Map(), recipients: [] };
+
+/** Who answers the item and, for decisions, the agent's proposal and who decided. */
+function decisionFields(row: ItemRow) {
+  const def = definitionOf(row);
+  return {
+    assignee: def.assignee ?? ('client' as const),
+    proposed: def.proposed ? { value: def.proposed.value, rationale: def.proposed.rationale } : null,
+    decided_by: (row.decided_by ?? null) as DecidedBy | null,
+  };
+}
+
+export function toIntakeItem(
+  row: ItemRow,
+  history: readonly ItemHistoryRow[] = [],
+): z.infer<typeof IntakeItem> {
   return {
     ...itemBasics(row),
     submitted_at: row.submitted_at,
     approved_at: row.approved_at,
+    ...decisionFields(row),
+    history: history.map((h) => ({
+      action: h.action as ItemHistoryAction,
+      at: h.occurred_at,
+      actor: { type: h.actor_type as HistoryActorType, id: h.actor_id },
+      note: h.note,
+    })),
   };
 }
 
-export function toIntake(appUrl: string, intake: IntakeRow, items: ItemRow[]): z.infer<typeof Intake> {
+export function toIntake(
+  appUrl: string,
+  intake: IntakeRow,
+  items: ItemRow[],
+  extras: IntakeExtras = NO_EXTRAS,
+): z.infer<typeof Intake> {
   return {
     id: intake.id,
     project_name: intake.project_name,
@@ -69,7 +105,9 @@ export function toIntake(appUrl: string, intake: IntakeRow, items: ItemRow[]): z
     },
     template_id: intake.template_id,
     client_brief: intake.client_brief,
-    items: items.map(toIntakeItem),
+    folder_id: intake.folder_id ?? null,
+    items: items.map((row) => toIntakeItem(row, extras.history.get(row.key))),
+    recipients: extras.recipients,
     livemode: intake.livemode === 1,
     created_at: intake.created_at,
     updated_at: intake.updated_at,
@@ -84,6 +122,7 @@ export function toStatusObject(
   intake: IntakeRow,
   items: ItemRow[],
   chases: z.infer<typeof IntakeStatusObject>['chases'] = [],
+  recipients: z.infer<typeof IntakeStatusObject>['recipients'] = [],
 ): z.infer<typeof IntakeStatusObject> {
   return {
     status: intake.status as IntakeStatus,
@@ -98,5 +137,6 @@ export function toStatusObject(
     })),
     // CONTRACT: every chase sent, bounced, failed or cancelled, plus the next scheduled one.
     chases,
+    recipients,
   };
 }

@@ -1,6 +1,6 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
-import type { ItemDefinition } from '../../domain/items.js';
+import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
 import type { World } from './world.js';
 
 export type IntakeRow = Selectable<IntakesTable>;
@@ -14,6 +14,11 @@ export function canonicalIntakeId(id: string): string {
 
 export function definitionOf(row: ItemRow): ItemDefinition {
   return JSON.parse(row.definition) as ItemDefinition;
+}
+
+/** The items the client answers: owner items (decisions) never reach the portal, reminders or progress. */
+export function clientItems<T extends Pick<ItemRow, 'definition'>>(rows: readonly T[]): T[] {
+  return rows.filter((row) => !isOwnerItem(JSON.parse(row.definition) as ItemDefinition));
 }
 
 export async function insertIntake(db: Kysely<Database>, row: Insertable<IntakesTable>): Promise<void> {
@@ -44,6 +49,7 @@ export function itemRows(
     approved_at: null,
     approval_seq: null,
     secret_revealed_at: null,
+    decided_by: null,
     created_at: at,
   }));
 }
@@ -75,6 +81,9 @@ export async function findIntakeById(db: Kysely<Database>, id: string): Promise<
 export interface IntakeFilters {
   status?: string | undefined;
   clientEmail?: string | undefined;
+  folderId?: string | undefined;
+  /** Contained in the project name, client name or client email, case-insensitively. */
+  text?: string | undefined;
   limit: number;
   offset: number;
 }
@@ -90,6 +99,19 @@ export async function listIntakes(
     .where('livemode', '=', world.livemode ? 1 : 0);
   if (filters.status) query = query.where('status', '=', filters.status);
   if (filters.clientEmail) query = query.where('client_email', '=', filters.clientEmail.toLowerCase());
+  if (filters.folderId) query = query.where('folder_id', '=', filters.folderId);
+  if (filters.text) {
+    // lower() on both sides and LIKE with an explicit escape: the same on SQLite and PostgreSQL
+    // (SQLite's lower() folds ASCII letters only, so non-ASCII capitals match only as written).
+    const pattern = `%${filters.text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) =>
+      eb.or(
+        (['project_name', 'client_name', 'client_email'] as const).map(
+          (column) => sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`,
+        ),
+      ),
+    );
+  }
   const [count, rows] = await Promise.all([
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     query

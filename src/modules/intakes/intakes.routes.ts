@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { ErrorBody } from '../../http/schemas.js';
 import { hasScope } from '../../domain/scopes.js';
 import { authOf } from '../../http/auth.js';
 import { validateIdempotencyKey } from '../../http/idempotency.js';
@@ -8,6 +9,7 @@ import type { AppServices } from '../../services.js';
 import {
   AddItemsBody,
   ApprovalResult,
+  ApproveBody,
   CreateIntakeBody,
   CreatedIntake,
   Intake,
@@ -167,13 +169,20 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
     schema: {
       tags,
       summary: 'Approve a submitted item',
+      description: 'An optional note goes to the client (shown in the portal) and into the item history.',
       params: IntakeItemParams,
-      body: NoBody,
+      body: ApproveBody,
       response: { 200: ApprovalResult },
     },
     handler: (request) => {
       request.auditResourceId = request.params.id;
-      return approveItem(services, worldOfAuth(authOf(request)), request.params.id, request.params.key);
+      return approveItem(
+        services,
+        worldOfAuth(authOf(request)),
+        request.params.id,
+        request.params.key,
+        request.body?.note ?? null,
+      );
     },
   });
 
@@ -232,7 +241,8 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       summary: 'Reveal a secret item once',
       description: 'Answers 410 gone after the first reveal (here or in results).',
       params: IntakeItemParams,
-      response: { 200: SecretValue },
+      // 410 once revealed; 422 when the item is not a secret item.
+      response: { 200: SecretValue, 410: ErrorBody, 422: ErrorBody },
     },
     handler: (request) => {
       request.auditResourceId = request.params.id;

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
-import { ItemDefinition, ItemOption, Constraints } from '../../domain/items.js';
+import { DECIDED_BY } from '../../domain/decisions.js';
+import { ASSIGNEES, ItemDefinition, ItemOption, Constraints } from '../../domain/items.js';
 import { LanguageTag, PageLimit, Timestamp, optional } from '../../http/schemas.js';
 import { ChaseSettingsFields } from '../chases/chases.schemas.js';
+import { AlsoNotify, Recipient } from '../recipients/recipients.schemas.js';
 
 export const CHASE_SCHEDULES = ['default', 'gentle', 'aggressive', 'custom', 'off'] as const;
 
@@ -51,6 +53,10 @@ export const CreateIntakeBody = z
     send: optional(z.boolean()),
     retention: optional(Retention),
     client_brief: optional(z.string().max(5000)),
+    folder_id: optional(z.string().min(1).max(64)).meta({
+      description: 'File the intake in a folder (fld_…)',
+    }),
+    also_notify: optional(AlsoNotify),
   })
   .meta({
     id: 'CreateIntake',
@@ -75,12 +81,35 @@ export const CreateIntakeBody = z
 
 export const ItemStatusRecord = z.object({ key: z.string(), status: z.enum(ITEM_STATUSES) });
 
+export const FollowUp = z
+  .object({
+    recommended: z.enum(['webhook', 'schedule']),
+    webhook: z.object({
+      active_endpoints: z
+        .number()
+        .meta({ description: 'Enabled webhook endpoints of this account and mode' }),
+      events: z.array(z.string()).meta({ description: 'The events they subscribe to' }),
+    }),
+    schedule: z.object({
+      check_with: z.literal('get_intake_status'),
+      every_hours: z.number().meta({
+        description: "Check this often: tighter near the due date, never below the plan's polling limit",
+      }),
+      until: Timestamp.meta({ description: 'Stop checking after this (a week past the due date)' }),
+    }),
+  })
+  .meta({
+    id: 'FollowUp',
+    description: 'How to learn about progress: the webhook when one is registered, else this polling plan.',
+  });
+
 export const CreatedIntake = z
   .object({
     intake_id: z.string(),
     portal_url: z.url(),
     status: z.enum(INTAKE_STATUSES),
     items: z.array(ItemStatusRecord),
+    follow_up: FollowUp,
   })
   .meta({ id: 'CreatedIntake' });
 
@@ -96,11 +125,43 @@ export const ItemBasics = z.object({
   options: z.array(ItemOption).nullable(),
   status: z.enum(ITEM_STATUSES),
   revision_note: z.string().nullable(),
+  review_note: z.string().nullable().meta({
+    description:
+      "The reviewer's latest note to the client: with a revision request, or with an approval (shown in the portal).",
+  }),
 });
+
+export const ItemHistoryEntry = z
+  .object({
+    action: z.enum(['submitted', 'revision_requested', 'approved']),
+    at: Timestamp,
+    actor: z.object({
+      type: z.enum(['api_key', 'user', 'client', 'system']).meta({
+        description: 'system: the 72-hour auto-approval',
+      }),
+      id: z.string().nullable(),
+    }),
+    note: z.string().nullable(),
+  })
+  .meta({ id: 'ItemHistoryEntry' });
 
 export const IntakeItem = ItemBasics.extend({
   submitted_at: Timestamp.nullable(),
   approved_at: Timestamp.nullable(),
+  assignee: z.enum(ASSIGNEES),
+  proposed: z
+    .object({
+      value: z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]),
+      rationale: z.string(),
+    })
+    .nullable(),
+  decided_by: z
+    .enum(DECIDED_BY)
+    .nullable()
+    .meta({ description: 'owner items: who answered (owner: a person; agent_proposal: the proposal stood)' }),
+  history: z.array(ItemHistoryEntry).meta({
+    description: 'Submissions, revision requests and approvals, oldest first, with who and the note',
+  }),
 }).meta({ id: 'IntakeItem' });
 
 export const Intake = z
@@ -121,7 +182,11 @@ export const Intake = z
     retention: z.object({ mode: z.string(), days: z.number().nullable(), anonymize: z.boolean() }),
     template_id: z.string().nullable(),
     client_brief: z.string().nullable(),
+    folder_id: z.string().nullable(),
     items: z.array(IntakeItem),
+    recipients: z.array(Recipient).meta({
+      description: 'The client and the also_notify people: each gets their own emails and reminders',
+    }),
     livemode: z.boolean(),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -135,6 +200,10 @@ export const Intake = z
 export const IntakeListQuery = z.strictObject({
   status: optional(z.enum(INTAKE_STATUSES)),
   client_email: optional(z.string().min(1).max(254)),
+  folder_id: optional(z.string().min(1).max(64)).meta({ description: 'Only intakes filed in this folder' }),
+  q: optional(z.string().trim().min(1).max(200)).meta({
+    description: 'Text search: project name, client name or client email contains it (case-insensitive)',
+  }),
   limit: PageLimit(100, 20),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -156,6 +225,10 @@ export const IntakeList = z
 
 export const ChaseRecord = z
   .object({
+    recipient: z.string().nullable().meta({
+      description:
+        'The address (or phone) it went to; for a scheduled one, whose reminder it is (null: the client)',
+    }),
     chase_id: z.string(),
     channel: z.enum(['email', 'sms']),
     sent_at: Timestamp.nullable(),
@@ -188,6 +261,9 @@ export const IntakeStatusObject = z
       }),
     ),
     chases: z.array(ChaseRecord),
+    recipients: z.array(Recipient).meta({
+      description: 'The client and also_notify people, with opt-outs and bounce suppressions',
+    }),
   })
   .meta({ id: 'IntakeStatus', description: 'No file content, values or signed URLs.' });
 
@@ -208,6 +284,14 @@ export const RevisionResult = z
     client_notified: z.boolean(),
   })
   .meta({ id: 'RevisionResult' });
+
+export const ApproveBody = z
+  .strictObject({
+    note: optional(z.string().trim().min(1).max(2000)).meta({
+      description: 'A note to the client with the approval, shown in the portal and in the item history',
+    }),
+  })
+  .nullish();
 
 export const ApprovalResult = z
   .object({ intake_id: z.string(), item_key: z.string(), status: z.literal('approved') })
@@ -240,6 +324,11 @@ export const ResultItem = z.object({
     z.null(),
   ]),
   revealed_at: Timestamp.nullable().optional(),
+  decided_by: z
+    .enum(DECIDED_BY)
+    .nullable()
+    .optional()
+    .meta({ description: 'Decisions (owner items) only: owner or agent_proposal' }),
 });
 
 export const Results = z

@@ -7,6 +7,7 @@ import {
   sendTransition,
   type IntakeStatus,
 } from '../../domain/intake-state.js';
+import { proposalProblems } from '../../domain/decisions.js';
 import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
 import { planOf } from '../../domain/plans.js';
 import { ApiError, notFound } from '../../http/errors.js';
@@ -21,11 +22,16 @@ import {
   deleteChaseData,
   notifyClient,
   onIntakeSent,
+  scheduleOverdueCheck,
   stopChases,
 } from '../chases/chases.service.js';
+import { deleteHistoryOf, historyOf } from '../history/history.repository.js';
+import { checkAlsoNotify, insertAlsoNotify, recipientRecords } from '../recipients/recipients.service.js';
 import { deliverQueuedSoon } from '../notify/notify.service.js';
 import { findTemplateItems } from '../templates/templates.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
+import { requireFolder } from '../folders/folders.service.js';
+import { followUpFor } from './follow-up.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import { toCreatedIntake, toIntake, toStatusObject } from './intakes.mappers.js';
 import {
@@ -35,6 +41,7 @@ import {
   insertIntake,
   insertItems,
   itemRows,
+  clientItems,
   itemsOf,
   listIntakes,
   lockIntake,
@@ -62,7 +69,10 @@ function assertValidDefinitions(
   items: readonly ItemDefinition[],
   existingKeys: readonly string[] = [],
 ): void {
-  const problems = definitionProblems(items, compileJsonSchema, existingKeys);
+  const problems = [
+    ...definitionProblems(items, compileJsonSchema, existingKeys),
+    ...proposalProblems(items),
+  ];
   if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
 }
 
@@ -70,7 +80,7 @@ async function loadCreated(
   services: AppServices,
   world: World,
   id: string,
-): Promise<z.infer<typeof CreatedIntake>> {
+): Promise<Omit<z.infer<typeof CreatedIntake>, 'follow_up'>> {
   const db = services.db.kysely;
   const intake = await requireIntake(db, world, id);
   return toCreatedIntake(services.config.appUrl, intake, await itemsOf(db, id));
@@ -105,6 +115,8 @@ export async function createIntake(
     throw new ApiError('unprocessable', 'retention.days applies to mode days only.');
   }
   const chasePlan = chasePlanValues(body, plan);
+  if (body.folder_id) await requireFolder(db, world, body.folder_id);
+  checkAlsoNotify(body.client.email, body.also_notify ?? []);
 
   const outcome = await idempotentCreate(
     db,
@@ -138,6 +150,7 @@ export async function createIntake(
           retention_anonymize: body.retention?.anonymize ? 1 : 0,
           template_id: body.template_id ?? null,
           client_brief: body.client_brief ?? null,
+          folder_id: body.folder_id ?? null,
           approval_counter: 0,
           results_cursor: 0,
           created_at: at,
@@ -155,6 +168,8 @@ export async function createIntake(
         const rows = itemRows(world, id, items, 0, at);
         await insertItems(trx, rows);
         await createChasePlan(trx, world, id, chasePlan);
+        await insertAlsoNotify(trx, world, id, body.also_notify ?? []);
+        await scheduleOverdueCheck(trx, world, intake);
         if (send) {
           await emitSent(trx, world, intake);
           await onIntakeSent(trx, world, intake);
@@ -164,7 +179,8 @@ export async function createIntake(
     },
   );
   if (outcome.created) await deliverQueuedSoon(services, world, outcome.value.intake_id);
-  return outcome;
+  const followUp = await followUpFor(services, world, plan, body.due_date ?? null);
+  return { created: outcome.created, value: { ...outcome.value, follow_up: followUp } };
 }
 
 async function consumeIntakeQuota(
@@ -200,6 +216,8 @@ export async function listIntakesOf(
   const { total, rows } = await listIntakes(services.db.kysely, world, {
     status: query.status,
     clientEmail: query.client_email,
+    folderId: query.folder_id,
+    text: query.q,
     limit: query.limit,
     offset: query.offset,
   });
@@ -222,13 +240,21 @@ export async function getIntake(
 ): Promise<z.infer<typeof Intake>> {
   const db = services.db.kysely;
   const intake = await requireIntake(db, world, id);
-  return toIntake(services.config.appUrl, intake, await itemsOf(db, intake.id));
+  return toIntake(services.config.appUrl, intake, await itemsOf(db, intake.id), {
+    history: await historyOf(db, intake.id),
+    recipients: await recipientRecords(db, world, intake),
+  });
 }
 
 export async function getIntakeStatus(services: AppServices, world: World, id: string) {
   const db = services.db.kysely;
   const intake = await requireIntake(db, world, id);
-  return toStatusObject(intake, await itemsOf(db, intake.id), await chaseRecords(db, intake.id));
+  return toStatusObject(
+    intake,
+    await itemsOf(db, intake.id),
+    await chaseRecords(db, intake.id),
+    await recipientRecords(db, world, intake),
+  );
 }
 
 /** POST /v1/intakes/:id/items: new pending items; a completed intake reopens. */
@@ -254,7 +280,11 @@ export async function addItems(
     const rows = itemRows(world, intake.id, body.items, existing.length, at);
     await insertItems(trx, rows);
     await settleIntake(trx, world, intake, before, intake.status !== 'sent');
-    await notifyClient(trx, world, intake, 'items_added', { item_keys: rows.map((r) => r.key) });
+    // Decisions are the owner's: adding only those tells the client nothing.
+    const forClient = clientItems(rows);
+    if (forClient.length > 0) {
+      await notifyClient(trx, world, intake, 'items_added', { item_keys: forClient.map((r) => r.key) });
+    }
     return {
       intake_id: intake.id,
       items_added: rows.map((r) => ({ key: r.key, status: 'pending' as const })),
@@ -275,6 +305,7 @@ export async function sendIntake(services: AppServices, world: World, id: string
     await updateIntake(trx, intake.id, { status: move.next, sent_at: at, updated_at: at });
     await emitSent(trx, world, intake);
     await onIntakeSent(trx, world, { ...intake, status: move.next, sent_at: at });
+    await scheduleOverdueCheck(trx, world, intake);
   });
   await deliverQueuedSoon(services, world, found.id);
   return getIntake(services, world, found.id);
@@ -303,6 +334,7 @@ export async function deleteIntake(services: AppServices, world: World, id: stri
   await db.transaction().execute(async (trx) => {
     await deleteIntakeRows(trx, intake.id);
     await deleteChaseData(trx, intake.id);
+    await deleteHistoryOf(trx, intake.id);
     const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
     if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, world.clock.now());
   });

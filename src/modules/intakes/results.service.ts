@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
-import { isFileType } from '../../domain/items.js';
+import type { DecidedBy } from '../../domain/decisions.js';
+import { isFileType, isOwnerItem } from '../../domain/items.js';
 import type { IntakeStatus, ItemStatus } from '../../domain/intake-state.js';
 import { ApiError } from '../../http/errors.js';
 import { decryptSecret, deriveKey } from '../../lib/crypto.js';
@@ -99,6 +100,8 @@ async function resultOf(
     status: item.status as ItemStatus,
     submitted_at: item.submitted_at,
     approved_at: item.approved_at,
+    // Decisions say who answered: a person (owner) or the adopted proposal (decisions.service.ts).
+    ...(isOwnerItem(def) ? { decided_by: (item.decided_by ?? null) as DecidedBy | null } : {}),
   };
   if (isFileType(def.type))
     return { ...base, value: fileValue(services, await filesOf(trx, intake.id, item.key)) };

@@ -2,6 +2,7 @@ import type { AppServices } from '../../services.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { addUsage } from '../usage/usage.service.js';
 import { deleteMessagesOfIntake } from '../notify/notify.repository.js';
+import { anonymizeRecipients } from '../recipients/recipients.repository.js';
 import { filesOf, findIntakeById, updateIntake } from './intakes.repository.js';
 import { withLockedIntake } from './review.service.js';
 import { worldOfIntake } from './world.js';
@@ -47,6 +48,13 @@ export async function runRetentionPurge(
     });
     // The emails and SMS sent to the client name them: they go with the identity.
     if (anonymize) await deleteMessagesOfIntake(trx, locked.id);
+    if (anonymize) {
+      await anonymizeRecipients(
+        trx,
+        locked.id,
+        (email) => `anonymized-${sha256Hex(email).slice(0, 12)}@invalid`,
+      );
+    }
   });
   // After the commit: no row points at these objects any more.
   for (const file of files) await services.storage.delete(file.storage_key);

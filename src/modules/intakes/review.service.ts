@@ -11,6 +11,7 @@ import { ApiError, notFound } from '../../http/errors.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import type { AppServices } from '../../services.js';
 import { notifyClient } from '../chases/chases.service.js';
+import { recordItemHistory } from '../history/history.repository.js';
 import { deliverQueuedSoon } from '../notify/notify.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import {
@@ -58,12 +59,20 @@ async function approveLocked(
   intake: IntakeRow,
   item: ItemRow,
   auto: boolean,
+  note: string | null = null,
 ): Promise<void> {
   const before = itemStates(await itemsOf(trx, intake.id));
   const now = world.clock.now().toISOString();
   const seq = intake.approval_counter + 1;
   await updateIntake(trx, intake.id, { approval_counter: seq, updated_at: now });
-  await updateItem(trx, intake.id, item.key, { status: 'approved', approved_at: now, approval_seq: seq });
+  await updateItem(trx, intake.id, item.key, {
+    status: 'approved',
+    approved_at: now,
+    approval_seq: seq,
+    // An approval without a note leaves no stale revision note showing to the client.
+    review_note: note,
+  });
+  await recordItemHistory(trx, world, { intakeId: intake.id, itemKey: item.key, action: 'approved', note });
   await cancelJobs(trx, { subjectId: itemSubject(intake.id, item.key), kind: AUTO_APPROVE.kind });
   await emit(trx, world, intake, 'item.approved', {
     item_key: item.key,
@@ -75,8 +84,17 @@ async function approveLocked(
   await settleIntake(trx, world, intake, before, true);
 }
 
-/** POST /v1/intakes/:id/items/:key/approve. Approving an approved item again changes nothing. */
-export async function approveItem(services: AppServices, world: World, id: string, key: string) {
+/**
+ * POST /v1/intakes/:id/items/:key/approve, with an optional note to the client. Approving an
+ * approved item again changes nothing.
+ */
+export async function approveItem(
+  services: AppServices,
+  world: World,
+  id: string,
+  key: string,
+  note: string | null = null,
+) {
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
   await withLockedIntake(db, found, async (trx, intake) => {
@@ -84,7 +102,7 @@ export async function approveItem(services: AppServices, world: World, id: strin
     const item = await requireItem(trx, intake, key);
     const move = itemTransition(item.status as ItemStatus, 'approve');
     if (!move.ok) throw new ApiError('conflict', `Cannot approve ${key}: ${move.reason}.`);
-    if (move.changed) await approveLocked(trx, world, intake, item, false);
+    if (move.changed) await approveLocked(trx, world, intake, item, false, note);
   });
   return { intake_id: found.id, item_key: key, status: 'approved' as const };
 }
@@ -109,8 +127,15 @@ export async function requestRevision(
     await updateItem(trx, intake.id, key, {
       status: 'needs_revision',
       revision_note: note,
+      review_note: note,
       approved_at: null,
       approval_seq: null,
+    });
+    await recordItemHistory(trx, world, {
+      intakeId: intake.id,
+      itemKey: key,
+      action: 'revision_requested',
+      note,
     });
     await cancelJobs(trx, { subjectId: itemSubject(intake.id, key), kind: AUTO_APPROVE.kind });
     await emit(trx, world, intake, 'item.revision_requested', {

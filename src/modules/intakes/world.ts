@@ -13,7 +13,7 @@ export interface World {
   clock: Clock;
   /** How far this world's clock runs ahead of real time (0 in live mode). */
   offsetMs: number;
-  actor: { type: 'api_key' | 'client' | 'system'; id: string | null };
+  actor: { type: 'api_key' | 'user' | 'client' | 'system'; id: string | null };
 }
 
 export function worldOfAuth(auth: AuthContext): World {

@@ -79,17 +79,22 @@ export async function insertKey(db: Kysely<Database>, row: ApiKeyRow): Promise<v
   await db.insertInto('api_keys').values(row).execute();
 }
 
-/** Keys visible from a mode: live keys manage every key of the account, test keys only test keys. */
+/**
+ * Keys visible from a mode: live keys manage every key of the account, test keys only test keys.
+ * Expired keys (OAuth access tokens past their hour) are gone, as revoked ones are.
+ */
 export async function listKeys(
   db: Kysely<Database>,
   accountId: string,
   onlyTest: boolean,
+  at: Date = systemClock.now(),
 ): Promise<ApiKeyRow[]> {
   let query = db
     .selectFrom('api_keys')
     .selectAll()
     .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null);
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at.toISOString())]));
   if (onlyTest) query = query.where('livemode', '=', 0);
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }

@@ -25,7 +25,7 @@ export function toApiKey(row: ApiKeyRow): z.infer<typeof ApiKey> {
 export async function createKey(
   db: Kysely<Database>,
   owner: { accountId: string; createdByKeyId: string | null; at: string },
-  request: { name: string; mode: KeyMode; scopes: string[] },
+  request: { name: string; mode: KeyMode; scopes: string[]; expiresAt?: string },
 ): Promise<z.infer<typeof CreatedApiKey>> {
   const generated = generateApiKey(request.mode);
   const row: ApiKeyRow = {
@@ -40,6 +40,7 @@ export async function createKey(
     created_at: owner.at,
     last_used_at: null,
     revoked_at: null,
+    expires_at: request.expiresAt ?? null,
   };
   await insertKey(db, row);
   const { last_used_at: _unused, ...shown } = toApiKey(row);

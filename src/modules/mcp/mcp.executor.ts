@@ -1,7 +1,7 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** What a summary may say beyond the REST answer itself. */
 export interface SummaryContext {
@@ -29,6 +29,14 @@ export interface ToolSpec<Output extends z.ZodType = z.ZodType> {
   output?: Output;
   annotations: ToolAnnotations;
   summarize(result: z.output<Output>, context: SummaryContext): string;
+  /**
+   * A tool that manages one resource through a few endpoints (manage_recipients): the value of
+   * `argument` picks the endpoint (method and path) and is not sent; every call is still one request.
+   */
+  choose?: {
+    argument: string;
+    routes: Readonly<Record<string, { method: HttpMethod; path: string }>>;
+  };
 }
 
 /** Keeps each table entry typed by its own output schema. */
@@ -95,8 +103,24 @@ export function restRequestOf(
     };
   }
   const rest: Record<string, unknown> = { ...args };
+  let { method, path: template } = tool;
+  if (tool.choose) {
+    const { argument, routes } = tool.choose;
+    const picked = rest[argument];
+    delete rest[argument];
+    const route = typeof picked === 'string' && Object.hasOwn(routes, picked) ? routes[picked] : undefined;
+    if (!route) {
+      return {
+        refused: {
+          error: 'invalid_request',
+          message: `${argument} is required: one of ${Object.keys(routes).join(', ')}.`,
+        },
+      };
+    }
+    ({ method, path: template } = route);
+  }
   const missing: string[] = [];
-  const path = tool.path.replace(/:([a-z_]+)/g, (_segment, name: string) => {
+  const path = template.replace(/:([a-z_]+)/g, (_segment, name: string) => {
     const value = rest[name];
     delete rest[name];
     if (typeof value !== 'string' || value === '') {
@@ -120,18 +144,19 @@ export function restRequestOf(
     if (value !== undefined && value !== null) headers[header] = wireText(value);
   }
   const present = Object.entries(rest).filter(([, value]) => value !== undefined);
-  if (tool.method !== 'POST') {
+  // GET and DELETE take their arguments in the query; POST and PATCH in a JSON body.
+  if (method !== 'POST' && method !== 'PATCH') {
     const query = new URLSearchParams(
       present
         .filter(([, value]) => value !== null)
         .map(([name, value]): [string, string] => [name, wireText(value)]),
     ).toString();
-    return { request: { method: tool.method, path: query ? `${path}?${query}` : path, headers } };
+    return { request: { method, path: query ? `${path}?${query}` : path, headers } };
   }
-  if (present.length === 0) return { request: { method: tool.method, path, headers } };
+  if (present.length === 0) return { request: { method, path, headers } };
   headers['content-type'] = 'application/json';
   return {
-    request: { method: tool.method, path, headers, body: JSON.stringify(Object.fromEntries(present)) },
+    request: { method, path, headers, body: JSON.stringify(Object.fromEntries(present)) },
   };
 }
 

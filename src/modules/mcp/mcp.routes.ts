@@ -6,6 +6,7 @@ import { API_KEY_PATTERN, hashApiKey } from '../keys/keys.domain.js';
 import { findActiveKeyByHash } from '../keys/keys.repository.js';
 import type { RestCaller } from './mcp.executor.js';
 import { createMcpServer } from './mcp.server.js';
+import { resourceMetadataUrl } from '../oauth/oauth.routes.js';
 
 /** The tools' REST requests, handed to this very app in process (no socket, same hooks). */
 function injectCaller(app: FastifyInstance, authorization: string, livemode: boolean): RestCaller {
@@ -29,11 +30,17 @@ function injectCaller(app: FastifyInstance, authorization: string, livemode: boo
  * call does, through the REST request it makes.
  */
 async function authenticate(services: AppServices, request: FastifyRequest): Promise<{ livemode: boolean }> {
+  // /mcp is an OAuth protected resource: every 401 tells OAuth-aware clients where to sign in (RFC 9728).
+  const challenge = {
+    'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl(services.config.baseUrl)}"`,
+  };
   const header = request.headers.authorization;
   if (!header) {
     throw new ApiError(
       'unauthorized',
-      'Missing API key: send the header Authorization: Bearer svc_live_… or svc_test_….',
+      'Missing API key: send the header Authorization: Bearer svc_live_… or svc_test_…, or sign in with OAuth.',
+      {},
+      challenge,
     );
   }
   const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
@@ -41,10 +48,21 @@ async function authenticate(services: AppServices, request: FastifyRequest): Pro
     throw new ApiError(
       'unauthorized',
       'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….',
+      {},
+      { 'WWW-Authenticate': `${challenge['WWW-Authenticate']}, error="invalid_token"` },
     );
   }
-  const found = await findActiveKeyByHash(services.db.kysely, hashApiKey(token));
-  if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
+  const found = await findActiveKeyByHash(services.db.kysely, hashApiKey(token), services.clock.now());
+  if (!found) {
+    throw new ApiError(
+      'unauthorized',
+      'Invalid, revoked or expired API key.',
+      {},
+      {
+        'WWW-Authenticate': `${challenge['WWW-Authenticate']}, error="invalid_token"`,
+      },
+    );
+  }
   return { livemode: found.key.livemode === 1 };
 }
 

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { ChaseBody } from '../chases/chases.schemas.js';
 import { IdempotencyHeaders } from '../intakes/intakes.routes.js';
+import { Recipient, RecipientInput } from '../recipients/recipients.schemas.js';
 import {
   AddItemsBody,
   ApprovalResult,
+  ApproveBody,
   ChaseRecord,
   CreateIntakeBody,
   CreatedIntake,
@@ -28,6 +30,7 @@ import {
 import { SimulateBody } from '../testmode/simulate.routes.js';
 import { AdvanceClockBody, ClockAdvanced } from '../testmode/testmode.routes.js';
 import { defineTool, type ToolSpec } from './mcp.executor.js';
+import { EDITING_TOOLS, followUpSummary } from './mcp.tools.editing.js';
 import { ID_ALIAS, POLLING, emailsClient } from './mcp.guidance.js';
 import { byStatus, listed, statusSummary, whereEmailsGo } from './mcp.summaries.js';
 
@@ -96,7 +99,7 @@ export const TOOLS: readonly ToolSpec[] = [
       if (r.status === 'draft') {
         return `Draft intake ${r.intake_id} created with ${items}; nothing was sent. Call send_intake to send the client the portal link ${r.portal_url}.`;
       }
-      return `Intake ${r.intake_id} created with ${items}, status ${r.status}; portal link ${r.portal_url}. ${whereEmailsGo(livemode)}`;
+      return `Intake ${r.intake_id} created with ${items}, status ${r.status}; portal link ${r.portal_url}. ${whereEmailsGo(livemode)}${followUpSummary(r.follow_up)}`;
     },
   }),
   defineTool({
@@ -226,7 +229,7 @@ export const TOOLS: readonly ToolSpec[] = [
       'Accept a submitted item after checking it (get_intake_results with include_pending shows it). Approved items appear in get_intake_results; the intake completes when every required item is approved. Submitted items are also approved automatically 72 hours after submission.',
     method: 'POST',
     path: '/v1/intakes/:intake_id/items/:item_key/approve',
-    input: z.strictObject({ intake_id: intakeId, item_key: itemKey }),
+    input: z.strictObject({ intake_id: intakeId, item_key: itemKey, ...bodyObject(ApproveBody).shape }),
     output: ApprovalResult,
     annotations: { ...internalWrite, idempotentHint: true },
     summarize: (r) => `Item ${r.item_key} of ${r.intake_id} approved.`,
@@ -269,6 +272,44 @@ export const TOOLS: readonly ToolSpec[] = [
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     summarize: (_r, { args }) =>
       `Intake ${String(args.intake_id)} and all its files were permanently deleted.`,
+  }),
+  defineTool({
+    name: 'manage_recipients',
+    title: 'Add, remove or reinstate a recipient',
+    description: [
+      "Besides the client, up to 10 more people can get an intake's emails: each gets the portal link and their own reminders in their own message (nobody sees the other addresses), and can opt out of reminders alone.",
+      'action add: POST /v1/intakes/:id/recipients {email, name} (the portal link goes out at once when the intake is sent). action remove: DELETE /v1/intakes/:id/recipients/:email (not the client). action reinstate: POST /v1/intakes/:id/recipients/:email/reinstate, after a wrong bounce: lifts the suppression of the address and resumes their reminders.',
+      emailsClient('the portal link to an added person'),
+      'get_intake shows every recipient with opt-outs and suppressions.',
+    ].join('\n\n'),
+    method: 'POST',
+    path: '/v1/intakes/:intake_id/recipients',
+    choose: {
+      argument: 'action',
+      routes: {
+        add: { method: 'POST', path: '/v1/intakes/:intake_id/recipients' },
+        remove: { method: 'DELETE', path: '/v1/intakes/:intake_id/recipients/:email' },
+        reinstate: { method: 'POST', path: '/v1/intakes/:intake_id/recipients/:email/reinstate' },
+      },
+    },
+    input: z.strictObject({
+      intake_id: intakeId,
+      action: z.enum(['add', 'remove', 'reinstate']).describe('What to do with the recipient'),
+      email: RecipientInput.shape.email.describe('The person’s email address'),
+      name: RecipientInput.shape.name.describe('add only: the name used in their greeting'),
+    }),
+    annotations: reachesClient,
+    summarize: (r, { args, livemode }) => {
+      const person = Recipient.safeParse(r);
+      const email = String(args.email);
+      if (args.action === 'remove')
+        return `${email} removed from ${String(args.intake_id)}: nothing more is sent to them.`;
+      if (!person.success) return `Recipient ${email}: done.`;
+      if (args.action === 'reinstate') {
+        return `${person.data.email} reinstated on ${String(args.intake_id)}: no longer suppressed; reminders resume if something is owed.`;
+      }
+      return `${person.data.email} added to ${String(args.intake_id)}; they get their own emails and reminders. ${whereEmailsGo(livemode)}`;
+    },
   }),
   defineTool({
     name: 'list_templates',
@@ -339,6 +380,7 @@ export const TOOLS: readonly ToolSpec[] = [
     summarize: (r) =>
       `Test clock advanced ${r.advanced_seconds} s to ${r.test_clock}; ${r.jobs_run} due jobs ran.`,
   }),
+  ...EDITING_TOOLS,
 ];
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, ToolSpec> = new Map(TOOLS.map((tool) => [tool.name, tool]));

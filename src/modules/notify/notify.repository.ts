@@ -73,6 +73,22 @@ export async function pendingMessageIds(db: Kysely<Database>, intakeId: string):
   return rows.map((r) => r.id);
 }
 
+/** An intake's messages a sender holds right now (claimed, lease running, outcome not yet recorded). */
+export async function sendingMessageIds(
+  db: Kysely<Database>,
+  intakeId: string,
+  realNowMs: number,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('intake_id', '=', intakeId)
+    .where('status', '=', 'sending')
+    .where('locked_until', '>=', realNowMs)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** The test inbox: what test mode captured (email) or dropped (SMS), newest first. */
 export async function outboxMessages(
   db: Kysely<Database>,

@@ -30,7 +30,8 @@ export const OutboxMessage = z
 
 const OutboxQuery = z.strictObject({
   intake_id: optional(z.string().min(1).max(64)),
-  limit: PageLimit(500, 100),
+  // At most 100, as on every list of the API.
+  limit: PageLimit(100, 100),
 });
 
 /** Provider reports of hard bounces and spam complaints, signed like our webhooks. */
@@ -150,16 +151,21 @@ export async function notifyRoutes(app: FastifyInstance, services: AppServices):
     });
 
     const OptOutParams = z.object({ id: z.string().min(1).max(64) });
-    const OptOutQuery = z.object({ sig: z.string().max(64).optional() });
+    // r: an also_notify recipient's id (their own link); absent for the client's.
+    const OptOutQuery = z.object({ sig: z.string().max(64).optional(), r: z.string().max(64).optional() });
 
     async function optOutTarget(params: unknown, query: unknown) {
       const id = OptOutParams.safeParse(params);
       const sig = OptOutQuery.safeParse(query);
       if (!id.success || !sig.success) return undefined;
       const intake = await findIntakeById(services.db.kysely, id.data.id);
-      if (!intake || !constantTimeEqual(sig.data.sig ?? '', optOutSignature(services, intake.id)))
+      const recipientId = sig.data.r ?? null;
+      if (
+        !intake ||
+        !constantTimeEqual(sig.data.sig ?? '', optOutSignature(services, intake.id, recipientId))
+      )
         return undefined;
-      return intake;
+      return { ...intake, recipientId };
     }
 
     function page(reply: FastifyReply, status: number, language: string, title: string, body: string) {
@@ -185,7 +191,8 @@ export async function notifyRoutes(app: FastifyInstance, services: AppServices):
           `<p>${escapeHtml(translator('en', 'email')('optout_page.invalid'))}</p>`,
         );
       const t = translator(intake.client_language, 'email');
-      const action = `/optout/${encodeURIComponent(intake.id)}?sig=${optOutSignature(services, intake.id)}`;
+      const who = intake.recipientId ? `r=${encodeURIComponent(intake.recipientId)}&` : '';
+      const action = `/optout/${encodeURIComponent(intake.id)}?${who}sig=${optOutSignature(services, intake.id, intake.recipientId)}`;
       return page(
         reply,
         200,
@@ -205,7 +212,7 @@ export async function notifyRoutes(app: FastifyInstance, services: AppServices):
           'Not found',
           `<p>${escapeHtml(translator('en', 'email')('optout_page.invalid'))}</p>`,
         );
-      await optOut(services, intake.id);
+      await optOut(services, intake.id, intake.recipientId);
       const t = translator(intake.client_language, 'email');
       return page(
         reply,

@@ -6,6 +6,7 @@ import { retryDelayMs } from '../../jobs/worker.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import {
+  clientItems,
   definitionOf,
   findIntakeById,
   itemsOf,
@@ -22,6 +23,7 @@ import {
   insertMessage,
   isSuppressed,
   pendingMessageIds,
+  sendingMessageIds,
   settleMessage,
   suppressAddress,
   updateMessage,
@@ -132,9 +134,11 @@ export async function messageContext(
     revision?: { itemKey: string; note: string } | undefined;
     /** The intake's items when the caller has them already. */
     items?: readonly ItemRow[];
+    /** Another recipient's name (also_notify) instead of the client's, for the greeting. */
+    clientName?: string | null;
   } = {},
 ): Promise<MessageContext> {
-  const items = extra.items ?? (await itemsOf(db, intake.id));
+  const items = clientItems(extra.items ?? (await itemsOf(db, intake.id)));
   const facts = items.map((row) => ({
     key: row.key,
     required: definitionOf(row).required,
@@ -149,7 +153,7 @@ export async function messageContext(
     language: intake.client_language,
     accountName: sender.name,
     projectName: intake.project_name,
-    clientName: intake.client_name,
+    clientName: extra.clientName !== undefined ? extra.clientName : intake.client_name,
     portalUrl: portalUrl(services.config.appUrl, intake.id),
     optOutUrl: extra.optOutUrl ?? null,
     dueDate: intake.due_date,
@@ -167,6 +171,7 @@ export async function messageContext(
  * Queues an email to the intake's client inside the caller's transaction (transactional outbox):
  * the message row (pending) and the job that sends it commit with the change that caused them.
  * Returns the message id, or null when the address is suppressed (nothing is queued).
+ * `to`: another recipient of the intake (also_notify) instead of the client.
  */
 export async function queueEmail(
   trx: Kysely<Database>,
@@ -174,8 +179,10 @@ export async function queueEmail(
   intake: IntakeRow,
   template: EmailTemplate,
   data: Record<string, unknown> = {},
+  to?: { email: string; name: string | null },
 ): Promise<string | null> {
-  if (await isSuppressed(trx, tenantOf(world), intake.client_email)) return null;
+  const address = to?.email ?? intake.client_email;
+  if (await isSuppressed(trx, tenantOf(world), address)) return null;
   const id = newId('msg');
   const now = world.clock.now();
   await insertMessage(trx, {
@@ -186,8 +193,8 @@ export async function queueEmail(
     chase_id: null,
     channel: 'email',
     template,
-    data: JSON.stringify(data),
-    to_address: intake.client_email,
+    data: JSON.stringify(to ? { ...data, recipient_name: to.name } : data),
+    to_address: address,
     subject: null,
     text_body: null,
     html_body: null,
@@ -227,8 +234,23 @@ export async function deliverMessage(services: AppServices, messageId: string): 
     });
     return;
   }
+  if (row.status === 'sending') {
+    // Another process is sending it now (the API's prompt attempt, or a worker): look again when
+    // its claim lapses, so a crash there ends in `failed` rather than `sending` forever.
+    await enqueueJob(db, {
+      accountId: row.account_id,
+      livemode: row.livemode === 1,
+      kind: DELIVER_MESSAGE,
+      subjectId: messageSubject(row.intake_id ?? row.id, row.id),
+      payload: { message_id: row.id },
+      dueAt: (row.locked_until ?? realNow) + 1_000,
+    });
+    return;
+  }
   if (row.status !== 'pending') return;
-  const lease = realNow + SEND_LEASE_MS;
+  // JOB_LEASE_MS shortens it too (how soon a crashed sender's message is settled), never below 10 s.
+  const jobLease = services.config.jobLeaseMs;
+  const lease = realNow + (jobLease ? Math.max(10_000, jobLease) : SEND_LEASE_MS);
   if (!(await claimMessage(db, row.id, lease))) return;
 
   const intake = row.intake_id ? await findIntakeById(db, row.intake_id) : undefined;
@@ -243,14 +265,17 @@ export async function deliverMessage(services: AppServices, messageId: string): 
     return;
   }
   const sender = await senderOf(db, intake.account_id);
-  const data = JSON.parse(row.data) as { item_key?: string; note?: string };
+  const data = JSON.parse(row.data) as { item_key?: string; note?: string; recipient_name?: string | null };
   const revision =
     row.template === 'revision' && data.item_key
       ? { itemKey: data.item_key, note: data.note ?? '' }
       : undefined;
   const rendered = renderEmail(
     row.template as EmailTemplate,
-    await messageContext(services, db, intake, sender, { revision }),
+    await messageContext(services, db, intake, sender, {
+      revision,
+      ...('recipient_name' in data ? { clientName: data.recipient_name ?? null } : {}),
+    }),
   );
   const result = await transmit(services, world.livemode, {
     messageId: row.id,
@@ -325,4 +350,20 @@ export async function deliverQueuedSoon(
     return;
   }
   await run();
+  await heldMessagesRecorded(services, intakeId);
+}
+
+const IN_FLIGHT_POLL_MS = 20;
+const IN_FLIGHT_WAITS = 250;
+
+/**
+ * A worker woken by the commit may hold one of the intake's messages right now: test mode answers
+ * once it is recorded (bounded; test mode never calls SMTP, so this takes milliseconds).
+ */
+async function heldMessagesRecorded(services: AppServices, intakeId: string): Promise<void> {
+  for (let wait = 0; wait < IN_FLIGHT_WAITS; wait++) {
+    const held = await sendingMessageIds(services.db.kysely, intakeId, services.clock.now().getTime());
+    if (held.length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_POLL_MS));
+  }
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { INTAKE_STATUSES } from '../../domain/intake-state.js';
 import { Timestamp } from '../../http/schemas.js';
 import { FileRecord } from '../files/files.schemas.js';
+import { BriefFile } from '../intakes/brief-files.schemas.js';
 import { ItemBasics, TimeZone } from '../intakes/intakes.schemas.js';
 
 /** Uploaded files in the portal: the shared file record. */
@@ -26,6 +27,9 @@ export const PortalView = z
     due_date: z.string().nullable(),
     status: z.enum(INTAKE_STATUSES),
     brief: z.string().nullable(),
+    brief_files: z
+      .array(BriefFile)
+      .meta({ description: 'Files the sender attached to the brief, with signed download URLs (24 hours)' }),
     progress: z.object({
       submitted: z.number(),
       total: z.number(),

@@ -19,12 +19,15 @@ import { newId } from '../../lib/ids.js';
 import { validateJsonSchema } from '../../lib/json-schema.js';
 import type { AppServices } from '../../services.js';
 import { toFileRecord } from '../files/files.schemas.js';
+import { briefFileLinks } from '../intakes/brief-files.links.js';
 import { itemBasics } from '../intakes/intakes.mappers.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
 import { inspectFile } from '../files/inspect.js';
 import { sanitizeUploadedSvg } from './svg-upload.js';
+import { recordItemHistory } from '../history/history.repository.js';
 import { emit, itemStates, settleIntake } from '../intakes/intakes.lifecycle.js';
 import {
+  clientItems,
   definitionOf,
   filesOf,
   findIntakeById,
@@ -36,12 +39,25 @@ import {
   type ItemRow,
 } from '../intakes/intakes.repository.js';
 import { secretContext, secretKeyOf } from '../intakes/results.service.js';
-import { requireItem, scheduleAutoApproval, withLockedIntake } from '../intakes/review.service.js';
+import {
+  requireItem as requireAnyItem,
+  scheduleAutoApproval,
+  withLockedIntake,
+} from '../intakes/review.service.js';
 import { worldOfIntake, type World } from '../intakes/world.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import type { PortalItem, PortalView } from './portal.schemas.js';
 
 const CLIENT_VIEW_EVERY_MS = 30 * 60 * 1000;
+
+/** An item the client answers; decisions (owner items) do not exist as far as the portal is concerned. */
+async function requireItem(db: Kysely<Database>, intake: IntakeRow, key: string): Promise<ItemRow> {
+  const item = await requireAnyItem(db, intake, key);
+  if (clientItems([item]).length === 0) {
+    throw new ApiError('not_found', `Intake ${intake.id} has no item with key ${key}.`);
+  }
+  return item;
+}
 const clientActor = { type: 'client', id: null } as const;
 
 /** The intake behind a portal link: 404 when deleted or not yet sent, 410 when archived. */
@@ -76,8 +92,11 @@ function toPortalItem(item: ItemRow, files: FileRow[]): z.infer<typeof PortalIte
 export async function buildView(
   db: Kysely<Database>,
   intake: IntakeRow,
+  /** Signs the brief files' download links; without it they are left out. */
+  signer?: Pick<AppServices, 'config' | 'clock'>,
 ): Promise<z.infer<typeof PortalView>> {
-  const [items, files] = await Promise.all([itemsOf(db, intake.id), filesOf(db, intake.id)]);
+  const [all, files] = await Promise.all([itemsOf(db, intake.id), filesOf(db, intake.id)]);
+  const items = clientItems(all);
   return {
     intake_id: intake.id,
     project_name: intake.project_name,
@@ -86,6 +105,7 @@ export async function buildView(
     due_date: intake.due_date,
     status: intake.status as IntakeStatus,
     brief: intake.client_brief,
+    brief_files: signer ? await briefFileLinks(signer, db, intake.id) : [],
     progress: progressOf(itemStates(items)),
     items: items.map((item) => toPortalItem(item, files)),
   };
@@ -100,7 +120,7 @@ export async function viewPortal(services: AppServices, id: string, ip: string) 
   const found = await openIntake(db, id);
   const world = await worldOfIntake(db, found, clientActor, services.clock);
   await recordView(services, world, found, ip);
-  return buildView(db, (await findIntakeById(db, found.id)) ?? found);
+  return buildView(db, (await findIntakeById(db, found.id)) ?? found, services);
 }
 
 export async function recordView(
@@ -222,8 +242,14 @@ export async function submitItem(services: AppServices, id: string, key: string)
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const before = itemStates(await itemsOf(trx, intake.id));
     const now = world.clock.now();
-    await updateItem(trx, intake.id, key, { status: 'submitted', submitted_at: now.toISOString() });
+    // A new submission awaits a new review: the previous reviewer's note no longer applies.
+    await updateItem(trx, intake.id, key, {
+      status: 'submitted',
+      submitted_at: now.toISOString(),
+      review_note: null,
+    });
     await scheduleAutoApproval(trx, world, intake, key, now);
+    await recordItemHistory(trx, world, { intakeId: intake.id, itemKey: key, action: 'submitted' });
     await emit(trx, world, intake, 'item.submitted', {
       item_key: key,
       item_type: def.type,
@@ -244,12 +270,11 @@ export interface IncomingFile {
 /** Keeps a display name safe: no path, no control characters, at most 255 characters. */
 export function safeFileName(raw: string): string {
   const base = raw.split(/[/\\]/).pop() ?? '';
-  const printable = [...base].filter((ch) => {
-    const code = ch.codePointAt(0) ?? 0;
-    return code >= 0x20 && code !== 0x7f;
-  });
-  const cleaned = printable.join('').trim().slice(0, 255);
-  return cleaned || 'file';
+  // Controls, format characters (bidi overrides that turn "gnp.exe" into "exe.png", zero-width
+  // marks) and line separators have no place in a name shown to people or put in a header.
+  const printable = [...base].filter((ch) => !/[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/u.test(ch));
+  const cleaned = printable.slice(0, 255).join('').trim();
+  return cleaned === '' || cleaned === '.' || cleaned === '..' ? 'file' : cleaned;
 }
 
 /** How large one file of this item may be: the smaller of max_bytes and the plan's per-file limit. */

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { FileStore } from '@tus/file-store';
 import { Server } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
@@ -13,10 +10,12 @@ import { canonicalIntakeId } from '../intakes/intakes.repository.js';
 import { loadPage, uploadErrorMessage } from './page/page.service.js';
 import { acceptReceivedFile, uploadAllowance } from './portal.service.js';
 import { portalSecurityHeaders } from './portal.security.js';
+import { createTusBackend } from './tus-backend.js';
 
 /**
  * Resumable uploads (tus 1.0) at /portal/api/:intake_id/items/:key/tus, for large files on weak
- * connections. @tus/server keeps the partial upload in DATA_DIR/tmp-tus; when the last byte arrives,
+ * connections. @tus/server keeps the partial upload in DATA_DIR/tmp-tus (with S3 storage: in the bucket,
+locked through Redis, see tus-backend.ts); when the last byte arrives,
  * the finished file goes through the same inspection and checks as POST …/files
  * (acceptReceivedFile) and becomes a file of the item, or the final PATCH answers the 4xx.
  * Before any byte is accepted the routes check the intake, the item and the declared Upload-Length.
@@ -57,9 +56,10 @@ function errorBody(requestId: string, error: ApiError, clientMessage: string | u
 }
 
 export async function portalTusRoutes(app: FastifyInstance, services: AppServices): Promise<void> {
-  const directory = join(services.config.dataDir, 'tmp-tus');
-  await mkdir(directory, { recursive: true });
-  const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: EXPIRE_AFTER_MS });
+  // Local files, or segments in S3 with locks in Redis (any API process resumes any upload).
+  const backend = await createTusBackend(services, EXPIRE_AFTER_MS);
+  const { datastore } = backend;
+  app.addHook('onClose', () => backend.close());
   const contexts = new WeakMap<IncomingMessage, UploadContext>();
   const contextOf = (req: unknown) => {
     const node = nodeRequestOf(req);
@@ -68,14 +68,10 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
     return context;
   };
 
-  async function discard(id: string): Promise<void> {
-    await rm(join(directory, id), { force: true });
-    await datastore.configstore.delete(id).catch(() => undefined);
-  }
-
   const tus = new Server({
     path: '/portal/api/tus',
     datastore,
+    ...(backend.locker ? { locker: backend.locker } : {}),
     relativeLocation: true,
     // Same-origin only: no Access-Control-Allow-Origin header at all.
     allowedOrigins: [],
@@ -87,8 +83,8 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
     },
     onUploadFinish: async (req, upload) => {
       const { intakeId, key, requestId } = contextOf(req);
-      const tmpPath = join(directory, upload.id);
       try {
+        const tmpPath = await backend.finishedFile(upload.id);
         const file = await acceptReceivedFile(services, intakeId, key, {
           tmpPath,
           sha256: await sha256Of(tmpPath),
@@ -104,7 +100,7 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
           body: errorBody(requestId, error, await localized(intakeId, key, error)),
         };
       } finally {
-        await discard(upload.id);
+        await backend.discard(upload.id);
       }
     },
   });

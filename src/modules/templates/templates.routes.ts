@@ -4,8 +4,20 @@ import { z } from 'zod';
 import { authOf } from '../../http/auth.js';
 import type { AppServices } from '../../services.js';
 import { worldOfAuth } from '../intakes/world.js';
-import { CreateTemplateBody, Template, TemplateList, TemplateParams } from './templates.schemas.js';
-import { createTemplate, deleteTemplate, getTemplate, listTemplates } from './templates.service.js';
+import {
+  CreateTemplateBody,
+  Template,
+  TemplateList,
+  TemplateParams,
+  UpdateTemplateBody,
+} from './templates.schemas.js';
+import {
+  createTemplate,
+  deleteTemplate,
+  getTemplate,
+  listTemplates,
+  updateTemplate,
+} from './templates.service.js';
 
 export function templateRoutes(app: FastifyInstance, services: AppServices): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -32,6 +44,22 @@ export function templateRoutes(app: FastifyInstance, services: AppServices): voi
     config: { scope: 'intakes:read' },
     schema: { tags, summary: 'Get a template', params: TemplateParams, response: { 200: Template } },
     handler: (request) => getTemplate(db, worldOfAuth(authOf(request)), request.params.id),
+  });
+
+  api.patch('/v1/templates/:id', {
+    config: { scope: 'intakes:write', audit: { action: 'template.update', resourceType: 'template' } },
+    schema: {
+      tags,
+      summary: 'Change a template',
+      description: 'A new name, a new item list, or both. Intakes already created from it keep their items.',
+      params: TemplateParams,
+      body: UpdateTemplateBody,
+      response: { 200: Template },
+    },
+    handler: (request) => {
+      request.auditResourceId = request.params.id;
+      return updateTemplate(db, worldOfAuth(authOf(request)), request.params.id, request.body);
+    },
   });
 
   api.delete('/v1/templates/:id', {

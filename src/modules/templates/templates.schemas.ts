@@ -7,6 +7,12 @@ export const CreateTemplateBody = z.strictObject({
   items: z.array(ItemDefinition).min(1).max(100),
 });
 
+/** PATCH /v1/templates/:id: a new name, a new item list, or both (intakes made from it keep theirs). */
+export const UpdateTemplateBody = z.strictObject({
+  name: CreateTemplateBody.shape.name.optional(),
+  items: CreateTemplateBody.shape.items.optional(),
+});
+
 export const Template = z
   .object({ id: z.string(), name: z.string(), items: z.array(ItemDefinitionRecord), created_at: Timestamp })
   .meta({ id: 'Template' });

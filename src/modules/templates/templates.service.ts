@@ -6,7 +6,7 @@ import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { compileJsonSchema } from '../../lib/json-schema.js';
 import type { World } from '../intakes/world.js';
-import type { CreateTemplateBody, Template } from './templates.schemas.js';
+import type { CreateTemplateBody, Template, UpdateTemplateBody } from './templates.schemas.js';
 
 type TemplateRow = Selectable<TemplatesTable>;
 
@@ -80,4 +80,31 @@ export async function deleteTemplate(db: Kysely<Database>, world: World, id: str
     .where('livemode', '=', world.livemode ? 1 : 0)
     .executeTakeFirst();
   if (result.numDeletedRows === 0n) throw notFound('template', id);
+}
+
+/** Renames a template or replaces its items, checked as at creation; 404 when it is not this world's. */
+export async function updateTemplate(
+  db: Kysely<Database>,
+  world: World,
+  id: string,
+  body: z.output<typeof UpdateTemplateBody>,
+): Promise<z.infer<typeof Template>> {
+  if (body.items) {
+    const problems = definitionProblems(body.items, compileJsonSchema);
+    if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
+  }
+  const changes = {
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.items !== undefined ? { items: JSON.stringify(body.items) } : {}),
+  };
+  if (Object.keys(changes).length > 0) {
+    await db
+      .updateTable('templates')
+      .set(changes)
+      .where('id', '=', id)
+      .where('account_id', '=', world.accountId)
+      .where('livemode', '=', world.livemode ? 1 : 0)
+      .execute();
+  }
+  return getTemplate(db, world, id);
 }

@@ -3,7 +3,7 @@ import { isFileType } from '../../domain/items.js';
 import { syntheticFilePlan, syntheticValue } from '../../domain/synthetic.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
-import { definitionOf, filesOf, itemsOf } from '../intakes/intakes.repository.js';
+import { clientItems, definitionOf, filesOf, itemsOf } from '../intakes/intakes.repository.js';
 import { simulateBounce } from '../chases/chases.service.js';
 import { getIntakeStatus, requireIntake } from '../intakes/intakes.service.js';
 import type { World } from '../intakes/world.js';
@@ -36,7 +36,8 @@ export async function simulate(
     await simulateBounce(services, world, intake);
     return getIntakeStatus(services, world, intake.id);
   }
-  const items = await itemsOf(db, intake.id);
+  // The synthetic client answers what a client can: decisions (owner items) are not theirs.
+  const items = clientItems(await itemsOf(db, intake.id));
   const unknown = (keys ?? []).filter((key) => !items.some((item) => item.key === key));
   if (unknown.length > 0)
     throw new ApiError('unprocessable', `items: no item with key ${unknown.join(', ')}.`);

@@ -96,7 +96,11 @@ async function runDueTestJobs(db: Db, worker: Worker, clock: Clock, accountId: s
   }
 }
 
-/** Whether a due test job of the account is being run right now (claimed, lease not expired). */
+/**
+ * Whether a due test job of the account is being run right now (claimed, lease not expired), or is
+ * being claimed: runDue just found nothing it could take, so a due job that still looks unclaimed is
+ * row-locked by another worker's claim that has not committed yet (SKIP LOCKED passed over it).
+ */
 async function dueJobsInFlight(db: Db, clock: Clock, accountId: string): Promise<boolean> {
   const now = clock.now().getTime();
   const row = await db.kysely
@@ -105,8 +109,12 @@ async function dueJobsInFlight(db: Db, clock: Clock, accountId: string): Promise
     .where('account_id', '=', accountId)
     .where('livemode', '=', 0)
     .where('due_at', '<=', now)
-    .where('locked_until', '>=', now)
-    .where('locked_until', '<', GAVE_UP_LOCKED_UNTIL)
+    .where((eb) =>
+      eb.or([
+        eb('locked_until', 'is', null),
+        eb.and([eb('locked_until', '>=', now), eb('locked_until', '<', GAVE_UP_LOCKED_UNTIL)]),
+      ]),
+    )
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

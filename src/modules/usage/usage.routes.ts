@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { rateLimitFor } from '../../domain/plans.js';
 import { authOf } from '../../http/auth.js';
 import type { AppServices } from '../../services.js';
 import { usageRecord } from './usage.service.js';
@@ -12,6 +13,10 @@ export const Usage = z
     intakes: Meter,
     storage_bytes: Meter,
     sms_messages: Meter,
+    rate_limit_per_hour: z.number().int().meta({
+      description:
+        "Requests per hour per API key: the plan's (changes with the plan at once), or a contract override",
+    }),
   })
   .meta({
     id: 'Usage',
@@ -22,14 +27,15 @@ export function usageRoutes(app: FastifyInstance, services: AppServices): void {
   app.withTypeProvider<ZodTypeProvider>().get('/v1/usage', {
     config: { scope: 'any' },
     schema: { tags: ['Account'], summary: 'Usage for the current period', response: { 200: Usage } },
-    handler: (request) => {
+    handler: async (request) => {
       const auth = authOf(request);
-      return usageRecord(
+      const record = await usageRecord(
         services.db.kysely,
         { accountId: auth.account.id, livemode: auth.livemode },
         auth.account.plan,
         auth.clock.now(),
       );
+      return { ...record, rate_limit_per_hour: rateLimitFor(auth.account) };
     },
   });
 }

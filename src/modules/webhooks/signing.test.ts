@@ -147,8 +147,13 @@ describe('event catalogue and formats', () => {
       const text = summarize(payload);
       expect(text.startsWith('[test] ')).toBe(true);
       expect(text).not.toMatch(/undefined|\(\)| {2}/);
-      expect(JSON.parse(renderBody('slack', payload))).toEqual({ text });
-      expect(JSON.parse(renderBody('discord', payload))).toEqual({ content: text });
+      const slack = JSON.parse(renderBody('slack', payload)) as { text: string; blocks: unknown[] };
+      expect(Object.keys(slack)).toEqual(['text', 'blocks']);
+      expect(slack.text).toBe(text);
+      expect(slack.blocks.length).toBeGreaterThanOrEqual(2);
+      const discord = JSON.parse(renderBody('discord', payload)) as { content: string; embeds: unknown[] };
+      expect(discord.content).toBe(text);
+      expect(discord.embeds).toHaveLength(1);
       expect(JSON.parse(renderBody('raw', payload))).toEqual(payload);
     }
   });

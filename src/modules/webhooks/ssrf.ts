@@ -260,14 +260,23 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+/** dns.lookup with `all: true`; injectable so tests can make a name resolve anywhere without DNS. */
+export type LookupAll = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+const systemLookupAll: LookupAll = (hostname, options, callback) => dns.lookup(hostname, options, callback);
+
 /**
  * A `lookup` for net/tls.connect that refuses non-public addresses while `allowPrivate()` is false.
  * Connections then go to the very address that was checked (no second resolution).
  */
-export function guardedLookup(allowPrivate: () => boolean) {
+export function guardedLookup(allowPrivate: () => boolean, resolveAll: LookupAll = systemLookupAll) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     const all: LookupAllOptions = { ...options, all: true };
-    dns.lookup(hostname, all, (error, addresses) => {
+    resolveAll(hostname, all, (error, addresses) => {
       if (error) return callback(error, []);
       if (!allowPrivate()) {
         const refused = refusedAmong(

@@ -106,7 +106,8 @@ export const EVENT_CATALOGUE = {
     }),
   },
   'intake.overdue': {
-    fires: 'The due date passed with required items still missing.',
+    fires:
+      "The due date passed (end of that day in the client's time zone, UTC when unknown) with required items still missing; once per due date.",
     example: (now) => ({
       project_name: PROJECT,
       client_email: CLIENT_EMAIL,
@@ -116,7 +117,8 @@ export const EVENT_CATALOGUE = {
     }),
   },
   'chase.opted_out': {
-    fires: "The client used a reminder's opt-out link; no further reminders are sent.",
+    fires:
+      "Someone used their reminder's opt-out link (the client, or an also_notify recipient: client_email is theirs); no further reminders go to them.",
     example: (now) => ({ client_email: CLIENT_EMAIL, channel: 'email', opted_out_at: now }),
   },
 } as const satisfies Record<string, EventSpec>;

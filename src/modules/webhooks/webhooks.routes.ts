@@ -13,6 +13,8 @@ import {
   RotateSecretBody,
   RotatedWebhookSecret,
   TestWebhookBody,
+  UpdateWebhookBody,
+  WebhookEndpoint,
   WebhookList,
   WebhookParams,
 } from './webhooks.schemas.js';
@@ -23,6 +25,7 @@ import {
   listWebhooks,
   rotateSecret,
   sendTestEvent,
+  updateWebhook,
 } from './webhooks.service.js';
 
 const tags = ['Webhooks'];
@@ -61,6 +64,23 @@ export function webhookRoutes(app: FastifyInstance, services: AppServices): void
       const created = await createWebhook(services, worldOfAuth(auth), auth.account.plan, request.body);
       request.auditResourceId = created.id;
       return reply.code(201).send(created);
+    },
+  });
+
+  api.patch('/v1/webhooks/:id', {
+    config: { scope: 'admin', audit: { action: 'webhook.update', resourceType: 'webhook_endpoint' } },
+    schema: {
+      tags,
+      summary: 'Change a webhook endpoint',
+      description:
+        'url, events and format; only the fields given change. Checked as at registration (422 for unknown event names or a refused URL). The secret is not shown.',
+      params: WebhookParams,
+      body: UpdateWebhookBody,
+      response: { 200: WebhookEndpoint },
+    },
+    handler: async (request) => {
+      request.auditResourceId = request.params.id;
+      return updateWebhook(services, worldOfAuth(authOf(request)), request.params.id, request.body);
     },
   });
 

@@ -26,12 +26,25 @@ export const CreateWebhookBody = z
     }),
     format: optional(z.enum(ENDPOINT_FORMATS)).meta({
       description:
-        'raw (default): the event payload as JSON. slack / discord: a one-line message for their incoming webhooks. All are signed.',
+        'raw (default): the event payload as JSON. slack: {text, blocks} for a Slack incoming webhook. discord: {content, embeds} for a Discord webhook. All are signed and retried alike.',
     }),
   })
   .meta({
     id: 'CreateWebhookEndpoint',
     examples: [{ url: 'https://hooks.example.com/intake', events: ['item.submitted', 'intake.completed'] }],
+  });
+
+export const UpdateWebhookBody = z
+  .strictObject({
+    url: CreateWebhookBody.shape.url.optional(),
+    events: CreateWebhookBody.shape.events.optional(),
+    format: CreateWebhookBody.shape.format,
+  })
+  .meta({
+    id: 'UpdateWebhookEndpoint',
+    description:
+      'Changes only the fields given. The secret is never shown again (rotate_secret makes a new one). A new format applies to every later attempt, retries of earlier events included.',
+    examples: [{ format: 'slack' }],
   });
 
 export const WebhookEndpoint = z

@@ -34,6 +34,7 @@ import type {
   DeliveriesQuery,
   DeliveryAttempt,
   RotatedWebhookSecret,
+  UpdateWebhookBody,
   WebhookEndpoint,
 } from './webhooks.schemas.js';
 
@@ -169,6 +170,26 @@ async function requireEndpoint(services: AppServices, world: World, id: string):
 export async function deleteWebhook(services: AppServices, world: World, id: string): Promise<void> {
   const row = await requireEndpoint(services, world, id);
   await services.db.kysely.transaction().execute((trx) => deleteEndpoint(trx, row.id));
+}
+
+/** PATCH /v1/webhooks/:id: url, events and format, each checked as at registration. */
+export async function updateWebhook(
+  services: AppServices,
+  world: World,
+  id: string,
+  body: z.output<typeof UpdateWebhookBody>,
+): Promise<z.infer<typeof WebhookEndpoint>> {
+  const row = await requireEndpoint(services, world, id);
+  if (body.events) checkEventNames('events', body.events);
+  if (body.url) await checkUrl(services, body.url);
+  const patch = {
+    ...(body.url ? { url: body.url } : {}),
+    ...(body.events ? { events: JSON.stringify([...new Set(body.events)]) } : {}),
+    ...(body.format ? { format: body.format } : {}),
+    updated_at: world.clock.now().toISOString(),
+  };
+  await updateEndpoint(services.db.kysely, row.id, patch);
+  return toWebhookEndpoint({ ...row, ...patch });
 }
 
 /** A new secret, shown once; the previous one keeps signing (a second v1) for 24 hours. */

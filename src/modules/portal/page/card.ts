@@ -198,7 +198,12 @@ export function renderCard(item: ViewItem, m: PageModel): Html {
           <p class="revision-title">${raw(ICONS.alert)}${t('card.revision_title')}</p>
           ${item.revision_note ? html`<p class="revision-note">${item.revision_note}</p>` : ''}
         </div>`
-      : '';
+      : item.review_note
+        ? html`<div class="review" role="note">
+            <p class="revision-title">${t('card.review_note_title')}</p>
+            <p class="revision-note">${item.review_note}</p>
+          </div>`
+        : '';
   const rulesBlock =
     rules.length > 0
       ? html`<ul class="rules" id="item-${item.key}-rules" aria-label="${t('card.requirements')}">

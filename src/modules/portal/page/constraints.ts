@@ -56,6 +56,8 @@ export function formatsOf(def: PageItemDef): Format[] | undefined {
     help: undefined,
     schema: undefined,
     options: undefined,
+    assignee: undefined,
+    proposed: undefined,
   });
 }
 

@@ -68,7 +68,7 @@ export async function loadPage(
     await recordView(services, world, intake, options.ip);
   }
   const fresh = (await findIntakeById(db, intake.id)) ?? intake;
-  const view = await buildView(db, fresh);
+  const view = await buildView(db, fresh, services);
   const model: PageModel = {
     view,
     t,

@@ -1,7 +1,7 @@
 import type { TFunction } from 'i18next';
 import { renderCard } from './card.js';
 import { accentVariables } from './colour.js';
-import { formatDate, formatNumber } from './format.js';
+import { formatBytes, formatDate, formatNumber } from './format.js';
 import { html, jsonForScript, raw, type Html } from './html.js';
 import { ICONS } from './icons.js';
 import type { Branding, PageModel } from './model.js';
@@ -179,12 +179,24 @@ export function renderPage(m: PageModel, assets: PageAssets, nonce: string): str
         </div>
       </div>`
     : '';
-  const brief = view.brief
-    ? html`<section class="brief" aria-labelledby="brief-title">
-        <h2 id="brief-title">${t('brief')}</h2>
-        <p>${view.brief}</p>
-      </section>`
+  // The brief: escaped text (line breaks kept by CSS) and the sender's files to download.
+  const briefFiles = view.brief_files.length
+    ? html`<ul class="brief-files">
+        ${view.brief_files.map(
+          (f) =>
+            html`<li>
+              <a href="${f.url}" download="${f.name}">${f.name}</a> (${formatBytes(m.language, f.size)})
+            </li>`,
+        )}
+      </ul>`
     : '';
+  const brief =
+    view.brief || view.brief_files.length
+      ? html`<section class="brief" aria-labelledby="brief-title">
+          <h2 id="brief-title">${t('brief')}</h2>
+          ${view.brief ? html`<p>${view.brief}</p>` : ''}${briefFiles}
+        </section>`
+      : '';
   const data = { intake_id: view.intake_id, language: m.language, messages: clientMessages(t) };
   const body = html`<a class="skip" href="#items">${t('skip')}</a>
     <header class="top">${brandBlock(m.branding)}</header>

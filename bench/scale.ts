@@ -1,0 +1,278 @@
+/**
+ * Scale-out benchmark (bench/README.md, "Scale-out"): requests/s and p99 of create intake, get status
+ * and portal save against one `api` process and against three, on SQLite (the embedded default, one
+ * database file shared by the processes) and on PostgreSQL (with Redis for the shared rate limit),
+ * all started through the CLI as an operator would. The one-process figure of each database is the
+ * baseline of its three-process figure, measured in the same run.
+ *
+ * Load: one autocannon run per API process at once (BENCH_CONNECTIONS each, default 10), summed;
+ * p99 is the worst of the processes' p99s.
+ *
+ * Environment: BENCH_SCALE_SECONDS (measured seconds per route, default 5), BENCH_SCALE_WARMUP_SECONDS
+ * (default 1), BENCH_CONNECTIONS, TEST_POSTGRES_URL, TEST_REDIS_URL (PostgreSQL is skipped when
+ * unreachable).
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os, { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { assertClean, positiveNumberFromEnv, toError } from './load.js';
+
+const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** A Redis database of the bench's own (15), flushed between scenarios: the tests' counters stay untouched. */
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
+/**
+ * Portal writes are limited per intake (1,200 an hour) and per IP address (3,000 an hour, and every
+ * request here comes from 127.0.0.1): the save route runs a fixed number of requests under both.
+ */
+const PORTAL_SAVES = 2_700;
+const SECONDS = positiveNumberFromEnv('BENCH_SCALE_SECONDS', 5);
+const WARMUP = positiveNumberFromEnv('BENCH_SCALE_WARMUP_SECONDS', 1);
+const CONNECTIONS = Math.round(positiveNumberFromEnv('BENCH_CONNECTIONS', 10));
+/**
+ * `node --import tsx`: one process. (The tsx CLI runs the program in a child process: a SIGKILL would
+ * kill the wrapper and leave the service running.)
+ */
+const TSX = ['--import', 'tsx'];
+
+interface Proc {
+  url: string;
+  stop(): Promise<void>;
+}
+
+function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...TSX, 'src/cli.ts', ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`cli ${args[0]}: ${err}`))));
+  });
+}
+
+function startApi(env: NodeJS.ProcessEnv): Promise<Proc> {
+  const child = spawn(process.execPath, [...TSX, 'src/cli.ts', 'api'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`api did not start: ${out}`)), 60_000);
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1] && out.includes('Background worker:')) {
+        clearTimeout(timer);
+        resolve({
+          url: match[1],
+          stop: () =>
+            new Promise<void>((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`api exited with ${code}: ${out}`)));
+  });
+}
+
+interface Route {
+  name: string;
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  body?: string;
+  headers: Record<string, string>;
+  /** A fixed number of requests instead of a duration (the portal's limits). */
+  amount?: number;
+}
+
+function fire(url: string, route: Route, seconds: number): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: url + route.path,
+        method: route.method,
+        headers: route.headers,
+        ...(route.body === undefined ? {} : { body: route.body }),
+        connections: CONNECTIONS,
+        ...(route.amount === undefined ? { duration: seconds } : { amount: route.amount }),
+        workers: 1,
+      },
+      (error: unknown, result: autocannon.Result) => (error ? reject(toError(error)) : resolve(result)),
+    );
+  });
+}
+
+interface Measured {
+  route: string;
+  requestsPerSecond: number;
+  p99Ms: number;
+}
+
+/** One autocannon per process, at once (each process its own route: its own intake); throughput summed, p99 the worst. */
+async function measure(urls: string[], routeFor: (i: number) => Route): Promise<Measured> {
+  const routes = urls.map((_, i) => routeFor(i));
+  const name = routeFor(0).name;
+  process.stderr.write(`  ${name} on ${urls.length} process(es): warmup … `);
+  const warmups = routes.map((r) => (r.amount === undefined ? r : { ...r, amount: 30 }));
+  for (const [i, r] of (
+    await Promise.all(warmups.map((route, i) => fire(urls[i] ?? '', route, WARMUP)))
+  ).entries())
+    assertClean('Warmup', `${name}#${i}`, r);
+  process.stderr.write('measuring … ');
+  const measured = await Promise.all(routes.map((route, i) => fire(urls[i] ?? '', route, SECONDS)));
+  for (const [i, r] of measured.entries()) assertClean('Measured', `${name}#${i}`, r);
+  const requestsPerSecond = measured.reduce((sum, r) => sum + r['2xx'] / r.duration, 0);
+  const p99Ms = Math.max(...measured.map((r) => r.latency.p99));
+  process.stderr.write(`${Math.round(requestsPerSecond)} req/s, p99 ${p99Ms} ms\n`);
+  return { route: name, requestsPerSecond, p99Ms };
+}
+
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 1_500 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+type Dialect = 'sqlite' | 'postgres';
+
+async function scenario(dialect: Dialect, processes: number): Promise<Measured[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-scale-'));
+  const schema = `bench_s_${process.pid}_${Date.now().toString(36)}`;
+  const dbUrl = new URL(POSTGRES_URL);
+  dbUrl.searchParams.set('schema', schema);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    PORT: '0',
+    SECRET_KEY: 'bench-'.repeat(8),
+    ...(dialect === 'postgres' ? { DATABASE_URL: dbUrl.toString(), REDIS_URL } : {}),
+  };
+  delete env.BASE_URL;
+  const started: Proc[] = [];
+  if (dialect === 'postgres') {
+    const redis = new Redis(REDIS_URL);
+    await redis.flushdb();
+    redis.disconnect();
+  }
+  try {
+    await cli(['migrate'], env);
+    const account = JSON.parse(
+      await cli(
+        [
+          'accounts',
+          'create',
+          '--email',
+          `${randomUUID()}@example.com`,
+          '--plan',
+          'agency',
+          '--rate-limit',
+          '1000000000',
+          '--json',
+        ],
+        env,
+      ),
+    ) as { test_key: string };
+    started.push(...(await Promise.all(Array.from({ length: processes }, () => startApi(env)))));
+    const urls = started.map((p) => p.url);
+    // A test-mode key: test intakes do not count against the plan's monthly quota (a live key's 402s).
+    const auth = { authorization: `Bearer ${account.test_key}`, 'content-type': 'application/json' };
+    const intakeBody = JSON.stringify({
+      project_name: 'Bench',
+      client: { email: 'client@example.com', name: 'Client' },
+      items: [
+        { key: 'about', label: 'About you', type: 'longtext' },
+        { key: 'logo', label: 'Logo', type: 'image' },
+      ],
+    });
+    // One intake per process for the reads and the saves (saves to one item serialise on its row).
+    const ids: string[] = [];
+    for (const url of urls) {
+      const response = await fetch(`${url}/v1/intakes`, { method: 'POST', headers: auth, body: intakeBody });
+      if (response.status !== 201)
+        throw new Error(`create answered ${response.status}: ${await response.text()}`);
+      ids.push(((await response.json()) as { intake_id: string }).intake_id);
+    }
+    const results: Measured[] = [];
+    results.push(
+      await measure(urls, (i) => ({
+        name: 'GET /v1/intakes/:id/status',
+        method: 'GET',
+        path: `/v1/intakes/${ids[i]}/status`,
+        headers: auth,
+      })),
+    );
+    results.push(
+      await measure(urls, (i) => ({
+        name: 'PUT /portal/api/:id/items/:key (save)',
+        method: 'PUT',
+        path: `/portal/api/${ids[i]}/items/about`,
+        body: JSON.stringify({ value: 'We build boats since 1999.' }),
+        headers: { 'content-type': 'application/json' },
+        amount: Math.min(1_150, Math.floor((PORTAL_SAVES - 30 * urls.length) / urls.length)),
+      })),
+    );
+    results.push(
+      await measure(urls, () => ({
+        name: 'POST /v1/intakes (create)',
+        method: 'POST',
+        path: '/v1/intakes',
+        body: intakeBody,
+        headers: auth,
+      })),
+    );
+    return results;
+  } finally {
+    await Promise.all(started.map((p) => p.stop()));
+    if (dialect === 'postgres') {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+const dialects: Dialect[] = (await postgresReachable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+const table: string[] = [
+  `Machine: ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; ` +
+    `${CONNECTIONS} connections per process, ${SECONDS} s measured after ${WARMUP} s warmup.`,
+  '',
+  '| database | route | 1 process: req/s (p99 ms) | 3 processes: req/s (p99 ms) | 3 ÷ 1 |',
+  '|---|---|---|---|---|',
+];
+const raw: Record<string, Measured[]> = {};
+for (const dialect of dialects) {
+  process.stderr.write(`${dialect}, 1 process\n`);
+  const one = await scenario(dialect, 1);
+  process.stderr.write(`${dialect}, 3 processes\n`);
+  const three = await scenario(dialect, 3);
+  raw[`${dialect}-1`] = one;
+  raw[`${dialect}-3`] = three;
+  for (const a of one) {
+    const b = three.find((m) => m.route === a.route);
+    if (!b) continue;
+    table.push(
+      `| ${dialect} | ${a.route} | ${Math.round(a.requestsPerSecond)} (${a.p99Ms}) | ${Math.round(b.requestsPerSecond)} (${b.p99Ms}) | ${(b.requestsPerSecond / a.requestsPerSecond).toFixed(2)}× |`,
+    );
+  }
+}
+console.log(table.join('\n'));
+console.log('\n```json\n' + JSON.stringify(raw) + '\n```');

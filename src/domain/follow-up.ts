@@ -1,0 +1,62 @@
+/**
+ * Follow-up guidance returned with a new intake: how the caller (often an agent) should learn about
+ * the client's progress. A webhook endpoint is best (called the moment the client acts); without one,
+ * a polling plan that is sparse while the due date is far, tighter as it nears, never more frequent
+ * than the plan's recommended polling interval (SPEC "Limits"), and that ends some days after the due
+ * date.
+ */
+export interface FollowUpInput {
+  /** Enabled webhook endpoints of the intake's account and mode. */
+  activeEndpoints: number;
+  /** The event names those endpoints subscribe to (deduplicated by the function). */
+  subscribedEvents: readonly string[];
+  /** The plan's "poll at most once every" interval, in seconds. */
+  minPollSeconds: number;
+  /** The intake's due date (YYYY-MM-DD) or null. */
+  dueDate: string | null;
+  now: Date;
+}
+
+export interface FollowUp {
+  recommended: 'webhook' | 'schedule';
+  webhook: { active_endpoints: number; events: string[] };
+  schedule: { check_with: 'get_intake_status'; every_hours: number; until: string };
+}
+
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+/** Without a due date, a month of checking; with one, a week past it for late clients. */
+export const FOLLOW_UP_WITHOUT_DUE_DAYS = 30;
+export const FOLLOW_UP_GRACE_DAYS = 7;
+
+/** Hours between checks by the time left until the due date's end (UTC). */
+export function checkEveryHours(msUntilDue: number | null): number {
+  if (msUntilDue === null || msUntilDue > 7 * DAY_MS) return 24;
+  if (msUntilDue > 2 * DAY_MS) return 12;
+  if (msUntilDue > DAY_MS) return 4;
+  return 1;
+}
+
+export function followUpPlan(input: FollowUpInput): FollowUp {
+  const nowMs = input.now.getTime();
+  const dueEndMs = input.dueDate ? Date.parse(`${input.dueDate}T23:59:59.999Z`) : null;
+  const hours = checkEveryHours(dueEndMs === null ? null : dueEndMs - nowMs);
+  // Never tighter than the plan's recommended polling interval (hours, two decimals, rounded up).
+  const floorHours = Math.ceil((input.minPollSeconds / 3600) * 100) / 100;
+  const untilMs =
+    dueEndMs === null
+      ? nowMs + FOLLOW_UP_WITHOUT_DUE_DAYS * DAY_MS
+      : dueEndMs + FOLLOW_UP_GRACE_DAYS * DAY_MS;
+  return {
+    recommended: input.activeEndpoints > 0 ? 'webhook' : 'schedule',
+    webhook: {
+      active_endpoints: input.activeEndpoints,
+      events: [...new Set(input.subscribedEvents)].sort(),
+    },
+    schedule: {
+      check_with: 'get_intake_status',
+      every_hours: Math.max(hours, floorHours),
+      until: new Date(Math.max(untilMs, nowMs)).toISOString(),
+    },
+  };
+}

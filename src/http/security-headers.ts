@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+
+/**
+ * Security headers on every answer (API, portal, dashboard, checkout pages, files), set once here so
+ * a new page cannot forget them. A route that needs its own value (the portal page's CSP with a
+ * nonce, a file's sandbox CSP) sets it, and it is kept: this hook only fills in what is missing.
+ *
+ * CORS stays closed: no answer carries Access-Control-Allow-Origin, so browsers on other origins can
+ * neither read API answers nor send credentialed preflighted requests. API keys are for servers.
+ */
+
+/** Pages: own origin only, no framing, no plugins, forms post back here. */
+export const PAGE_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Anything that is not a page (JSON, bytes): nothing may run or load, nothing may frame it. */
+export const DATA_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox";
+
+export const HSTS_VALUE = 'max-age=31536000; includeSubDomains';
+
+const ALWAYS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+} as const;
+
+/** HSTS only where browsers honour it and the operator serves https: production, or https URLs. */
+export function wantsHsts(config: Pick<Config, 'production' | 'appUrl' | 'baseUrl'>): boolean {
+  return config.production || config.appUrl.startsWith('https:') || config.baseUrl.startsWith('https:');
+}
+
+export function registerSecurityHeaders(app: FastifyInstance, config: Config): void {
+  const hsts = wantsHsts(config);
+  app.addHook('onSend', async (_request, reply, payload) => {
+    for (const [name, value] of Object.entries(ALWAYS)) {
+      if (!reply.hasHeader(name)) void reply.header(name, value);
+    }
+    if (!reply.hasHeader('Content-Security-Policy')) {
+      const type = String(reply.getHeader('Content-Type') ?? '');
+      const page = type.startsWith('text/html');
+      void reply.header(
+        'Content-Security-Policy',
+        page ? PAGE_CONTENT_SECURITY_POLICY : DATA_CONTENT_SECURITY_POLICY,
+      );
+    }
+    if (hsts && !reply.hasHeader('Strict-Transport-Security')) {
+      void reply.header('Strict-Transport-Security', HSTS_VALUE);
+    }
+    return payload;
+  });
+}

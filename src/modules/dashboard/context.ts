@@ -1,0 +1,86 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthContext } from '../../http/auth.js';
+import { translator } from '../../i18n/index.js';
+import { offsetClock } from '../../lib/clock.js';
+import type { AppServices } from '../../services.js';
+import { insertAuditEntry } from '../audit/audit.repository.js';
+import type { World } from '../intakes/world.js';
+import type { AccountRow } from '../keys/keys.repository.js';
+import type { DashboardAssets } from './assets.js';
+import type { Chrome } from './layout.js';
+import { csrfToken, requireUser, type SignedInUser } from './session.js';
+
+/**
+ * A signed-in page's context. Pages act through the same services as the REST routes, as a `World`
+ * whose actor is the user, and, where a service takes an API caller, as an admin caller named by
+ * the user's id (the dashboard is the account holder's own console).
+ */
+export interface DashboardContext extends Chrome {
+  services: AppServices;
+  user: SignedInUser;
+  account: AccountRow;
+  world: World;
+  auth: AuthContext;
+  requestId: string;
+}
+
+export async function dashboardContext(
+  services: AppServices,
+  assets: DashboardAssets,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<DashboardContext | null> {
+  const user = await requireUser(request, reply);
+  if (!user) return null;
+  const account = await services.db.kysely
+    .selectFrom('accounts')
+    .selectAll()
+    .where('id', '=', user.accountId)
+    .executeTakeFirstOrThrow();
+  const offsetMs = user.livemode ? 0 : Number(account.test_clock_offset_ms);
+  const clock = user.livemode ? services.clock : offsetClock(services.clock, offsetMs);
+  const world: World = {
+    accountId: account.id,
+    livemode: user.livemode,
+    clock,
+    offsetMs,
+    actor: { type: 'user', id: user.userId },
+  };
+  const lang = account.default_language;
+  return {
+    services,
+    user,
+    account,
+    world,
+    auth: { account, keyId: user.userId, scopes: ['admin'], livemode: user.livemode, clock },
+    requestId: request.id,
+    t: translator(lang, 'dashboard'),
+    lang,
+    csrf: csrfToken(request, reply),
+    assets,
+    accountName: account.name,
+    email: user.email,
+    livemode: user.livemode,
+    path: request.url,
+  };
+}
+
+/** Every user action is audited like an API action, with the user as the actor. */
+export async function auditUserAction(
+  ctx: DashboardContext,
+  action: string,
+  resourceType: string,
+  resourceId: string | null,
+): Promise<void> {
+  await insertAuditEntry(ctx.services.db.kysely, {
+    account_id: ctx.account.id,
+    livemode: ctx.livemode ? 1 : 0,
+    action,
+    resource_type: resourceType,
+    resource_id: resourceId,
+    actor_type: 'user',
+    actor_id: ctx.user.userId,
+    request_id: ctx.requestId,
+    created_at: ctx.services.clock.now().toISOString(),
+  });
+}

@@ -1,0 +1,146 @@
+import type { TFunction } from 'i18next';
+import { attr, html, raw, type Html } from '../portal/page/html.js';
+import type { DashboardAssets } from './assets.js';
+
+/** What every signed-in page knows: who, which account and world, its language and CSRF token. */
+export interface Chrome {
+  t: TFunction;
+  lang: string;
+  csrf: string;
+  assets: DashboardAssets;
+  accountName: string;
+  email: string;
+  livemode: boolean;
+  /** The current path, for the mode toggle to return to. */
+  path: string;
+}
+
+export const NAV = [
+  ['intakes', 'Intakes'],
+  ['templates', 'Templates'],
+  ['webhooks', 'Webhooks'],
+  ['keys', 'API keys'],
+  ['inbox', 'Test inbox'],
+  ['usage', 'Usage'],
+  ['audit', 'Audit log'],
+  ['settings', 'Settings'],
+] as const;
+export type Section = (typeof NAV)[number][0];
+
+/** The hidden CSRF field every form carries. */
+export function csrfField(csrf: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${csrf}" />`;
+}
+
+/** A one-button POST form (actions: approve, revoke, archive…), optionally confirmed first. */
+export function actionForm(
+  chrome: Chrome,
+  action: string,
+  label: string,
+  options: { danger?: boolean; secondary?: boolean; confirm?: string; fields?: Record<string, string> } = {},
+): Html {
+  const cls = options.danger ? 'danger' : options.secondary ? 'secondary' : null;
+  return html`<form method="post" action="${action}" ${attr('data-confirm', options.confirm)}>
+    ${csrfField(chrome.csrf)}
+    ${Object.entries(options.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
+    <button type="submit" ${attr('class', cls)}>${label}</button>
+  </form>`;
+}
+
+function documentShell(lang: string, title: string, assets: DashboardAssets, body: Html): string {
+  return html`<!doctype html>
+    <html lang="${lang}">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>${title}</title>
+        <link rel="stylesheet" href="${assets.style.path}" />
+        <script type="module" src="${assets.script.path}"></script>
+      </head>
+      <body>
+        ${body}
+      </body>
+    </html>`.toString();
+}
+
+export interface PageParts {
+  title: string;
+  section: Section | null;
+  body: Html;
+  notice?: string | null | undefined;
+  error?: string | null | undefined;
+}
+
+/** A signed-in page: header (account, live/test toggle, sign-out), navigation, then the content. */
+export function renderPage(chrome: Chrome, parts: PageParts): string {
+  const { t } = chrome;
+  const modeLabel = chrome.livemode ? t('mode.live', 'Live mode') : t('mode.test', 'Test mode');
+  const switchLabel = chrome.livemode
+    ? t('mode.to_test', 'Switch to test data')
+    : t('mode.to_live', 'Switch to live data');
+  const body = html`<a class="skip" href="#content">${t('skip', 'Skip to content')}</a>
+    <header class="top">
+      <span class="brand">${chrome.accountName}</span>
+      <span
+        class="badge ${chrome.livemode ? 'mode-live' : 'mode-test'}"
+        data-mode="${chrome.livemode ? 'live' : 'test'}"
+        >${modeLabel}</span
+      >
+      <form method="post" action="/dashboard/mode">
+        ${csrfField(chrome.csrf)}
+        <input type="hidden" name="mode" value="${chrome.livemode ? 'test' : 'live'}" />
+        <input type="hidden" name="return_to" value="${chrome.path}" />
+        <button type="submit">${switchLabel}</button>
+      </form>
+      <span class="muted-inverse">${chrome.email}</span>
+      <form method="post" action="/dashboard/sign-out">
+        ${csrfField(chrome.csrf)}<button type="submit">${t('sign_out', 'Sign out')}</button>
+      </form>
+    </header>
+    ${chrome.livemode ? null : html`<div class="test-banner" role="status">${t('mode.banner', 'You are viewing test data. Nothing here reaches real clients.')}</div>`}
+    <nav class="main" aria-label="${t('nav.label', 'Dashboard')}">
+      <ul>
+        ${NAV.map(
+          ([id, label]) =>
+            html`<li>
+              <a href="/dashboard/${id}" ${attr('aria-current', parts.section === id ? 'page' : null)}
+                >${t(`nav.${id}`, label)}</a
+              >
+            </li>`,
+        )}
+      </ul>
+    </nav>
+    <main id="content" tabindex="-1">
+      ${parts.notice ? html`<div class="notice" role="status">${parts.notice}</div>` : null}
+      ${parts.error ? html`<div class="error" role="alert">${parts.error}</div>` : null} ${parts.body}
+    </main>`;
+  const title = `${parts.title} · ${chrome.accountName}${chrome.livemode ? '' : ` (${modeLabel})`}`;
+  return documentShell(chrome.lang, title, chrome.assets, body);
+}
+
+/** A page outside the signed-in area (sign-in, messages). */
+export function renderBarePage(
+  lang: string,
+  assets: DashboardAssets,
+  title: string,
+  content: Html,
+  error?: string | null,
+): string {
+  const body = html`<main id="content" class="narrow">
+    ${error ? html`<div class="error" role="alert">${error}</div>` : null} ${content}
+  </main>`;
+  return documentShell(lang, title, assets, body);
+}
+
+/** A date-time for people: `2026-11-23 14:05 UTC` (the dashboard shows UTC throughout). */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+export function badge(status: string, label?: string): Html {
+  return html`<span class="badge ${status}">${label ?? status.replace(/_/g, ' ')}</span>`;
+}
+
+export const nothing = raw('');

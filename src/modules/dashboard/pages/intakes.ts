@@ -1,0 +1,418 @@
+import type { z } from 'zod';
+import { INTAKE_STATUSES, type Progress } from '../../../domain/intake-state.js';
+import { flag, html, type Html } from '../../portal/page/html.js';
+import type { Intake, IntakeStatusObject } from '../../intakes/intakes.schemas.js';
+import type { ItemFormRow } from '../item-form.js';
+import { actionForm, badge, csrfField, renderPage, when, type Chrome } from '../layout.js';
+import { itemRows } from './item-rows.js';
+
+export interface IntakeListRow {
+  id: string;
+  projectName: string;
+  clientEmail: string;
+  clientName: string | null;
+  status: string;
+  createdAt: string;
+  progress: Progress;
+}
+
+function progressBar(chrome: Chrome, p: Progress): Html {
+  const label = chrome.t('intakes.progress', '{{submitted}} of {{total}} items', {
+    submitted: p.submitted,
+    total: p.total,
+  });
+  return html`<progress max="100" value="${p.percent}" aria-label="${label}">${p.percent}%</progress>
+    <span class="muted">${label}</span>`;
+}
+
+export function intakeListPage(
+  chrome: Chrome,
+  data: { rows: IntakeListRow[]; total: number; status: string; q: string; page: number; pageSize: number },
+  notice: string | null,
+): string {
+  const { t } = chrome;
+  const query = (page: number) =>
+    `/dashboard/intakes?${new URLSearchParams({ ...(data.status ? { status: data.status } : {}), ...(data.q ? { q: data.q } : {}), page: String(page) }).toString()}`;
+  const pages = Math.max(1, Math.ceil(data.total / data.pageSize));
+  const body = html`<h1>${t('intakes.title', 'Intakes')}</h1>
+    <div class="actions">
+      <a class="button" href="/dashboard/intakes/new">${t('intakes.new', 'New intake')}</a>
+    </div>
+    <form method="get" action="/dashboard/intakes" class="filters" role="search">
+      <div>
+        <label for="q">${t('intakes.search', 'Search client or project')}</label>
+        <input type="search" id="q" name="q" value="${data.q}" />
+      </div>
+      <div>
+        <label for="status">${t('intakes.status', 'Status')}</label>
+        <select id="status" name="status">
+          <option value="">${t('intakes.any_status', 'Any status')}</option>
+          ${INTAKE_STATUSES.map((s) => html`<option value="${s}" ${flag('selected', data.status === s)}>${t(`status.${s}`, s.replace('_', ' '))}</option>`)}
+        </select>
+      </div>
+      <button type="submit" class="secondary">${t('intakes.filter', 'Filter')}</button>
+    </form>
+    <p class="muted">${t('intakes.count', '{{count}} intakes', { count: data.total })}</p>
+    ${
+      data.rows.length === 0
+        ? html`<div class="card">${t('intakes.none', 'No intakes here yet.')}</div>`
+        : html`<div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">${t('intakes.project', 'Project')}</th>
+                  <th scope="col">${t('intakes.client', 'Client')}</th>
+                  <th scope="col">${t('intakes.status', 'Status')}</th>
+                  <th scope="col">${t('intakes.progress_head', 'Progress')}</th>
+                  <th scope="col" class="optional">${t('intakes.created', 'Created')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${data.rows.map(
+                  (r) =>
+                    html`<tr>
+                      <td><a href="/dashboard/intakes/${r.id}">${r.projectName}</a></td>
+                      <td>
+                        ${r.clientName ? html`${r.clientName}<br />` : null}<span class="muted"
+                          >${r.clientEmail}</span
+                        >
+                      </td>
+                      <td>${badge(r.status, t(`status.${r.status}`, r.status.replace('_', ' ')))}</td>
+                      <td>${progressBar(chrome, r.progress)}</td>
+                      <td class="optional">${when(r.createdAt)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+    }
+    ${
+      pages > 1
+        ? html`<nav class="actions" aria-label="${t('pagination', 'Pages')}">
+            ${data.page > 1 ? html`<a href="${query(data.page - 1)}">${t('previous', 'Previous')}</a>` : null}
+            <span>${t('page_of', 'Page {{page}} of {{pages}}', { page: data.page, pages })}</span>
+            ${data.page < pages ? html`<a href="${query(data.page + 1)}">${t('next', 'Next')}</a>` : null}
+          </nav>`
+        : null
+    }`;
+  return renderPage(chrome, { title: t('intakes.title', 'Intakes'), section: 'intakes', body, notice });
+}
+
+export interface NewIntakeValues {
+  source: 'scratch' | 'template';
+  template_id: string;
+  project_name: string;
+  client_email: string;
+  client_name: string;
+  client_language: string;
+  client_phone: string;
+  due_date: string;
+  chase_schedule: string;
+  client_brief: string;
+  send: boolean;
+  rows: ItemFormRow[];
+}
+
+export function newIntakePage(
+  chrome: Chrome,
+  templates: { id: string; name: string }[],
+  values: NewIntakeValues,
+  error: string | null,
+): string {
+  const { t } = chrome;
+  const input = (name: keyof NewIntakeValues, label: string, type = 'text', required = false) =>
+    html`<label for="f-${name}">${label}</label
+      ><input
+        type="${type}"
+        id="f-${name}"
+        name="${name}"
+        value="${textOf(values[name])}"
+        ${flag('required', required)}
+      />`;
+  const body = html`<h1>${t('intakes.new', 'New intake')}</h1>
+    <form method="post" action="/dashboard/intakes" class="card">
+      ${csrfField(chrome.csrf)}
+      <fieldset>
+        <legend>${t('intakes.project_client', 'Project and client')}</legend>
+        ${input('project_name', t('intakes.project', 'Project'), 'text', true)}
+        ${input('client_email', t('intakes.client_email', 'Client email'), 'email', true)}
+        ${input('client_name', t('intakes.client_name', 'Client name'))}
+        <label for="f-client_language">${t('intakes.language', 'Client language')}</label>
+        <select id="f-client_language" name="client_language">
+          ${[
+            ['', t('intakes.account_language', 'Account default')],
+            ['en', 'English'],
+            ['de', 'Deutsch'],
+            ['fr', 'Français'],
+            ['es', 'Español'],
+            ['nl', 'Nederlands'],
+          ].map(
+            ([value, label]) =>
+              html`<option value="${value}" ${flag('selected', values.client_language === value)}>
+                ${label}
+              </option>`,
+          )}
+        </select>
+        ${input('client_phone', t('intakes.client_phone', 'Client phone (E.164, for SMS reminders)'), 'tel')}
+        ${input('due_date', t('intakes.due_date', 'Due date'), 'date')}
+        <label for="f-chase_schedule">${t('intakes.chase_schedule', 'Reminders')}</label>
+        <select id="f-chase_schedule" name="chase_schedule">
+          ${['default', 'gentle', 'aggressive', 'off'].map((s) => html`<option value="${s}" ${flag('selected', values.chase_schedule === s)}>${t(`chase.${s}`, s)}</option>`)}
+        </select>
+        <label for="f-client_brief">${t('intakes.brief', 'Brief for the client')}</label>
+        <textarea id="f-client_brief" name="client_brief" rows="3">${values.client_brief}</textarea>
+        <label class="inline"
+          ><input type="checkbox" name="send" ${flag('checked', values.send)} />
+          ${t('intakes.send_now', 'Send the portal link to the client now')}</label
+        >
+      </fieldset>
+      <fieldset>
+        <legend>${t('intakes.items', 'What to collect')}</legend>
+        <label class="inline"
+          ><input
+            type="radio"
+            name="source"
+            value="scratch"
+            ${flag('checked', values.source === 'scratch')}
+          />
+          ${t('intakes.from_scratch', 'These items')}</label
+        >
+        <label class="inline"
+          ><input
+            type="radio"
+            name="source"
+            value="template"
+            ${flag('checked', values.source === 'template')}${flag('disabled', templates.length === 0)}
+          />
+          ${t('intakes.from_template', 'A template')}</label
+        >
+        <label for="f-template_id">${t('intakes.template', 'Template')}</label>
+        <select id="f-template_id" name="template_id">
+          <option value="">—</option>
+          ${templates.map((tpl) => html`<option value="${tpl.id}" ${flag('selected', values.template_id === tpl.id)}>${tpl.name}</option>`)}
+        </select>
+        ${itemRows(chrome, values.rows)}
+      </fieldset>
+      <div class="actions"><button type="submit">${t('intakes.create', 'Create intake')}</button></div>
+    </form>`;
+  return renderPage(chrome, { title: t('intakes.new', 'New intake'), section: 'intakes', body, error });
+}
+
+export interface ItemView {
+  key: string;
+  label: string;
+  type: string;
+  status: string;
+  required: boolean;
+  owner: boolean;
+  revisionNote: string | null;
+  submittedAt: string | null;
+  approvedAt: string | null;
+  value: unknown;
+  secret: boolean;
+  files: {
+    id: string;
+    name: string;
+    size: number;
+    contentType: string;
+    url: string;
+    preview: string | null;
+  }[];
+  /** An owner item's proposal (agent), if any. */
+  proposed: { value: unknown; rationale: string } | null;
+}
+
+/** A value as text: scalars as themselves, anything else as JSON. */
+function textOf(value: unknown): string {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return String(value);
+  return JSON.stringify(value) ?? '';
+}
+
+function formatBytes(size: number): string {
+  if (size < 1024) return `${size} B`;
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`;
+  return `${(size / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function valueTable(value: Record<string, unknown>): Html {
+  return html`<table>
+    <tbody>
+      ${Object.entries(value).map(
+        ([k, v]) =>
+          html`<tr>
+            <th scope="row">${k}</th>
+            <td>${textOf(v)}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+function submission(chrome: Chrome, item: ItemView): Html {
+  const { t } = chrome;
+  if (item.secret) {
+    return html`<p class="muted">
+      ${t('detail.secret', 'A secret: never shown here. An API key with secrets:read reveals it once.')}
+    </p>`;
+  }
+  if (item.files.length > 0) {
+    return html`<ul>
+      ${item.files.map(
+        (f) =>
+          html`<li>
+            ${f.preview ? html`<img class="thumb" src="${f.preview}" alt="${t('detail.preview_of', 'Preview of {{name}}', { name: f.name })}" width="112" height="112" /><br />` : null}
+            <a href="${f.url}" download>${f.name}</a>
+            <span class="muted">${formatBytes(f.size)}, ${f.contentType}</span>
+          </li>`,
+      )}
+    </ul>`;
+  }
+  if (item.value === null || item.value === undefined)
+    return html`<p class="muted">${t('detail.nothing', 'Nothing yet.')}</p>`;
+  if (Array.isArray(item.value))
+    return html`<ul>
+      ${item.value.map((v) => html`<li>${textOf(v)}</li>`)}
+    </ul>`;
+  if (typeof item.value === 'object') return valueTable(item.value as Record<string, unknown>);
+  return html`<pre>${textOf(item.value)}</pre>`;
+}
+
+function itemCard(chrome: Chrome, intakeId: string, item: ItemView): Html {
+  const { t } = chrome;
+  const base = `/dashboard/intakes/${intakeId}/items/${item.key}`;
+  const reviewable = !item.owner && (item.status === 'submitted' || item.status === 'approved');
+  return html`<section class="item" aria-labelledby="item-${item.key}" data-item="${item.key}">
+    <h3 id="item-${item.key}">
+      ${item.label} ${badge(item.status, t(`item_status.${item.status}`, item.status.replace('_', ' ')))}
+    </h3>
+    <p class="muted">
+      ${item.key} ·
+      ${item.type}${item.required ? '' : ` · ${t('detail.optional', 'optional')}`}${item.owner ? ` · ${t('detail.owner_item', 'your decision')}` : ''}
+      ${item.submittedAt ? html` · ${t('detail.submitted_at', 'submitted {{at}}', { at: when(item.submittedAt) })}` : null}
+      ${item.approvedAt ? html` · ${t('detail.approved_at', 'approved {{at}}', { at: when(item.approvedAt) })}` : null}
+    </p>
+    ${item.revisionNote ? html`<p><strong>${t('detail.revision_note', 'Revision requested:')}</strong> ${item.revisionNote}</p>` : null}
+    ${submission(chrome, item)}
+    ${
+      item.owner
+        ? html`<form method="post" action="${base}/decide" class="actions">
+            ${csrfField(chrome.csrf)}
+            ${item.proposed ? html`<p>${t('detail.proposed', 'Proposed:')} <code>${textOf(item.proposed.value)}</code> — ${item.proposed.rationale}</p>` : null}
+            <label for="decide-${item.key}">${t('detail.decision', 'Your answer (JSON or text)')}</label>
+            <input
+              type="text"
+              id="decide-${item.key}"
+              name="value"
+              value="${item.proposed ? textOf(item.proposed.value) : ''}"
+            />
+            <button type="submit">${t('detail.decide', 'Save answer')}</button>
+          </form>`
+        : null
+    }
+    ${
+      reviewable
+        ? html`<div class="actions">
+            ${item.status === 'submitted' ? actionForm(chrome, `${base}/approve`, t('detail.approve', 'Approve')) : null}
+            <details>
+              <summary>${t('detail.request_revision', 'Request a revision')}</summary>
+              <form method="post" action="${base}/revision">
+                ${csrfField(chrome.csrf)}
+                <label for="note-${item.key}">${t('detail.note', 'What should the client change?')}</label>
+                <textarea id="note-${item.key}" name="note" required maxlength="2000"></textarea>
+                <div class="actions">
+                  <button type="submit" class="secondary">
+                    ${t('detail.send_revision', 'Send revision request')}
+                  </button>
+                </div>
+              </form>
+            </details>
+          </div>`
+        : null
+    }
+  </section>`;
+}
+
+export function intakeDetailPage(
+  chrome: Chrome,
+  data: {
+    intake: z.infer<typeof Intake>;
+    status: z.infer<typeof IntakeStatusObject>;
+    items: ItemView[];
+    events: { id: string; type: string; occurred_at: string }[];
+  },
+  notice: string | null,
+): string {
+  const { t } = chrome;
+  const { intake, status } = data;
+  const base = `/dashboard/intakes/${intake.id}`;
+  const open = intake.status !== 'archived' && intake.status !== 'completed' && intake.status !== 'draft';
+  const body = html`<p><a href="/dashboard/intakes">← ${t('intakes.title', 'Intakes')}</a></p>
+    <h1>${intake.project_name}</h1>
+    <div class="card">
+      <p>
+        ${badge(intake.status, t(`status.${intake.status}`, intake.status.replace('_', ' ')))}
+        ${progressBar(chrome, status.progress)}
+      </p>
+      <p>
+        ${t('detail.client', 'Client')}:
+        ${intake.client.name ? `${intake.client.name} ` : ''}&lt;${intake.client.email}&gt;${intake.client.phone ? ` · ${intake.client.phone}` : ''}
+      </p>
+      <p>
+        ${t('detail.due', 'Due')}: ${intake.due_date ?? '—'} · ${t('detail.last_seen', 'Client last seen')}:
+        ${when(intake.client_last_seen)}
+      </p>
+      <p>
+        ${t('detail.portal', 'Portal link')}:
+        <a href="${intake.portal_url}" rel="noopener">${intake.portal_url}</a>
+      </p>
+      <div class="actions">
+        ${intake.status === 'draft' ? actionForm(chrome, `${base}/send`, t('detail.send', 'Send to client')) : null}
+        ${open ? actionForm(chrome, `${base}/chase`, t('detail.chase', 'Send a reminder now'), { secondary: true, fields: { channel: 'email' } }) : null}
+        ${open && intake.client.phone ? actionForm(chrome, `${base}/chase`, t('detail.chase_sms', 'Remind by SMS'), { secondary: true, fields: { channel: 'sms' } }) : null}
+        ${intake.status !== 'archived' ? actionForm(chrome, `${base}/archive`, t('detail.archive', 'Archive'), { secondary: true, confirm: t('detail.archive_confirm', 'Archive this intake? The portal closes for the client.') }) : null}
+        ${actionForm(chrome, `${base}/delete`, t('detail.delete', 'Delete'), { danger: true, confirm: t('detail.delete_confirm', 'Delete this intake and everything the client sent? This cannot be undone.') })}
+      </div>
+    </div>
+    <h2>${t('detail.items', 'Items')}</h2>
+    <div class="card">${data.items.map((item) => itemCard(chrome, intake.id, item))}</div>
+    <h2>${t('detail.chases', 'Reminders')}</h2>
+    ${
+      status.chases.length === 0
+        ? html`<p class="muted">${t('detail.no_chases', 'No reminders.')}</p>`
+        : html`<div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">${t('detail.channel', 'Channel')}</th>
+                  <th scope="col">${t('detail.status', 'Status')}</th>
+                  <th scope="col">${t('detail.when', 'When')}</th>
+                  <th scope="col" class="optional">${t('detail.trigger', 'Trigger')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${status.chases.map(
+                  (c) =>
+                    html`<tr>
+                      <td>${c.attempt_no}</td>
+                      <td>${c.channel}</td>
+                      <td>${badge(c.status)}</td>
+                      <td>${when(c.sent_at ?? c.scheduled_for)}</td>
+                      <td class="optional">${c.trigger}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+    }
+    <h2>${t('detail.events', 'History')}</h2>
+    ${
+      data.events.length === 0
+        ? html`<p class="muted">${t('detail.no_events', 'No events yet.')}</p>`
+        : html`<ol class="card">
+            ${data.events.map((e) => html`<li><code>${e.type}</code> <span class="muted">${when(e.occurred_at)}</span></li>`)}
+          </ol>`
+    }`;
+  return renderPage(chrome, { title: intake.project_name, section: 'intakes', body, notice });
+}

@@ -1,0 +1,286 @@
+/**
+ * Editing an intake after it was sent: its settings (PATCH /v1/intakes/:id) and its items
+ * (PATCH / DELETE /v1/intakes/:id/items/:key). Each change runs under the intake's lock, in one
+ * transaction with the reminders it re-plans and the intake status it settles.
+ */
+import type { Kysely, Updateable } from 'kysely';
+import type { z } from 'zod';
+import type { Database, IntakesTable } from '../../db/schema.js';
+import { proposalProblems } from '../../domain/decisions.js';
+import { intakeAcceptsOwnerChanges, type IntakeStatus } from '../../domain/intake-state.js';
+import { answerLostBy, type StoredAnswer } from '../../domain/item-edit.js';
+import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
+import { ApiError } from '../../http/errors.js';
+import { cancelJobs } from '../../jobs/jobs.js';
+import { compileJsonSchema, validateJsonSchema } from '../../lib/json-schema.js';
+import type { AppServices } from '../../services.js';
+import { replanChases, type ChaseSettingsInput } from '../chases/chases.service.js';
+import { findPlan } from '../chases/chases.repository.js';
+import { ChaseSettingsFields } from '../chases/chases.schemas.js';
+import { requireFolder } from '../folders/folders.service.js';
+import { historyOf } from '../history/history.repository.js';
+import { addUsage } from '../usage/usage.service.js';
+import type { UpdateIntakeBody, UpdateItemBody } from './editing.schemas.js';
+import { itemStates, settleIntake } from './intakes.lifecycle.js';
+import { toIntakeItem } from './intakes.mappers.js';
+import {
+  definitionOf,
+  filesOf,
+  findItem,
+  itemsOf,
+  updateIntake,
+  updateItem,
+  type FileRow,
+  type IntakeRow,
+  type ItemRow,
+} from './intakes.repository.js';
+import { AUTO_APPROVE, itemSubject } from './intakes.jobs.js';
+import { getIntake, requireIntake } from './intakes.service.js';
+import { requireItem, withLockedIntake } from './review.service.js';
+import type { World } from './world.js';
+
+type Body<T extends z.ZodType> = z.output<T>;
+
+function assertOwnerMayChange(intake: IntakeRow): void {
+  const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
+  if (!allowed.ok) throw new ApiError('conflict', `Cannot change the intake: ${allowed.reason}.`);
+}
+
+const CHASE_FIELDS = ['chase_schedule', ...Object.keys(ChaseSettingsFields)];
+
+/** The intake's stored chase settings, as the request fields that would set them. */
+async function currentChaseInput(db: Kysely<Database>, intakeId: string): Promise<ChaseSettingsInput> {
+  const plan = await findPlan(db, intakeId);
+  if (!plan) return {};
+  const minutes = plan.interval_minutes;
+  const interval =
+    minutes === null
+      ? {}
+      : minutes % 1440 === 0
+        ? { chase_interval: minutes / 1440, chase_interval_unit: 'days' as const }
+        : { chase_interval: Math.round(minutes / 60), chase_interval_unit: 'hours' as const };
+  return {
+    ...interval,
+    max_reminders: plan.max_reminders,
+    respect_quiet_hours: plan.respect_quiet_hours === 1,
+    ...(plan.chase_at_time ? { chase_at_time: plan.chase_at_time } : {}),
+  };
+}
+
+/**
+ * The chase settings after the patch: what is stored, overridden by what the body gives. An interval
+ * stored for a custom schedule is dropped when the schedule stops being custom.
+ */
+async function mergedChaseInput(
+  db: Kysely<Database>,
+  intake: IntakeRow,
+  body: Record<string, unknown>,
+): Promise<ChaseSettingsInput> {
+  const current = await currentChaseInput(db, intake.id);
+  const given = Object.fromEntries(
+    CHASE_FIELDS.filter((k) => body[k] !== undefined).map((k) => [k, body[k]]),
+  );
+  const merged: Record<string, unknown> = { ...current, ...given };
+  const schedule = (given.chase_schedule as string | undefined) ?? intake.chase_schedule;
+  if (
+    schedule !== 'custom' &&
+    given.chase_interval === undefined &&
+    given.chase_interval_unit === undefined
+  ) {
+    delete merged.chase_interval;
+    delete merged.chase_interval_unit;
+  }
+  return merged;
+}
+
+/** PATCH /v1/intakes/:id. */
+export async function updateIntakeSettings(
+  services: AppServices,
+  world: World,
+  planId: string,
+  id: string,
+  body: Body<typeof UpdateIntakeBody>,
+) {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  const today = world.clock.now().toISOString().slice(0, 10);
+  if (body.due_date && body.due_date < today && body.due_date !== found.due_date) {
+    throw new ApiError('unprocessable', `due_date: ${body.due_date} is in the past.`);
+  }
+  await withLockedIntake(db, found, async (trx, intake) => {
+    assertOwnerMayChange(intake);
+    // Inside the lock, so a folder deleted meanwhile cannot be filed into.
+    if (typeof body.folder_id === 'string') await requireFolder(trx, world, body.folder_id);
+    const patch = intakePatch(body, world.clock.now().toISOString());
+    await updateIntake(trx, intake.id, patch);
+    const record = body as Record<string, unknown>;
+    const chaseChanged = CHASE_FIELDS.some((k) => record[k] !== undefined);
+    const timingChanged =
+      (body.due_date !== undefined && body.due_date !== intake.due_date) ||
+      (body.client?.timezone !== undefined && body.client.timezone !== intake.client_timezone);
+    if (chaseChanged || timingChanged) {
+      const updated = { ...intake, ...patch };
+      await replanChases(trx, world, updated, await mergedChaseInput(trx, intake, record), planId);
+    }
+  });
+  return getIntake(services, world, found.id);
+}
+
+function intakePatch(body: Body<typeof UpdateIntakeBody>, at: string): Updateable<IntakesTable> {
+  const patch: Updateable<IntakesTable> = { updated_at: at };
+  if (body.project_name !== undefined) patch.project_name = body.project_name;
+  if (body.due_date !== undefined) patch.due_date = body.due_date;
+  if (body.client_brief !== undefined) patch.client_brief = body.client_brief || null;
+  if (body.folder_id !== undefined) patch.folder_id = body.folder_id;
+  if (body.chase_schedule !== undefined) patch.chase_schedule = body.chase_schedule;
+  const client = body.client;
+  if (client?.name !== undefined) patch.client_name = client.name;
+  if (client?.phone !== undefined) patch.client_phone = client.phone;
+  if (client?.language !== undefined) patch.client_language = client.language;
+  if (client?.timezone !== undefined) patch.client_timezone = client.timezone;
+  return patch;
+}
+
+/** The definition after a PATCH: the stored one with the given fields replaced (null removes). */
+function patchedDefinition(before: ItemDefinition, body: Body<typeof UpdateItemBody>): ItemDefinition {
+  const after: ItemDefinition = { ...before };
+  if (body.type !== undefined) after.type = body.type;
+  if (body.label !== undefined) after.label = body.label;
+  if (body.required !== undefined) after.required = body.required;
+  if (body.constraints !== undefined) after.constraints = body.constraints;
+  if (body.help !== undefined) after.help = body.help ?? undefined;
+  if (body.schema !== undefined) after.schema = body.schema ?? undefined;
+  if (body.options !== undefined) after.options = body.options ?? undefined;
+  return after;
+}
+
+function storedAnswer(item: ItemRow, files: FileRow[]): StoredAnswer {
+  return {
+    status: item.status,
+    value: item.value_json === null ? undefined : (JSON.parse(item.value_json) as unknown),
+    secretSaved: item.secret_ciphertext !== null,
+    files,
+  };
+}
+
+/** The item starts over: no value, no files, pending; its auto-approval is called off. */
+async function discardAnswer(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  key: string,
+  files: FileRow[],
+): Promise<void> {
+  await updateItem(trx, intake.id, key, {
+    status: 'pending',
+    value_json: null,
+    secret_ciphertext: null,
+    revision_note: null,
+    saved_at: null,
+    submitted_at: null,
+    approved_at: null,
+    approval_seq: null,
+    secret_revealed_at: null,
+    decided_by: null,
+  });
+  await removeFileRows(trx, world, intake.id, files);
+  await cancelJobs(trx, { subjectId: itemSubject(intake.id, key), kind: AUTO_APPROVE.kind });
+}
+
+async function removeFileRows(
+  trx: Kysely<Database>,
+  world: World,
+  intakeId: string,
+  files: FileRow[],
+): Promise<void> {
+  if (files.length === 0) return;
+  await trx
+    .deleteFrom('item_files')
+    .where('intake_id', '=', intakeId)
+    .where(
+      'id',
+      'in',
+      files.map((f) => f.id),
+    )
+    .execute();
+  const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
+  if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, world.clock.now());
+}
+
+/** Stored bytes go after the commit: once the rows are gone no URL reaches them (a crash leaves orphans). */
+async function deleteStored(services: AppServices, files: FileRow[]): Promise<void> {
+  for (const file of files) await services.storage.delete(file.storage_key).catch(() => undefined);
+}
+
+/** PATCH /v1/intakes/:id/items/:key. */
+export async function updateItemDefinition(
+  services: AppServices,
+  world: World,
+  id: string,
+  key: string,
+  body: Body<typeof UpdateItemBody>,
+) {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  const discarded = await withLockedIntake(db, found, async (trx, intake) => {
+    assertOwnerMayChange(intake);
+    const item = await requireItem(trx, intake, key);
+    const before = definitionOf(item);
+    const after = patchedDefinition(before, body);
+    const others = (await itemsOf(trx, intake.id)).filter((row) => row.key !== key).map((row) => row.key);
+    const problems = [
+      ...definitionProblems([after], compileJsonSchema, others),
+      ...proposalProblems([after]),
+    ];
+    if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
+    const files = await filesOf(trx, intake.id, key);
+    const lost = answerLostBy(before, after, storedAnswer(item, files), validateJsonSchema);
+    if (lost && body.discard_submitted_value !== true) {
+      throw new ApiError(
+        'item_answer_would_be_discarded',
+        `The client's answer to ${key} would no longer be valid (${lost}). Send discard_submitted_value: true to change the item and discard the answer.`,
+      );
+    }
+    const states = itemStates(await itemsOf(trx, intake.id));
+    await updateItem(trx, intake.id, key, { definition: JSON.stringify(after) });
+    if (lost) await discardAnswer(trx, world, intake, key, files);
+    await settleIntake(trx, world, intake, states, intake.status !== 'sent');
+    return lost ? files : [];
+  });
+  await deleteStored(services, discarded);
+  const item = await findItem(db, found.id, key);
+  if (!item) throw new ApiError('not_found', `Intake ${found.id} has no item with key ${key}.`);
+  return toIntakeItem(item, (await historyOf(db, found.id)).get(key) ?? []);
+}
+
+/** DELETE /v1/intakes/:id/items/:key: only an item the client has not submitted (409 otherwise). */
+export async function deleteItem(
+  services: AppServices,
+  world: World,
+  id: string,
+  key: string,
+): Promise<void> {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  const removed = await withLockedIntake(db, found, async (trx, intake) => {
+    assertOwnerMayChange(intake);
+    const item = await requireItem(trx, intake, key);
+    if (item.submitted_at !== null || item.status !== 'pending' || item.decided_by !== null) {
+      throw new ApiError(
+        'conflict',
+        `${key} has a submission (status ${item.status}); it cannot be deleted. Change it with PATCH instead.`,
+      );
+    }
+    const all = await itemsOf(trx, intake.id);
+    if (all.length === 1)
+      throw new ApiError('conflict', `${key} is the intake's only item; an intake needs one.`);
+    const files = await filesOf(trx, intake.id, key);
+    const states = itemStates(all);
+    await removeFileRows(trx, world, intake.id, files);
+    await cancelJobs(trx, { subjectId: itemSubject(intake.id, key), kind: AUTO_APPROVE.kind });
+    await trx.deleteFrom('intake_items').where('intake_id', '=', intake.id).where('key', '=', key).execute();
+    await settleIntake(trx, world, intake, states, intake.status !== 'sent');
+    return files;
+  });
+  await deleteStored(services, removed);
+}

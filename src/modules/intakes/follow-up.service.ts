@@ -1,0 +1,23 @@
+import { followUpPlan, type FollowUp } from '../../domain/follow-up.js';
+import { planOf } from '../../domain/plans.js';
+import type { AppServices } from '../../services.js';
+import { POLL_AT_MOST_EVERY_SECONDS } from '../mcp/mcp.guidance.js';
+import { enabledEndpoints } from '../webhooks/webhooks.repository.js';
+import type { World } from './world.js';
+
+/** The creation response's follow_up: webhook when the world has an enabled endpoint, else a polling plan. */
+export async function followUpFor(
+  services: AppServices,
+  world: World,
+  planId: string,
+  dueDate: string | null,
+): Promise<FollowUp> {
+  const endpoints = await enabledEndpoints(services.db.kysely, world);
+  return followUpPlan({
+    activeEndpoints: endpoints.length,
+    subscribedEvents: endpoints.flatMap((e) => JSON.parse(e.events) as string[]),
+    minPollSeconds: POLL_AT_MOST_EVERY_SECONDS[planOf(planId).id],
+    dueDate,
+    now: world.clock.now(),
+  });
+}

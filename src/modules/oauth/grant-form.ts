@@ -1,0 +1,54 @@
+import { html, type Html } from '../portal/page/html.js';
+import { parseScopes } from '../../domain/oauth.js';
+import { SCOPES, type Scope } from '../../domain/scopes.js';
+import { field, fields } from './page.js';
+
+/** The part of the consent and device pages where the user chooses what the agent gets. */
+
+const SCOPE_TEXT: Record<Scope, string> = {
+  admin: 'Everything, including API keys, webhooks, billing and account settings',
+  'intakes:read': 'Read intakes, their status and results',
+  'intakes:write': 'Create, change, send and chase intakes',
+  'secrets:read': 'Reveal secret items (credentials) once',
+};
+
+export function scopeChoices(checked: readonly string[]): Html {
+  return html`<fieldset>
+    <legend>Access</legend>
+    ${SCOPES.map(
+      (scope) =>
+        html`<label
+          ><input
+            type="checkbox"
+            name="scope"
+            value="${scope}"
+            ${checked.includes(scope) ? html`checked` : ''}
+          />
+          <strong>${scope}</strong>: ${SCOPE_TEXT[scope]}</label
+        >`,
+    )}
+  </fieldset>`;
+}
+
+export function modeChoices(livemode: boolean): Html {
+  return html`<fieldset>
+    <legend>Data</legend>
+    <label
+      ><input type="radio" name="mode" value="live" ${livemode ? html`checked` : ''} /> Live: real
+      clients</label
+    >
+    <label
+      ><input type="radio" name="mode" value="test" ${livemode ? '' : html`checked`} /> Test: the separate
+      test world (emails go to the test inbox)</label
+    >
+  </fieldset>`;
+}
+
+/** The scopes and world a user ticked, or a message saying what is missing. */
+export function chosenGrant(body: unknown): { scopes: Scope[]; livemode: boolean } | string {
+  const scopes = parseScopes(fields(body, 'scope').join(' '));
+  if (!scopes || scopes.length === 0) return 'Choose at least one kind of access.';
+  const mode = field(body, 'mode');
+  if (mode !== 'live' && mode !== 'test') return 'Choose live or test data.';
+  return { scopes, livemode: mode === 'live' };
+}

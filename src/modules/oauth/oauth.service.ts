@@ -1,0 +1,310 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { pkceS256Matches } from '../../domain/oauth.js';
+import type { Scope } from '../../domain/scopes.js';
+import { newId, randomBase62 } from '../../lib/ids.js';
+import { constantTimeEqual, sha256Hex } from '../../lib/secrets.js';
+import { insertAuditEntry } from '../audit/audit.repository.js';
+import { createKey } from '../keys/keys.service.js';
+import {
+  findClient,
+  findCode,
+  findRefreshToken,
+  insertClient,
+  insertCode,
+  insertRefreshToken,
+  revokeAccessKey,
+  revokeRefreshToken,
+  useCode,
+  type OAuthClientRow,
+} from './oauth.repository.js';
+
+/** Access tokens are API keys that expire: short, so a leaked one is worth little. */
+export const ACCESS_TOKEN_TTL_MS = 60 * 60 * 1000;
+export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+export const CODE_TTL_MS = 5 * 60 * 1000;
+
+/** An OAuth error answer (RFC 6749 §5.2, RFC 8628 §3.5): its code and what to fix. */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: string,
+    description: string,
+    readonly status = 400,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description);
+    this.name = 'OAuthError';
+  }
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in?: number;
+  refresh_token?: string;
+  scope: string;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Clients (RFC 7591)
+
+export interface ClientRegistration {
+  redirect_uris: string[];
+  client_name: string | undefined;
+  token_endpoint_auth_method: 'none' | 'client_secret_post' | 'client_secret_basic';
+}
+
+export async function registerClient(db: Kysely<Database>, input: ClientRegistration, at: Date) {
+  const id = newId('oac');
+  const secret = input.token_endpoint_auth_method === 'none' ? undefined : `ocs_${randomBase62(43)}`;
+  const name = input.client_name ?? 'Unnamed client';
+  await insertClient(db, {
+    id,
+    name,
+    redirect_uris: JSON.stringify(input.redirect_uris),
+    auth_method: input.token_endpoint_auth_method,
+    secret_hash: secret ? sha256Hex(secret) : null,
+    created_at: at.toISOString(),
+  });
+  return {
+    client_id: id,
+    client_id_issued_at: Math.floor(at.getTime() / 1000),
+    ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
+    client_name: name,
+    redirect_uris: input.redirect_uris,
+    token_endpoint_auth_method: input.token_endpoint_auth_method,
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+  };
+}
+
+export interface ClientCredentials {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+}
+
+/** The calling client at the token and revocation endpoints: public clients by id, others by secret. */
+export async function authenticateClient(
+  db: Kysely<Database>,
+  credentials: ClientCredentials,
+): Promise<OAuthClientRow> {
+  const client = credentials.clientId ? await findClient(db, credentials.clientId) : undefined;
+  if (!client) throw new OAuthError('invalid_client', 'Unknown client_id: register the client first.', 401);
+  if (client.secret_hash) {
+    const given = credentials.clientSecret;
+    if (!given || !constantTimeEqual(sha256Hex(given), client.secret_hash)) {
+      throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    }
+  }
+  return client;
+}
+
+export function redirectUrisOf(client: OAuthClientRow): string[] {
+  return JSON.parse(client.redirect_uris) as string[];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Authorization code with PKCE
+
+export interface Grant {
+  accountId: string;
+  livemode: boolean;
+  userId: string;
+  scopes: Scope[];
+}
+
+/** A bearer secret: 256 random bits behind a prefix that says what it is. */
+export const secretToken = (prefix: string) => `${prefix}_${randomBase62(43)}`;
+
+/** Records an authorization code for a consented request; the code is returned once, stored hashed. */
+export async function issueCode(
+  db: Kysely<Database>,
+  request: Grant & {
+    client: OAuthClientRow;
+    redirectUri: string;
+    codeChallenge: string;
+    resource: string | null;
+  },
+  at: Date,
+): Promise<string> {
+  const code = secretToken('oc');
+  await insertCode(db, {
+    code_hash: sha256Hex(code),
+    client_id: request.client.id,
+    account_id: request.accountId,
+    livemode: request.livemode ? 1 : 0,
+    user_id: request.userId,
+    scopes: JSON.stringify(request.scopes),
+    redirect_uri: request.redirectUri,
+    code_challenge: request.codeChallenge,
+    resource: request.resource,
+    created_at: at.toISOString(),
+    expires_at: new Date(at.getTime() + CODE_TTL_MS).toISOString(),
+    used_at: null,
+  });
+  return code;
+}
+
+/**
+ * An access token (an API key with the granted scopes that expires) and, for OAuth clients, a refresh
+ * token, in one transaction with the audit entry naming the user who granted them.
+ */
+async function issueTokens(
+  db: Kysely<Database>,
+  grant: Grant & { client: OAuthClientRow; resource: string | null },
+  at: Date,
+  requestId: string,
+): Promise<{ response: TokenResponse; keyId: string }> {
+  return db.transaction().execute(async (trx) => {
+    const key = await createKey(
+      trx,
+      { accountId: grant.accountId, createdByKeyId: null, at: at.toISOString() },
+      {
+        name: `OAuth: ${grant.client.name}`.slice(0, 200),
+        mode: grant.livemode ? 'live' : 'test',
+        scopes: grant.scopes,
+        expiresAt: new Date(at.getTime() + ACCESS_TOKEN_TTL_MS).toISOString(),
+      },
+    );
+    const refresh = secretToken('ort');
+    await insertRefreshToken(trx, {
+      token_hash: sha256Hex(refresh),
+      id: newId('ort'),
+      client_id: grant.client.id,
+      account_id: grant.accountId,
+      livemode: grant.livemode ? 1 : 0,
+      user_id: grant.userId,
+      scopes: JSON.stringify(grant.scopes),
+      resource: grant.resource,
+      access_key_id: key.id,
+      created_at: at.toISOString(),
+      expires_at: new Date(at.getTime() + REFRESH_TOKEN_TTL_MS).toISOString(),
+      revoked_at: null,
+    });
+    await insertAuditEntry(trx, {
+      account_id: grant.accountId,
+      livemode: grant.livemode ? 1 : 0,
+      action: 'oauth.token_issued',
+      resource_type: 'api_key',
+      resource_id: key.id,
+      actor_type: 'user',
+      actor_id: grant.userId,
+      request_id: requestId,
+      created_at: at.toISOString(),
+    });
+    return {
+      keyId: key.id,
+      response: {
+        access_token: key.key,
+        token_type: 'Bearer',
+        expires_in: ACCESS_TOKEN_TTL_MS / 1000,
+        refresh_token: refresh,
+        scope: grant.scopes.join(' '),
+      },
+    };
+  });
+}
+
+export async function exchangeCode(
+  db: Kysely<Database>,
+  client: OAuthClientRow,
+  params: { code: string; redirectUri: string; codeVerifier: string },
+  at: Date,
+  requestId: string,
+): Promise<TokenResponse> {
+  const hash = sha256Hex(params.code);
+  const code = await findCode(db, hash);
+  if (!code || code.client_id !== client.id)
+    throw new OAuthError('invalid_grant', 'Unknown authorization code.');
+  if (code.used_at) throw new OAuthError('invalid_grant', 'This authorization code was already used.');
+  if (code.expires_at <= at.toISOString())
+    throw new OAuthError('invalid_grant', 'The authorization code expired.');
+  if (code.redirect_uri !== params.redirectUri) {
+    throw new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request.');
+  }
+  if (!pkceS256Matches(params.codeVerifier, code.code_challenge)) {
+    throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE S256).');
+  }
+  if (!(await useCode(db, hash, at.toISOString()))) {
+    throw new OAuthError('invalid_grant', 'This authorization code was already used.');
+  }
+  const { response } = await issueTokens(
+    db,
+    {
+      client,
+      accountId: code.account_id,
+      livemode: code.livemode === 1,
+      userId: code.user_id,
+      scopes: JSON.parse(code.scopes) as Scope[],
+      resource: code.resource,
+    },
+    at,
+    requestId,
+  );
+  return response;
+}
+
+/** Refresh token rotation: the old refresh token and its access token stop working, new ones come. */
+export async function refreshTokens(
+  db: Kysely<Database>,
+  client: OAuthClientRow,
+  params: { refreshToken: string; scopes: Scope[] | undefined },
+  at: Date,
+  requestId: string,
+): Promise<TokenResponse> {
+  const hash = sha256Hex(params.refreshToken);
+  const token = await findRefreshToken(db, hash);
+  if (!token || token.client_id !== client.id || token.revoked_at || token.expires_at <= at.toISOString()) {
+    throw new OAuthError('invalid_grant', 'The refresh token is unknown, revoked or expired: sign in again.');
+  }
+  const granted = JSON.parse(token.scopes) as Scope[];
+  const scopes = params.scopes?.length ? params.scopes : granted;
+  if (!scopes.every((scope) => granted.includes(scope))) {
+    throw new OAuthError('invalid_scope', 'A refresh can narrow the granted scopes, not widen them.');
+  }
+  if (!(await revokeRefreshToken(db, hash, at.toISOString()))) {
+    throw new OAuthError('invalid_grant', 'The refresh token was already used.');
+  }
+  if (token.access_key_id) await revokeAccessKey(db, token.access_key_id, at.toISOString());
+  const { response } = await issueTokens(
+    db,
+    {
+      client,
+      accountId: token.account_id,
+      livemode: token.livemode === 1,
+      userId: token.user_id,
+      scopes,
+      resource: token.resource,
+    },
+    at,
+    requestId,
+  );
+  return response;
+}
+
+/**
+ * RFC 7009: revokes an access token (an OAuth-issued API key) or a refresh token (and the access token
+ * issued with it). Unknown tokens are not an error: the answer is the same either way.
+ */
+export async function revokeToken(
+  db: Kysely<Database>,
+  client: OAuthClientRow,
+  token: string,
+  at: Date,
+): Promise<void> {
+  const hash = sha256Hex(token);
+  const refresh = await findRefreshToken(db, hash);
+  if (refresh && refresh.client_id === client.id) {
+    await revokeRefreshToken(db, hash, at.toISOString());
+    if (refresh.access_key_id) await revokeAccessKey(db, refresh.access_key_id, at.toISOString());
+    return;
+  }
+  const key = await db
+    .selectFrom('oauth_refresh_tokens')
+    .innerJoin('api_keys', 'api_keys.id', 'oauth_refresh_tokens.access_key_id')
+    .select('api_keys.id')
+    .where('api_keys.key_hash', '=', hash)
+    .where('oauth_refresh_tokens.client_id', '=', client.id)
+    .executeTakeFirst();
+  if (key) await revokeAccessKey(db, key.id, at.toISOString());
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../../src/lib/secrets.js';
+import { insertSession } from '../../src/modules/dashboard/dashboard.repository.js';
+import type { TestServer } from './server.js';
+
+export interface SignedInBrowser {
+  userId: string;
+  /** The Cookie header of a signed-in dashboard browser. */
+  cookie: string;
+  /** GET with the session cookie; redirects are not followed, so each step can be checked. */
+  get(url: string): Promise<Response>;
+  /** POST a form with the session cookie (redirects not followed). */
+  postForm(url: string, fields: Record<string, string | string[]>): Promise<Response>;
+}
+
+/**
+ * A dashboard session for the account's owner, as sign-in by emailed link leaves it (the sign-in
+ * flow itself is the dashboard's tests' subject): a session row and its cookie.
+ */
+export async function signedInOwner(server: TestServer, accountId: string): Promise<SignedInBrowser> {
+  const db = server.server.services.db.kysely;
+  const user = await db
+    .selectFrom('account_users')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  const raw = randomBytes(32).toString('base64url');
+  const now = new Date();
+  await insertSession(db, {
+    id_hash: sha256Hex(raw),
+    user_id: user.id,
+    account_id: accountId,
+    livemode: 1,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + 3_600_000).toISOString(),
+    last_seen_at: now.toISOString(),
+  });
+  const cookie = `intake_session=${raw}`;
+  return {
+    userId: user.id,
+    cookie,
+    get: (url) => fetch(url, { headers: { cookie }, redirect: 'manual' }),
+    postForm: (url, fields) => {
+      const body = new URLSearchParams();
+      for (const [name, value] of Object.entries(fields)) {
+        for (const item of Array.isArray(value) ? value : [value]) body.append(name, item);
+      }
+      return fetch(url, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: body.toString(),
+        redirect: 'manual',
+      });
+    },
+  };
+}
+
+/** The value of a hidden form field in a page (the CSRF token, a flow's id). */
+export function hiddenField(page: string, name: string): string {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page);
+  if (match?.[1] === undefined) throw new Error(`No hidden field ${name} in the page`);
+  return match[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'");
+}

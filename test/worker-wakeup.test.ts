@@ -1,0 +1,98 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { loadConfig } from '../src/config.js';
+import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
+import { listenForDueJobs } from '../src/jobs/wakeup.js';
+import { Worker } from '../src/jobs/worker.js';
+import { systemClock } from '../src/lib/clock.js';
+import { serviceAvailable } from './helpers/env.js';
+import { eventually } from './helpers/receivers.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/**
+ * Wake-ups on PostgreSQL: a job enqueued due now reaches an idle worker through LISTEN/NOTIFY, long
+ * before its next poll (here a minute away). And JOB_LEASE_MS: how soon a crashed worker's claim may be taken over.
+ */
+const Ping = defineJob('test_wakeup.ping', z.strictObject({ n: z.number().int() }), { testOnly: true });
+const ready = await serviceAvailable('postgres');
+
+describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
+  let server: TestServer;
+  let worker: Worker;
+  let stopListening: () => Promise<void>;
+  const ran: number[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer('postgres');
+    const db = server.server.services.db;
+    worker = new Worker({
+      db,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      pollIntervalMs: 60_000,
+    });
+    worker.register(Ping, (job) => {
+      ran.push(job.payload.n);
+      return Promise.resolve();
+    });
+    worker.start();
+    const listener = listenForDueJobs(
+      server.env.DATABASE_URL ?? '',
+      () => worker.nudge(),
+      pino({ level: 'silent' }),
+    );
+    stopListening = () => listener.close();
+    await listener.ready;
+    // The first poll (at start) found nothing; the next one is a minute away.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  });
+  afterAll(async () => {
+    await stopListening?.();
+    await worker?.stop();
+    await server?.stop();
+  });
+
+  it('runs a job due now at its commit, without waiting for the poll', async () => {
+    const db = server.server.services.db.kysely;
+    const enqueue = (n: number) =>
+      enqueueJob(db, {
+        accountId: 'acct_wakeup',
+        livemode: true,
+        kind: Ping,
+        subjectId: `s${n}`,
+        payload: { n },
+        dueAt: Date.now(),
+      });
+    await db.transaction().execute((trx) =>
+      enqueueJob(trx, {
+        accountId: 'acct_wakeup',
+        livemode: true,
+        kind: Ping,
+        subjectId: 's1',
+        payload: { n: 1 },
+        dueAt: Date.now(),
+      }),
+    );
+    await eventually(
+      () => Promise.resolve(ran.includes(1) ? true : undefined),
+      'the woken worker to run job 1',
+      15_000,
+    );
+    // A second one, outside any transaction: wakes it again.
+    await enqueue(2);
+    await eventually(
+      () => Promise.resolve(ran.includes(2) ? true : undefined),
+      'the woken worker to run job 2',
+      15_000,
+    );
+    expect(ran).toEqual([1, 2]);
+  });
+
+  it('reads JOB_LEASE_MS (at least one second), unset by default', () => {
+    const dir = { DATA_DIR: server.dataDir };
+    expect(loadConfig({ ...dir, JOB_LEASE_MS: '3000' }).jobLeaseMs).toBe(3000);
+    expect(loadConfig(dir).jobLeaseMs).toBeUndefined();
+    expect(() => loadConfig({ ...dir, JOB_LEASE_MS: '10' })).toThrow(/JOB_LEASE_MS/);
+  });
+});
