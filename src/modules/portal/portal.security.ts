@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
 import { ApiError } from '../../http/errors.js';
+import { toArray } from '../../lib/arrays.js';
 import type { AppServices } from '../../services.js';
 import { canonicalIntakeId } from '../intakes/intakes.repository.js';
 
@@ -60,46 +61,59 @@ const WRITE_ROUTES = new Set([
   'POST /portal/:intake_id/items/:key/files/:file_id/remove',
 ]);
 
-function writeKind(request: FastifyRequest): WriteKind | undefined {
-  const route = request.routeOptions.url;
-  if (!route?.startsWith('/portal/')) return undefined;
-  if (route === TUS_UPLOAD && request.method !== 'OPTIONS') return 'transfer';
-  return WRITE_ROUTES.has(`${request.method} ${route}`) ? 'write' : undefined;
+function writeKind(method: string, route: string): WriteKind | undefined {
+  if (!route.startsWith('/portal/')) return undefined;
+  if (route === TUS_UPLOAD && method !== 'OPTIONS') return 'transfer';
+  return WRITE_ROUTES.has(`${method} ${route}`) ? 'write' : undefined;
 }
 
 export function registerPortalSecurity(app: FastifyInstance, services: AppServices): void {
-  app.addHook('onRequest', async (request) => {
-    const kind = writeKind(request);
-    if (!kind) return;
-    const params = request.params as { intake_id?: string };
-    const intake = canonicalIntakeId(params.intake_id ?? '');
-    const now = services.clock.now().getTime();
+  /** Write limits for one route: per intake and per network address, in the same rolling window as keys. */
+  function limitWrites(kind: WriteKind): (request: FastifyRequest) => Promise<void> {
     const [perIntake, perIp] =
       kind === 'write'
         ? [PORTAL_LIMITS.writesPerIntake, PORTAL_LIMITS.writesPerIp]
         : [PORTAL_LIMITS.transfersPerIntake, PORTAL_LIMITS.transfersPerIp];
     const prefix = kind === 'write' ? 'portal' : 'portal-tus';
-    for (const [bucket, limit, what] of [
-      [`${prefix}:${intake}`, perIntake, 'this intake'],
-      [`${prefix}-ip:${request.ip}`, perIp, 'your network address'],
-    ] as const) {
-      const decision = await services.limiter.hit(bucket, limit, now);
-      if (!decision.allowed) {
-        throw new ApiError(
-          'rate_limited',
-          `Too many changes from ${what}: at most ${limit} per hour (rolling window). Retry in ${decision.retryAfterSeconds} seconds.`,
-          {},
-          { 'Retry-After': String(decision.retryAfterSeconds) },
-        );
+    return async (request) => {
+      const params = request.params as { intake_id?: string };
+      const intake = canonicalIntakeId(params.intake_id ?? '');
+      const now = services.clock.now().getTime();
+      for (const [bucket, limit, what] of [
+        [`${prefix}:${intake}`, perIntake, 'this intake'],
+        [`${prefix}-ip:${request.ip}`, perIp, 'your network address'],
+      ] as const) {
+        const decision = await services.limiter.hit(bucket, limit, now);
+        if (!decision.allowed) {
+          throw new ApiError(
+            'rate_limited',
+            `Too many changes from ${what}: at most ${limit} per hour (rolling window). Retry in ${decision.retryAfterSeconds} seconds.`,
+            {},
+            { 'Retry-After': String(decision.retryAfterSeconds) },
+          );
+        }
       }
-    }
-  });
+    };
+  }
 
   // Every portal answer (pages, JSON, assets) carries the headers; a page sets its own CSP with a nonce.
-  app.addHook('onSend', async (request, reply) => {
-    if (!request.url.startsWith('/portal/') && request.url !== '/portal') return;
-    for (const [name, value] of Object.entries(portalSecurityHeaders())) {
+  const headers = Object.entries(portalSecurityHeaders());
+  const addPortalHeaders: onSendHookHandler = (_request, reply, payload, done) => {
+    for (const [name, value] of headers) {
       if (!reply.hasHeader(name)) void reply.header(name, value);
     }
+    done(null, payload);
+  };
+
+  // Attached to portal routes only, when each is added: the API and the dashboard pay nothing for them.
+  app.addHook('onRoute', (route) => {
+    if (route.url !== '/portal' && !route.url.startsWith('/portal/')) return;
+    const methods = toArray(route.method);
+    const kinds = new Set(methods.map((method) => writeKind(method, route.url)));
+    kinds.delete(undefined);
+    if (kinds.size > 1) throw new Error(`Portal route ${route.url} mixes write kinds across methods`);
+    const [kind] = kinds;
+    if (kind) route.onRequest = [...toArray(route.onRequest), limitWrites(kind)];
+    route.onSend = [...toArray(route.onSend), addPortalHeaders];
   });
 }
