@@ -270,4 +270,39 @@ describe.skipIf(!available)('the dashboard in a browser', () => {
     );
     expect(width).toBeLessThanOrEqual(360);
   });
+
+  it('upgrades from Free to Solo through the local provider, and the new limit applies at once', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // Down to Free first, through the local subscription page (the account started on Agency).
+    const portal = await api.post<Record<string, string>>('/v1/billing/portal', {});
+    expect(portal.status, portal.text).toBe(200);
+    await page.goto(portal.body.url ?? '');
+    await page.getByRole('radio', { name: /Free/ }).check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/dashboard'));
+    const pricing = (await (await fetch(`${server.url}/pricing.json`)).json()) as {
+      plans: { id: string; rate_limit_per_hour: number }[];
+    };
+    const limitOf = (plan: string): number =>
+      pricing.plans.find((p) => p.id === plan)?.rate_limit_per_hour ?? -1;
+    const onFree = await api.get<Record<string, unknown>>('/v1/usage');
+    expect(onFree.body.rate_limit_per_hour).toBe(limitOf('free'));
+
+    // Then up to Solo from the dashboard's usage page.
+    await page.goto(`${app}/dashboard/usage`);
+    await shot('usage-free');
+    await page.getByRole('button', { name: 'Upgrade to Solo' }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/billing/local/'));
+    await expectAccessible();
+    await shot('billing-checkout');
+    await page.getByRole('button', { name: 'Confirm plan change' }).click();
+    await page.waitForURL((url) => url.pathname === '/dashboard/usage');
+    await shot('usage-solo');
+
+    const onSolo = await api.get<Record<string, unknown>>('/v1/usage');
+    expect(limitOf('solo')).toBeGreaterThan(limitOf('free'));
+    expect(onSolo.body.rate_limit_per_hour).toBe(limitOf('solo'));
+    expect(Number(onSolo.headers.get('x-ratelimit-limit'))).toBe(limitOf('solo'));
+    expect((await api.get<Record<string, unknown>>('/v1/account')).body.plan).toBe('solo');
+  });
 });
