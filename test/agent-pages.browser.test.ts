@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Browser, type Page } from 'playwright-core';
+import {
+  ARTIFACTS,
+  chromiumAvailable,
+  launchChromium,
+  seriousAccessibilityProblems,
+} from './helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IN_CI } from './helpers/env.js';
 import { client } from './helpers/http.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { signedInOwner } from './helpers/signed-in.js';
@@ -16,20 +18,10 @@ import { signedInOwner } from './helpers/signed-in.js';
  * consent page and the local checkout and portal pages, each checked with axe-core and photographed
  * into test/artifacts/ (agent-*.png, billing-*.png).
  */
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && IN_CI)
-  throw new Error(`${CHROMIUM} is missing, and CI=true forbids skipping the browser tests.`);
-if (!available) console.warn(`SKIPPED: agent page browser tests (${CHROMIUM} is not installed).`);
+const available = chromiumAvailable('agent page browser tests');
 
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts');
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 // Not port 9 (the API tests' redirect target): browsers refuse to load it.
 const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
-
-interface AxeResult {
-  violations: { id: string; impact: string | null; help: string; nodes: { target: unknown }[] }[];
-}
 
 describe.skipIf(!available)('billing and agent sign-in pages in a browser', () => {
   let server: TestServer;
@@ -45,16 +37,7 @@ describe.skipIf(!available)('billing and agent sign-in pages in a browser', () =
     const account = await server.createAccount({ plan: 'free' });
     live = client(server.url, account.live_key);
     const signedIn = await signedInOwner(server, account.account_id);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1024, height: 800 } });
     const [name, value] = signedIn.cookie.split('=') as [string, string];
     await context.addCookies([{ name, value, url: app, httpOnly: true, sameSite: 'Lax' }]);
@@ -67,16 +50,7 @@ describe.skipIf(!available)('billing and agent sign-in pages in a browser', () =
   });
 
   async function checkPage(name: string): Promise<void> {
-    await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
-    const result = await page.evaluate(() =>
-      (globalThis as unknown as { axe: { run: (options: object) => Promise<AxeResult> } }).axe.run({
-        runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'],
-      }),
-    );
-    const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`)).toEqual(
-      [],
-    );
+    expect(await seriousAccessibilityProblems(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
   }
 

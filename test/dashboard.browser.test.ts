@@ -1,11 +1,13 @@
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Browser, type Page } from 'playwright-core';
+import {
+  ARTIFACTS,
+  chromiumAvailable,
+  launchChromium,
+  seriousAccessibilityProblems,
+} from './helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IN_CI } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { png } from './helpers/images.js';
 import { startSmtpServer } from './helpers/mail.js';
@@ -19,18 +21,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * another back), creates and revokes an API key, adds a webhook and sends it a test event, reads the
  * test inbox. Every page is checked with axe-core and photographed into test/artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && IN_CI)
-  throw new Error(`${CHROMIUM} is missing, and CI=true forbids skipping the browser tests.`);
-if (!available) console.warn(`SKIPPED: dashboard browser tests (${CHROMIUM} is not installed).`);
-
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts');
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-interface AxeResult {
-  violations: { id: string; impact: string | null; help: string; nodes: { target: unknown }[] }[];
-}
+const available = chromiumAvailable('dashboard browser tests');
 
 describe.skipIf(!available)('the dashboard in a browser', () => {
   let server: TestServer;
@@ -54,17 +45,7 @@ describe.skipIf(!available)('the dashboard in a browser', () => {
     email = await ownerEmail(server, account.account_id);
     api = client(server.url, account.live_key);
     testApi = client(server.url, account.test_key);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('dialog', (dialog) => void dialog.accept());
@@ -82,16 +63,7 @@ describe.skipIf(!available)('the dashboard in a browser', () => {
   }
 
   async function expectAccessible(): Promise<void> {
-    await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
-    const result = await page.evaluate(() =>
-      (globalThis as unknown as { axe: { run: (options: object) => Promise<AxeResult> } }).axe.run({
-        runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'],
-      }),
-    );
-    const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`)).toEqual(
-      [],
-    );
+    expect(await seriousAccessibilityProblems(page)).toEqual([]);
   }
 
   it('signs in through the emailed one-time link', async () => {

@@ -1,11 +1,13 @@
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Browser, type Page } from 'playwright-core';
+import {
+  ARTIFACTS,
+  chromiumAvailable,
+  launchChromium,
+  seriousAccessibilityProblems,
+} from './helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IN_CI } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -15,14 +17,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * date, yes/no, number, select, multiselect and colour list, meets the browser's own checks in the
  * page's language, submits everything, and never sees the account holder's decisions.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && IN_CI)
-  throw new Error(`${CHROMIUM} is missing, and CI=true forbids skipping the browser tests.`);
-if (!available) console.warn(`SKIPPED: portal type browser tests (${CHROMIUM} is not installed).`);
-
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts');
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const available = chromiumAvailable('portal type browser tests');
 
 const OPTIONS = [
   { value: 'web', label: 'Website' },
@@ -49,10 +44,6 @@ const ITEMS = [
   { key: 'go_live', label: 'Internal: launch in phases?', type: 'boolean', assignee: 'owner' },
 ];
 
-interface AxeResult {
-  violations: { id: string; impact: string | null; help: string; nodes: { target: unknown }[] }[];
-}
-
 describe.skipIf(!available)('the portal in a browser: new item types and the brief', () => {
   let server: TestServer;
   let api: Client;
@@ -65,16 +56,7 @@ describe.skipIf(!available)('the portal in a browser: new item types and the bri
     const account = await server.createAccount({ plan: 'agency' });
     apiKey = account.live_key;
     api = client(server.url, apiKey);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -97,16 +79,7 @@ describe.skipIf(!available)('the portal in a browser: new item types and the bri
   };
 
   async function expectAccessible(page: Page): Promise<void> {
-    await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
-    const result = await page.evaluate(() =>
-      (globalThis as unknown as { axe: { run: (options: object) => Promise<AxeResult> } }).axe.run({
-        runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'],
-      }),
-    );
-    const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`)).toEqual(
-      [],
-    );
+    expect(await seriousAccessibilityProblems(page, ['best-practice'])).toEqual([]);
   }
 
   it('reads the brief, fills every new type, meets the browser checks and submits', async () => {

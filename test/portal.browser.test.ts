@@ -1,13 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import {
+  ARTIFACTS,
+  chromiumAvailable,
+  launchChromium,
+  seriousAccessibilityProblems,
+} from './helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IN_CI } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { jpeg, png } from './helpers/images.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -18,19 +20,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * resumes it after a reload, meets constraint errors, submits everything, reloads and sees it saved;
  * at 360 px wide, in German too, with an axe-core check. Screenshots land in test/artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && IN_CI)
-  throw new Error(`${CHROMIUM} is missing, and CI=true forbids skipping the browser tests.`);
-if (!available)
-  console.warn(`SKIPPED: portal browser tests (${CHROMIUM} is not installed; apt-get install chromium).`);
-
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts');
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-interface AxeResult {
-  violations: { id: string; impact: string | null; help: string; nodes: { target: unknown }[] }[];
-}
+const available = chromiumAvailable('portal browser tests');
 
 const ITEMS = [
   {
@@ -86,20 +76,7 @@ describe.skipIf(!available)('the client portal in a browser', () => {
         accent_color: '#0f766e',
       },
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      // Playwright gives every launch a fresh temporary --user-data-dir of its own.
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -137,16 +114,7 @@ describe.skipIf(!available)('the client portal in a browser', () => {
   }
 
   async function expectAccessible(page: Page): Promise<void> {
-    await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
-    const result = await page.evaluate(() =>
-      (globalThis as unknown as { axe: { run: (options: object) => Promise<AxeResult> } }).axe.run({
-        runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'],
-      }),
-    );
-    const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`)).toEqual(
-      [],
-    );
+    expect(await seriousAccessibilityProblems(page, ['best-practice'])).toEqual([]);
   }
 
   async function itemRow(id: string, key: string) {

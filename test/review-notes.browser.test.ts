@@ -1,11 +1,13 @@
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Browser } from 'playwright-core';
+import {
+  ARTIFACTS,
+  chromiumAvailable,
+  launchChromium,
+  seriousAccessibilityProblems,
+} from './helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IN_CI } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -13,16 +15,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * The reviewer's notes in the portal, in Debian's chromium: a revision note and an approval note on
  * their items, readable before any script runs, with an axe-core check. Screenshot in test/artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && IN_CI)
-  throw new Error(`${CHROMIUM} is missing, and CI=true forbids skipping browser tests.`);
-if (!available) console.warn(`SKIPPED: review-note browser test (${CHROMIUM} is not installed).`);
-const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), 'artifacts');
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-interface AxeResult {
-  violations: { id: string; impact: string | null; help: string; nodes: { target: unknown }[] }[];
-}
+const available = chromiumAvailable('review-note browser test');
 
 describe.skipIf(!available)('review notes in the portal, in a browser', () => {
   let server: TestServer;
@@ -33,16 +26,7 @@ describe.skipIf(!available)('review notes in the portal, in a browser', () => {
     await mkdir(ARTIFACTS, { recursive: true });
     server = await startTestServer('sqlite');
     api = client(server.url, (await server.createAccount({ plan: 'agency' })).test_key);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -90,16 +74,7 @@ describe.skipIf(!available)('review notes in the portal, in a browser', () => {
     const scripted = await browser.newContext({ viewport: { width: 360, height: 780 } });
     const live = await scripted.newPage();
     await live.goto(`${server.url}/portal/${id}`);
-    await live.evaluate(await readFile(AXE_SOURCE, 'utf8'));
-    const result = await live.evaluate(() =>
-      (globalThis as unknown as { axe: { run: (options: object) => Promise<AxeResult> } }).axe.run({
-        runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'],
-      }),
-    );
-    const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`)).toEqual(
-      [],
-    );
+    expect(await seriousAccessibilityProblems(live)).toEqual([]);
     await scripted.close();
   });
 });
