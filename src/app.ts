@@ -55,6 +55,8 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
       disableRequestLogging: (request) => request.url === '/healthz' || request.url === '/readyz',
     }),
     bodyLimit: JSON_BODY_LIMIT,
+    // Path parameters include email addresses (recipients): up to 254 characters, each percent-encoded.
+    maxParamLength: 254 * 3,
     trustProxy: false,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,

@@ -224,6 +224,17 @@ describe.each(DATABASES)('recipients (also_notify) on %s', (database) => {
     await advance(test, 2.1);
     expect((await outbox(test, id)).filter((m) => m.to === carl)).toHaveLength(1);
 
+    // An address as long as email allows (64-character local part, 254 in all) works in the path too.
+    const long = `${'l'.repeat(64)}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'x'.repeat(53)}.example`;
+    expect(long).toHaveLength(254);
+    const addedLong = await test.post<Recipient>(`/v1/intakes/${id}/recipients`, { email: long });
+    expect(addedLong.status, addedLong.text).toBe(201);
+    const reinstatedLong = await test.post(
+      `/v1/intakes/${id}/recipients/${encodeURIComponent(long)}/reinstate`,
+    );
+    expect(reinstatedLong.status, reinstatedLong.text).toBe(200);
+    expect((await test.delete(`/v1/intakes/${id}/recipients/${encodeURIComponent(long)}`)).status).toBe(204);
+
     // Creation checks the list: the client's address, repeats and more than ten are refused.
     const base = { project_name: 'x', client: { email: clientEmail }, items: ITEMS };
     expectError(
