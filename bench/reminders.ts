@@ -14,18 +14,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../src/config.js';
-import type { Database } from '../src/db/schema.js';
-import { ItemDefinition } from '../src/domain/items.js';
 import { definedKinds } from '../src/jobs/jobs.js';
-import { newId } from '../src/lib/ids.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
-import { itemRows } from '../src/modules/intakes/intakes.repository.js';
 import { closeServices, createServices, createWorker } from '../src/server.js';
 import type { AppServices } from '../src/services.js';
+import { seedDueReminders } from './seed.js';
 
 function positiveInt(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -80,112 +77,6 @@ function reachable(url: string): Promise<boolean> {
   });
 }
 
-/** Writes `count` sent live intakes, each with one required item and its first reminder due now. */
-async function seedIntakes(db: Kysely<Database>, accountId: string, count: number): Promise<void> {
-  const now = Date.now();
-  const at = new Date(now - 2 * 86_400_000).toISOString();
-  const due = new Date(now - 1000).toISOString();
-  const batch = 400;
-  for (let start = 0; start < count; start += batch) {
-    const n = Math.min(batch, count - start);
-    const ids = Array.from({ length: n }, () => newId('in'));
-    const chaseIds = ids.map(() => newId('ch'));
-    await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('intakes')
-        .values(
-          ids.map((id, i) => ({
-            id,
-            account_id: accountId,
-            livemode: 1,
-            project_name: `Bench project ${start + i}`,
-            client_email: `client${start + i}@example.test`,
-            client_name: 'Dana',
-            client_language: 'en',
-            client_phone: null,
-            client_timezone: null,
-            status: 'sent',
-            chase_schedule: 'default',
-            due_date: null,
-            retention_mode: 'days',
-            retention_days: 90,
-            retention_anonymize: 0,
-            template_id: null,
-            client_brief: null,
-            folder_id: null,
-            created_at: at,
-            updated_at: at,
-            sent_at: at,
-            completed_at: null,
-            archived_at: null,
-            client_first_viewed_at: null,
-            client_last_seen_at: null,
-            results_collected_at: null,
-            purged_at: null,
-            anonymized_at: null,
-          })),
-        )
-        .execute();
-      await trx
-        .insertInto('intake_items')
-        .values(
-          ids.flatMap((id) =>
-            itemRows(
-              { accountId, livemode: true },
-              id,
-              [ItemDefinition.parse({ key: 'logo', label: 'Your logo', type: 'image' })],
-              0,
-              at,
-            ),
-          ),
-        )
-        .execute();
-      await trx
-        .insertInto('chases')
-        .values(
-          ids.map((id, i) => ({
-            id: chaseIds[i] ?? '',
-            account_id: accountId,
-            livemode: 1,
-            intake_id: id,
-            channel: 'email',
-            trigger: 'schedule',
-            sequence_no: 1,
-            attempt_no: null,
-            status: 'scheduled',
-            scheduled_for: due,
-            sent_at: null,
-            recipient: null,
-            message_id: null,
-            provider_message_id: null,
-            error: null,
-            locked_until: null,
-            created_at: at,
-            updated_at: at,
-          })),
-        )
-        .execute();
-      await trx
-        .insertInto('jobs')
-        .values(
-          ids.map((id, i) => ({
-            id: newId('job'),
-            account_id: accountId,
-            livemode: 1,
-            kind: 'dispatch_chase',
-            subject_id: `${id}/chase/${chaseIds[i] ?? ''}`,
-            payload: JSON.stringify({ chase_id: chaseIds[i] }),
-            due_at: now - 1000,
-            locked_until: null,
-            last_error: null,
-            created_at: at,
-          })),
-        )
-        .execute();
-    });
-  }
-}
-
 async function dispatchBench(services: AppServices, sink: Awaited<ReturnType<typeof startSink>>) {
   const db = services.db.kysely;
   const account = await createAccount(
@@ -194,7 +85,7 @@ async function dispatchBench(services: AppServices, sink: Awaited<ReturnType<typ
     new Date().toISOString(),
   );
   const seedStart = performance.now();
-  await seedIntakes(db, account.account_id, INTAKES);
+  await seedDueReminders(db, account.account_id, INTAKES, -1000);
   const seedSeconds = (performance.now() - seedStart) / 1000;
 
   const workers = Array.from({ length: WORKERS }, () => createWorker(services));

@@ -19,21 +19,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../src/config.js';
-import type { Database } from '../src/db/schema.js';
-import { ItemDefinition } from '../src/domain/items.js';
-import { newId } from '../src/lib/ids.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { DISPATCH_CHASE } from '../src/modules/chases/chases.jobs.js';
 import { recordEvent } from '../src/modules/events/events.repository.js';
-import { itemRows } from '../src/modules/intakes/intakes.repository.js';
 import { DEFAULT_TUNING } from '../src/modules/webhooks/dispatcher.js';
 import { WEBHOOK_ATTEMPT } from '../src/modules/webhooks/webhooks.jobs.js';
 import { startServer } from '../src/server.js';
 import { positiveNumberFromEnv } from './load.js';
+import { seedDueReminders } from './seed.js';
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const EVENTS = Math.round(positiveNumberFromEnv('BENCH_WORKER_EVENTS', 2000));
@@ -119,110 +116,6 @@ async function until(what: string, check: () => boolean, timeoutMs = 120_000): P
   }
 }
 
-/** Intakes with one reminder due (a scheduled chase and its dispatch job, held back until released). */
-async function seedReminders(db: Kysely<Database>, accountId: string, count: number): Promise<void> {
-  const now = Date.now();
-  const at = new Date(now - 2 * 86_400_000).toISOString();
-  const due = new Date(now - 1000).toISOString();
-  for (let start = 0; start < count; start += 400) {
-    const ids = Array.from({ length: Math.min(400, count - start) }, () => newId('in'));
-    const chaseIds = ids.map(() => newId('ch'));
-    await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('intakes')
-        .values(
-          ids.map((id, i) => ({
-            id,
-            account_id: accountId,
-            livemode: 1,
-            project_name: `Bench project ${start + i}`,
-            client_email: `client${start + i}@example.test`,
-            client_name: 'Dana',
-            client_language: 'en',
-            client_phone: null,
-            client_timezone: null,
-            status: 'sent',
-            chase_schedule: 'default',
-            due_date: null,
-            retention_mode: 'days',
-            retention_days: 90,
-            retention_anonymize: 0,
-            template_id: null,
-            client_brief: null,
-            folder_id: null,
-            created_at: at,
-            updated_at: at,
-            sent_at: at,
-            completed_at: null,
-            archived_at: null,
-            client_first_viewed_at: null,
-            client_last_seen_at: null,
-            results_collected_at: null,
-            purged_at: null,
-            anonymized_at: null,
-          })),
-        )
-        .execute();
-      await trx
-        .insertInto('intake_items')
-        .values(
-          ids.flatMap((id) =>
-            itemRows(
-              { accountId, livemode: true },
-              id,
-              [ItemDefinition.parse({ key: 'logo', label: 'Your logo', type: 'image' })],
-              0,
-              at,
-            ),
-          ),
-        )
-        .execute();
-      await trx
-        .insertInto('chases')
-        .values(
-          ids.map((id, i) => ({
-            id: chaseIds[i] ?? '',
-            account_id: accountId,
-            livemode: 1,
-            intake_id: id,
-            channel: 'email',
-            trigger: 'schedule',
-            sequence_no: 1,
-            attempt_no: null,
-            status: 'scheduled',
-            scheduled_for: due,
-            sent_at: null,
-            recipient: null,
-            message_id: null,
-            provider_message_id: null,
-            error: null,
-            locked_until: null,
-            created_at: at,
-            updated_at: at,
-          })),
-        )
-        .execute();
-      await trx
-        .insertInto('jobs')
-        .values(
-          ids.map((id, i) => ({
-            id: newId('job'),
-            account_id: accountId,
-            livemode: 1,
-            kind: DISPATCH_CHASE.kind,
-            subject_id: `${id}/chase/${chaseIds[i] ?? ''}`,
-            payload: JSON.stringify({ chase_id: chaseIds[i] }),
-            due_at: now + HELD,
-            locked_until: null,
-            last_error: null,
-            created_at: at,
-          })),
-        )
-        .execute();
-    });
-  }
-}
-
 interface Drained {
   count: number;
   seconds: number;
@@ -280,7 +173,7 @@ async function scenario(workers: number): Promise<{ webhooks: Drained; reminders
         }
       });
     }
-    await seedReminders(k, account.account_id, REMINDERS);
+    await seedDueReminders(k, account.account_id, REMINDERS, HELD);
     await sql`update jobs set due_at = due_at + ${HELD}`.execute(k);
 
     const env: NodeJS.ProcessEnv = {
