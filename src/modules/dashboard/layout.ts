@@ -47,6 +47,28 @@ export function actionForm(
   </form>`;
 }
 
+/** One column of a data table; optional columns hide on narrow screens. */
+export interface Column {
+  label: string;
+  optional?: boolean;
+}
+
+/** A data table in its scrolling wrapper: a header row, then one row per item. */
+export function dataTable<T>(columns: readonly Column[], items: readonly T[], row: (item: T) => Html): Html {
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          ${columns.map((c) => html`<th scope="col" ${attr('class', c.optional ? 'optional' : null)}>${c.label}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${items.map(row)}
+      </tbody>
+    </table>
+  </div>`;
+}
+
 function documentShell(lang: string, title: string, assets: DashboardAssets, body: Html): string {
   return html`<!doctype html>
     <html lang="${lang}">

@@ -7,7 +7,7 @@ import type { Template } from '../../templates/templates.schemas.js';
 import type { AuditRow } from '../../audit/audit.repository.js';
 import type { UserRow } from '../dashboard.repository.js';
 import type { ItemFormRow } from '../item-form.js';
-import { actionForm, csrfField, renderPage, when, type Chrome } from '../layout.js';
+import { actionForm, csrfField, dataTable, renderPage, when, type Chrome } from '../layout.js';
 import { itemRows } from './item-rows.js';
 
 export function templatesPage(
@@ -25,31 +25,24 @@ export function templatesPage(
         ? html`<div class="card">
             ${t('templates.none', 'No templates yet. A template is a list of items to reuse for new intakes.')}
           </div>`
-        : html`<div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">${t('templates.name', 'Name')}</th>
-                  <th scope="col">${t('templates.items', 'Items')}</th>
-                  <th scope="col" class="optional">${t('templates.created', 'Created')}</th>
-                  <th scope="col">${t('templates.actions', 'Actions')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${templates.map(
-                  (tpl) =>
-                    html`<tr>
-                      <td><a href="/dashboard/templates/${tpl.id}">${tpl.name}</a></td>
-                      <td>${tpl.items.map((i) => i.label).join(', ')}</td>
-                      <td class="optional">${when(tpl.created_at)}</td>
-                      <td>
-                        ${actionForm(chrome, `/dashboard/templates/${tpl.id}/delete`, t('templates.delete', 'Delete'), { danger: true, confirm: t('templates.delete_confirm', 'Delete the template {{name}}? Intakes made from it keep their items.', { name: tpl.name }) })}
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+        : dataTable(
+            [
+              { label: t('templates.name', 'Name') },
+              { label: t('templates.items', 'Items') },
+              { label: t('templates.created', 'Created'), optional: true },
+              { label: t('templates.actions', 'Actions') },
+            ],
+            templates,
+            (tpl) =>
+              html`<tr>
+                <td><a href="/dashboard/templates/${tpl.id}">${tpl.name}</a></td>
+                <td>${tpl.items.map((i) => i.label).join(', ')}</td>
+                <td class="optional">${when(tpl.created_at)}</td>
+                <td>
+                  ${actionForm(chrome, `/dashboard/templates/${tpl.id}/delete`, t('templates.delete', 'Delete'), { danger: true, confirm: t('templates.delete_confirm', 'Delete the template {{name}}? Intakes made from it keep their items.', { name: tpl.name }) })}
+                </td>
+              </tr>`,
+          )
     }`;
   return renderPage(chrome, { title: t('templates.title', 'Templates'), section: 'templates', body, notice });
 }

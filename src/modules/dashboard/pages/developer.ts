@@ -4,7 +4,7 @@ import { flag, html, type Html } from '../../portal/page/html.js';
 import type { ApiKey } from '../../keys/keys.schemas.js';
 import type { DeliveryAttempt, WebhookEndpoint } from '../../webhooks/webhooks.schemas.js';
 import { WEBHOOK_EVENT_NAMES } from '../../webhooks/webhooks.events.js';
-import { actionForm, badge, csrfField, renderPage, when, type Chrome } from '../layout.js';
+import { actionForm, badge, csrfField, dataTable, renderPage, when, type Chrome } from '../layout.js';
 
 /** A secret shown once, with a copy button (the script reveals it; selecting the text works without). */
 export function secretOnce(chrome: Chrome, id: string, label: string, secret: string): Html {
@@ -184,38 +184,31 @@ export function webhookDetailPage(
     ${
       deliveries.length === 0
         ? html`<p class="muted">${t('webhooks.no_deliveries', 'Nothing delivered yet.')}</p>`
-        : html`<div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">${t('webhooks.when', 'When')}</th>
-                  <th scope="col">${t('webhooks.event', 'Event')}</th>
-                  <th scope="col">${t('webhooks.status', 'Status')}</th>
-                  <th scope="col" class="optional">${t('webhooks.response', 'Response')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${deliveries.map(
-                  (d) =>
-                    html`<tr>
-                      <td>${when(d.requested_at)}</td>
-                      <td>
-                        <code>${d.event}</code>${d.test ? html` <span class="badge">test</span>` : null}
-                        #${d.attempt}
-                      </td>
-                      <td>
-                        ${badge(d.outcome)} ${d.response_status ? `HTTP ${d.response_status}` : ''}
-                        <span class="muted">${d.duration_ms} ms</span
-                        >${d.error ? html`<br /><span class="muted">${d.error}</span>` : null}
-                      </td>
-                      <td class="optional">
-                        ${d.response_excerpt ? html`<pre>${d.response_excerpt.slice(0, 500)}</pre>` : '—'}
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+        : dataTable(
+            [
+              { label: t('webhooks.when', 'When') },
+              { label: t('webhooks.event', 'Event') },
+              { label: t('webhooks.status', 'Status') },
+              { label: t('webhooks.response', 'Response'), optional: true },
+            ],
+            deliveries,
+            (d) =>
+              html`<tr>
+                <td>${when(d.requested_at)}</td>
+                <td>
+                  <code>${d.event}</code>${d.test ? html` <span class="badge">test</span>` : null}
+                  #${d.attempt}
+                </td>
+                <td>
+                  ${badge(d.outcome)} ${d.response_status ? `HTTP ${d.response_status}` : ''}
+                  <span class="muted">${d.duration_ms} ms</span
+                  >${d.error ? html`<br /><span class="muted">${d.error}</span>` : null}
+                </td>
+                <td class="optional">
+                  ${d.response_excerpt ? html`<pre>${d.response_excerpt.slice(0, 500)}</pre>` : '—'}
+                </td>
+              </tr>`,
+          )
     }`;
   return renderPage(chrome, { title: endpoint.url, section: 'webhooks', body, notice: extra.notice });
 }

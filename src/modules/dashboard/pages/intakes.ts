@@ -3,7 +3,7 @@ import { INTAKE_STATUSES, type Progress } from '../../../domain/intake-state.js'
 import { flag, html, type Html } from '../../portal/page/html.js';
 import type { Intake, IntakeStatusObject } from '../../intakes/intakes.schemas.js';
 import type { ItemFormRow } from '../item-form.js';
-import { actionForm, badge, csrfField, renderPage, when, type Chrome } from '../layout.js';
+import { actionForm, badge, csrfField, dataTable, renderPage, when, type Chrome } from '../layout.js';
 import { itemRows } from './item-rows.js';
 
 export interface IntakeListRow {
@@ -56,35 +56,28 @@ export function intakeListPage(
     ${
       data.rows.length === 0
         ? html`<div class="card">${t('intakes.none', 'No intakes here yet.')}</div>`
-        : html`<div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">${t('intakes.project', 'Project')}</th>
-                  <th scope="col">${t('intakes.client', 'Client')}</th>
-                  <th scope="col">${t('intakes.status', 'Status')}</th>
-                  <th scope="col">${t('intakes.progress_head', 'Progress')}</th>
-                  <th scope="col" class="optional">${t('intakes.created', 'Created')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${data.rows.map(
-                  (r) =>
-                    html`<tr>
-                      <td><a href="/dashboard/intakes/${r.id}">${r.projectName}</a></td>
-                      <td>
-                        ${r.clientName ? html`${r.clientName}<br />` : null}<span class="muted"
-                          >${r.clientEmail}</span
-                        >
-                      </td>
-                      <td>${badge(r.status, t(`status.${r.status}`, r.status.replace('_', ' ')))}</td>
-                      <td>${progressBar(chrome, r.progress)}</td>
-                      <td class="optional">${when(r.createdAt)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+        : dataTable(
+            [
+              { label: t('intakes.project', 'Project') },
+              { label: t('intakes.client', 'Client') },
+              { label: t('intakes.status', 'Status') },
+              { label: t('intakes.progress_head', 'Progress') },
+              { label: t('intakes.created', 'Created'), optional: true },
+            ],
+            data.rows,
+            (r) =>
+              html`<tr>
+                <td><a href="/dashboard/intakes/${r.id}">${r.projectName}</a></td>
+                <td>
+                  ${r.clientName ? html`${r.clientName}<br />` : null}<span class="muted"
+                    >${r.clientEmail}</span
+                  >
+                </td>
+                <td>${badge(r.status, t(`status.${r.status}`, r.status.replace('_', ' ')))}</td>
+                <td>${progressBar(chrome, r.progress)}</td>
+                <td class="optional">${when(r.createdAt)}</td>
+              </tr>`,
+          )
     }
     ${
       pages > 1
