@@ -28,7 +28,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     auth: AuthContext | null;
-    /** Set by a handler so the audit entry names the resource it touched. */
+    /** Set by a handler that creates a resource, so the audit entry names it (else the route's :id). */
     auditResourceId?: string;
   }
 }

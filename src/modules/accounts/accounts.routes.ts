@@ -36,7 +36,6 @@ export function accountRoutes(app: FastifyInstance, services: AppServices): void
     },
     handler: async (request) => {
       const auth = authOf(request);
-      request.auditResourceId = auth.account.id;
       return updateAccount(services.db.kysely, auth, request.body);
     },
   });

@@ -1,7 +1,18 @@
-import type { FastifyInstance, onSendAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendAsyncHookHandler } from 'fastify';
 import { toArray } from '../../lib/arrays.js';
 import type { AppServices } from '../../services.js';
 import { insertAuditEntry } from './audit.repository.js';
+
+/**
+ * The resource an entry names: what the handler set (a resource it just created), else the route's
+ * `:id` (the resource it acted on), else the account itself for account-wide actions.
+ */
+function resourceIdOf(request: FastifyRequest, resourceType: string, accountId: string): string | null {
+  if (request.auditResourceId) return request.auditResourceId;
+  const params = request.params as { id?: unknown } | undefined;
+  if (typeof params?.id === 'string') return params.id;
+  return resourceType === 'account' ? accountId : null;
+}
 
 /**
  * Writes the audit entry of every successful call to a route that declares `config.audit`,
@@ -17,7 +28,7 @@ export function registerAuditHook(app: FastifyInstance, services: AppServices): 
       livemode: auth.livemode ? 1 : 0,
       action: audit.action,
       resource_type: audit.resourceType,
-      resource_id: request.auditResourceId ?? null,
+      resource_id: resourceIdOf(request, audit.resourceType, auth.account.id),
       actor_type: 'api_key',
       actor_id: auth.keyId,
       request_id: request.id,

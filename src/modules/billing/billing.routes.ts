@@ -34,7 +34,6 @@ export async function billingRoutes(app: FastifyInstance, services: AppServices)
     handler: async (request) => {
       const auth = authOf(request);
       liveOnly(auth.livemode);
-      request.auditResourceId = auth.account.id;
       return openBillingSession(services, provider, auth.account, {
         kind: 'checkout',
         plan: request.body.plan,
@@ -56,7 +55,6 @@ export async function billingRoutes(app: FastifyInstance, services: AppServices)
     handler: async (request) => {
       const auth = authOf(request);
       liveOnly(auth.livemode);
-      request.auditResourceId = auth.account.id;
       return openBillingSession(services, provider, auth.account, {
         kind: 'portal',
         returnUrl: request.body?.return_url,

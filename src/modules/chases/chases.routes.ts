@@ -22,7 +22,6 @@ export function chaseRoutes(app: FastifyInstance, services: AppServices): void {
     },
     handler: (request) => {
       const auth = authOf(request);
-      request.auditResourceId = request.params.id;
       return chaseNow(
         services,
         worldOfAuth(auth),

@@ -45,7 +45,6 @@ export function folderRoutes(app: FastifyInstance, services: AppServices): void 
       response: { 200: Folder },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return renameFolderOf(db, worldOfAuth(authOf(request)), request.params.id, request.body.name);
     },
   });
@@ -61,7 +60,6 @@ export function folderRoutes(app: FastifyInstance, services: AppServices): void 
     },
     handler: async (request, reply) => {
       await deleteFolderOf(db, worldOfAuth(authOf(request)), request.params.id);
-      request.auditResourceId = request.params.id;
       return reply.code(204).send(null);
     },
   });

@@ -78,7 +78,6 @@ export async function briefFileRoutes(app: FastifyInstance, services: AppService
         request.params.id,
         request.params.file_id,
       );
-      request.auditResourceId = request.params.id;
       return reply.code(204).send(null);
     },
   });
@@ -99,7 +98,6 @@ export async function briefFileRoutes(app: FastifyInstance, services: AppService
       },
       handler: async (request, reply) => {
         const auth = authOf(request);
-        request.auditResourceId = request.params.id;
         const file = await attachBriefFile(
           services,
           worldOfAuth(auth),

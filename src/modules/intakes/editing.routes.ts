@@ -27,7 +27,6 @@ export function intakeEditingRoutes(app: FastifyInstance, services: AppServices)
     },
     handler: (request) => {
       const auth = authOf(request);
-      request.auditResourceId = request.params.id;
       return updateIntakeSettings(
         services,
         worldOfAuth(auth),
@@ -50,7 +49,6 @@ export function intakeEditingRoutes(app: FastifyInstance, services: AppServices)
       response: { 200: IntakeItem },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return updateItemDefinition(
         services,
         worldOfAuth(authOf(request)),
@@ -72,7 +70,6 @@ export function intakeEditingRoutes(app: FastifyInstance, services: AppServices)
     },
     handler: async (request, reply) => {
       await deleteItem(services, worldOfAuth(authOf(request)), request.params.id, request.params.key);
-      request.auditResourceId = request.params.id;
       return reply.code(204).send(null);
     },
   });

@@ -135,7 +135,6 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       response: { 201: ItemsAdded },
     },
     handler: async (request, reply) => {
-      request.auditResourceId = request.params.id;
       return reply
         .code(201)
         .send(await addItems(services, worldOfAuth(authOf(request)), request.params.id, request.body));
@@ -153,7 +152,6 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       response: { 200: RevisionResult },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return requestRevision(
         services,
         worldOfAuth(authOf(request)),
@@ -175,7 +173,6 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       response: { 200: ApprovalResult },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return approveItem(
         services,
         worldOfAuth(authOf(request)),
@@ -197,7 +194,6 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       response: { 200: Intake },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return sendIntake(services, worldOfAuth(authOf(request)), request.params.id);
     },
   });
@@ -213,7 +209,6 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       response: { 200: Intake },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return archiveIntake(services, worldOfAuth(authOf(request)), request.params.id);
     },
   });
@@ -229,7 +224,6 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
     },
     handler: async (request, reply) => {
       await deleteIntake(services, worldOfAuth(authOf(request)), request.params.id);
-      request.auditResourceId = request.params.id;
       return reply.code(204).send(null);
     },
   });
@@ -245,7 +239,6 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       response: { 200: SecretValue, 410: ErrorBody, 422: ErrorBody },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return revealSecret(services, worldOfAuth(authOf(request)), request.params.id, request.params.key);
     },
   });

@@ -58,7 +58,6 @@ export function keyRoutes(app: FastifyInstance, services: AppServices): void {
       },
       handler: async (request, reply) => {
         await revokeKeyAs(db, authOf(request), request.params.id);
-        request.auditResourceId = request.params.id;
         return reply.code(204).send(null);
       },
     });

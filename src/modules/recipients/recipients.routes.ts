@@ -27,7 +27,6 @@ export function recipientRoutes(app: FastifyInstance, services: AppServices): vo
       response: { 201: Recipient },
     },
     handler: async (request, reply) => {
-      request.auditResourceId = request.params.id;
       const added = await addRecipient(
         services,
         worldOfAuth(authOf(request)),
@@ -50,7 +49,6 @@ export function recipientRoutes(app: FastifyInstance, services: AppServices): vo
       response: { 204: z.null().meta({ description: 'Removed' }) },
     },
     handler: async (request, reply) => {
-      request.auditResourceId = request.params.id;
       await removeRecipient(services, worldOfAuth(authOf(request)), request.params.id, request.params.email);
       return reply.code(204).send(null);
     },
@@ -72,7 +70,6 @@ export function recipientRoutes(app: FastifyInstance, services: AppServices): vo
       response: { 200: Recipient },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return reinstateRecipient(
         services,
         worldOfAuth(authOf(request)),

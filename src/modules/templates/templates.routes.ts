@@ -57,7 +57,6 @@ export function templateRoutes(app: FastifyInstance, services: AppServices): voi
       response: { 200: Template },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return updateTemplate(db, worldOfAuth(authOf(request)), request.params.id, request.body);
     },
   });
@@ -73,7 +72,6 @@ export function templateRoutes(app: FastifyInstance, services: AppServices): voi
     },
     handler: async (request, reply) => {
       await deleteTemplate(db, worldOfAuth(authOf(request)), request.params.id);
-      request.auditResourceId = request.params.id;
       return reply.code(204).send(null);
     },
   });

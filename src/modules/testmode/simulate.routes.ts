@@ -30,7 +30,6 @@ export function simulateRoutes(app: FastifyInstance, services: AppServices): voi
       response: { 200: IntakeStatusObject },
     },
     handler: (request) => {
-      request.auditResourceId = request.params.id;
       return simulate(
         services,
         worldOfAuth(authOf(request)),

@@ -45,7 +45,6 @@ export function testModeRoutes(app: FastifyInstance, services: AppServices, work
     },
     handler: async (request) => {
       const auth = authOf(request);
-      request.auditResourceId = auth.account.id;
       return advanceTestClock(services.db, worker, services.clock, auth, request.body.seconds);
     },
   });

@@ -79,7 +79,6 @@ export function webhookRoutes(app: FastifyInstance, services: AppServices): void
       response: { 200: WebhookEndpoint },
     },
     handler: async (request) => {
-      request.auditResourceId = request.params.id;
       return updateWebhook(services, worldOfAuth(authOf(request)), request.params.id, request.body);
     },
   });
@@ -95,7 +94,6 @@ export function webhookRoutes(app: FastifyInstance, services: AppServices): void
     },
     handler: async (request, reply) => {
       await deleteWebhook(services, worldOfAuth(authOf(request)), request.params.id);
-      request.auditResourceId = request.params.id;
       return reply.code(204).send(null);
     },
   });
@@ -112,7 +110,6 @@ export function webhookRoutes(app: FastifyInstance, services: AppServices): void
       response: { 200: DeliveryAttempt },
     },
     handler: async (request) => {
-      request.auditResourceId = request.params.id;
       return sendTestEvent(services, worldOfAuth(authOf(request)), request.params.id, request.body.event);
     },
   });
@@ -144,7 +141,6 @@ export function webhookRoutes(app: FastifyInstance, services: AppServices): void
       response: { 200: RotatedWebhookSecret },
     },
     handler: async (request) => {
-      request.auditResourceId = request.params.id;
       return rotateSecret(services, worldOfAuth(authOf(request)), request.params.id, request.body?.secret);
     },
   });
