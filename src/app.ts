@@ -56,7 +56,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
     }),
     bodyLimit: JSON_BODY_LIMIT,
     // Path parameters include email addresses (recipients): up to 254 characters, each percent-encoded.
-    maxParamLength: 254 * 3,
+    routerOptions: { maxParamLength: 254 * 3 },
     trustProxy: false,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,

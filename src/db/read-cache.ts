@@ -5,23 +5,25 @@ interface Entries<V> {
   values: Map<string, V>;
 }
 
+/** Computes a value from the database; `undefined` (not found) is never kept. */
+export type Load<V> = () => Promise<V | undefined>;
+
 /**
- * Memoises a read of rows that change rarely but are read on every request (an API key with its account,
- * an account's portal branding). Values are kept until the next commit to the database by any connection
- * of any process (`Db.changeVersion`), so a change is seen by the next request wherever it was made.
- * Where the database offers no change version (PostgreSQL), every call reads.
+ * A memo of values computed from the database, kept until the next commit to the database by any
+ * connection of any process (`Db.changeVersion`), so a change is seen by the next request wherever it
+ * was made. Where the database offers no change version (PostgreSQL), every call computes.
  *
  * Only found values are kept, so guessing ids cannot fill the memory; the map is bounded anyway.
+ * A value may be kept only if it is a function of the database's rows alone (no clock, no caller).
  */
-export function cachedReader<V>(
-  load: (db: Db, key: string) => Promise<V | undefined>,
+export function betweenCommits<V>(
   maxEntries = 10_000,
-): (db: Db, key: string) => Promise<V | undefined> {
+): (db: Db, key: string, load: Load<V>) => Promise<V | undefined> {
   const perDb = new WeakMap<Db, Entries<V>>();
 
-  return async (db, key) => {
+  return async (db, key, load) => {
     const changeVersion = db.changeVersion;
-    if (!changeVersion) return load(db, key);
+    if (!changeVersion) return load();
 
     const version = changeVersion();
     let entries = perDb.get(db);
@@ -32,7 +34,7 @@ export function cachedReader<V>(
     const cached = entries.values.get(key);
     if (cached !== undefined) return cached;
 
-    const value = await load(db, key);
+    const value = await load();
     // Kept only if nothing was committed meanwhile: otherwise the rows read may predate that commit.
     if (value !== undefined && changeVersion() === version && perDb.get(db) === entries) {
       if (entries.values.size >= maxEntries) entries.values.clear();
@@ -40,4 +42,16 @@ export function cachedReader<V>(
     }
     return value;
   };
+}
+
+/**
+ * Memoises a read of rows that change rarely but are read on every request (an API key with its account,
+ * an account's portal branding) between commits (see betweenCommits).
+ */
+export function cachedReader<V>(
+  load: (db: Db, key: string) => Promise<V | undefined>,
+  maxEntries = 10_000,
+): (db: Db, key: string) => Promise<V | undefined> {
+  const memo = betweenCommits<V>(maxEntries);
+  return (db, key) => memo(db, key, () => load(db, key));
 }

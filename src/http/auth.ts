@@ -4,7 +4,7 @@ import { hasScope, type Scope } from '../domain/scopes.js';
 import { toArray } from '../lib/arrays.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { API_KEY_PATTERN, hashApiKey } from '../modules/keys/keys.domain.js';
-import { findKeyForRequest } from '../modules/keys/key-lookup.js';
+import { findKeyForRequest, type FoundKey } from '../modules/keys/key-lookup.js';
 import { touchKey, type AccountRow } from '../modules/keys/keys.repository.js';
 import type { AppServices } from '../services.js';
 import { ApiError } from './errors.js';
@@ -74,6 +74,28 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     }
   }
 
+  /**
+   * The caller's context, made once per found key: between commits the key lookup answers with the same
+   * frozen object (findKeyForRequest), so its scopes are parsed and its clock made once, not per request.
+   */
+  const contexts = new WeakMap<FoundKey, AuthContext>();
+  function authContextOf(found: FoundKey): AuthContext {
+    let auth = contexts.get(found);
+    if (!auth) {
+      const { key, account } = found;
+      const livemode = key.livemode === 1;
+      auth = Object.freeze({
+        account,
+        keyId: key.id,
+        scopes: Object.freeze(JSON.parse(key.scopes) as string[]),
+        livemode,
+        clock: livemode ? services.clock : offsetClock(services.clock, account.test_clock_offset_ms),
+      });
+      contexts.set(found, auth);
+    }
+    return auth;
+  }
+
   async function authenticate(request: FastifyRequest): Promise<AuthContext> {
     const header = request.headers.authorization;
     if (!header) {
@@ -92,17 +114,9 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     }
     const found = await findKeyForRequest(services.db, hashApiKey(token), services.clock.now());
     if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
-    const { key, account } = found;
-    const livemode = key.livemode === 1;
-    const auth: AuthContext = {
-      account,
-      keyId: key.id,
-      scopes: JSON.parse(key.scopes) as string[],
-      livemode,
-      clock: livemode ? services.clock : offsetClock(services.clock, account.test_clock_offset_ms),
-    };
+    const auth = authContextOf(found);
     request.auth = auth;
-    await noteKeyUse(key.id);
+    await noteKeyUse(auth.keyId);
     return auth;
   }
 

@@ -21,7 +21,12 @@ import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
 import { isSuppressed, suppressAddress } from '../notify/notify.repository.js';
 import { tenantOf } from '../notify/notify.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
-import { findRecipientById, recipientsOf, updateRecipient } from '../recipients/recipients.repository.js';
+import {
+  findRecipientById,
+  recipientsOf,
+  updateRecipient,
+  type RecipientRow,
+} from '../recipients/recipients.repository.js';
 import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
 import {
   chasesOf,
@@ -99,9 +104,17 @@ function toRecord(row: ChaseRow, attemptNo: number, recipients: Map<string, stri
  * CONTRACT: every chase sent, bounced, failed or cancelled, plus the next scheduled one (of each
  * person's series, when also_notify recipients have their own).
  */
-export async function chaseRecords(db: Kysely<Database>, intakeId: string): Promise<ChaseRecord[]> {
-  const rows = await chasesOf(db, intakeId);
-  const recipients = new Map((await recipientsOf(db, intakeId)).map((r) => [r.id, r.email]));
+export async function chaseRecords(
+  db: Kysely<Database>,
+  intakeId: string,
+  /** The intake's also_notify rows, when the caller has them already. */
+  knownRecipients?: readonly RecipientRow[],
+): Promise<ChaseRecord[]> {
+  const [rows, others] = await Promise.all([
+    chasesOf(db, intakeId),
+    knownRecipients ?? recipientsOf(db, intakeId),
+  ]);
+  const recipients = new Map(others.map((r) => [r.id, r.email]));
   const done = rows.filter((r) => r.attempt_no !== null);
   const records = done.map((r) => toRecord(r, r.attempt_no ?? 0, recipients));
   const waiting = rows

@@ -5,6 +5,7 @@ import { ErrorBody } from '../../http/schemas.js';
 import { hasScope } from '../../domain/scopes.js';
 import { authOf } from '../../http/auth.js';
 import { validateIdempotencyKey } from '../../http/idempotency.js';
+import { readMemo } from '../../http/read-memo.js';
 import type { AppServices } from '../../services.js';
 import {
   AddItemsBody,
@@ -51,6 +52,7 @@ const NoBody = z.strictObject({}).nullish();
 
 export function intakeRoutes(app: FastifyInstance, services: AppServices): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
+  const answerFromMemo = readMemo(services);
 
   api.post('/v1/intakes', {
     config: { scope: 'intakes:write', audit: { action: 'intake.create', resourceType: 'intake' } },
@@ -102,7 +104,11 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       params: IntakeParams,
       response: { 200: IntakeStatusObject },
     },
-    handler: (request) => getIntakeStatus(services, worldOfAuth(authOf(request)), request.params.id),
+    // Polled by agents: kept between commits (readMemo); the status depends on the rows alone.
+    handler: (request, reply) =>
+      answerFromMemo(request, reply, () =>
+        getIntakeStatus(services, worldOfAuth(authOf(request)), request.params.id),
+      ),
   });
 
   api.get('/v1/intakes/:id/results', {

@@ -26,6 +26,7 @@ import {
   stopChases,
 } from '../chases/chases.service.js';
 import { deleteHistoryOf, historyOf } from '../history/history.repository.js';
+import { recipientsOf } from '../recipients/recipients.repository.js';
 import { checkAlsoNotify, insertAlsoNotify, recipientRecords } from '../recipients/recipients.service.js';
 import { deliverQueuedSoon } from '../notify/notify.service.js';
 import { findTemplateItems } from '../templates/templates.service.js';
@@ -249,12 +250,13 @@ export async function getIntake(
 export async function getIntakeStatus(services: AppServices, world: World, id: string) {
   const db = services.db.kysely;
   const intake = await requireIntake(db, world, id);
-  return toStatusObject(
-    intake,
-    await itemsOf(db, intake.id),
-    await chaseRecords(db, intake.id),
-    await recipientRecords(db, world, intake),
-  );
+  // Independent reads side by side: on PostgreSQL each is a round trip.
+  const [items, others] = await Promise.all([itemsOf(db, intake.id), recipientsOf(db, intake.id)]);
+  const [chases, recipients] = await Promise.all([
+    chaseRecords(db, intake.id, others),
+    recipientRecords(db, world, intake, others),
+  ]);
+  return toStatusObject(intake, items, chases, recipients);
 }
 
 /** POST /v1/intakes/:id/items: new pending items; a completed intake reopens. */

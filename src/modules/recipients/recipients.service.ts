@@ -29,6 +29,7 @@ import {
   recipientsOf,
   suppressedAmong,
   updateRecipient,
+  type RecipientRow,
 } from './recipients.repository.js';
 import { MAX_RECIPIENTS, type Recipient, type RecipientInput } from './recipients.schemas.js';
 
@@ -88,9 +89,13 @@ export async function recipientRecords(
   db: Kysely<Database>,
   world: World,
   intake: IntakeRow,
+  /** The intake's also_notify rows, when the caller has them already. */
+  knownRecipients?: readonly RecipientRow[],
 ): Promise<RecipientRecord[]> {
-  const plan = await findPlan(db, intake.id);
-  const others = await recipientsOf(db, intake.id);
+  const [plan, others] = await Promise.all([
+    findPlan(db, intake.id),
+    knownRecipients ?? recipientsOf(db, intake.id),
+  ]);
   const suppressed = await suppressedAmong(db, tenantOf(world), [
     intake.client_email,
     ...others.map((r) => r.email),

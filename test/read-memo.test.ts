@@ -1,0 +1,127 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../src/db/database.js';
+import { DATABASES } from './helpers/env.js';
+import { client, type Client } from './helpers/http.js';
+import { expectError } from './helpers/security.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/**
+ * Answers kept between commits (src/http/read-memo.ts: the intake status and the account): repeated
+ * reads answer the same, and every change shows in the very next read, whether this process made it
+ * or another connection did; a kept answer never reaches another account, the other mode or a key
+ * without the route's scope.
+ */
+
+interface StatusBody {
+  status: string;
+  due_date: string | null;
+  progress: { submitted: number; total: number };
+  items: { key: string; status: string }[];
+}
+
+const ITEMS = [
+  { key: 'about', label: 'About you', type: 'longtext' },
+  { key: 'motto', label: 'Motto', type: 'longtext' },
+];
+
+describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
+  let server: TestServer;
+  let api: Client;
+  let testApi: Client;
+  let other: Client;
+  let writeOnly: Client;
+  let portal: Client;
+  let intakeId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    const account = await server.createAccount();
+    api = client(server.url, account.live_key);
+    testApi = client(server.url, account.test_key);
+    other = client(server.url, (await server.createAccount()).live_key);
+    const key = await api.post<{ key: string }>('/v1/keys', {
+      name: 'writer',
+      mode: 'live',
+      scopes: ['intakes:write'],
+    });
+    expect(key.status, key.text).toBe(201);
+    writeOnly = client(server.url, key.body.key);
+    portal = client(server.url);
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Memo',
+      client: { email: 'client@example.com' },
+      items: ITEMS,
+    });
+    expect(created.status, created.text).toBe(201);
+    intakeId = created.body.intake_id;
+  });
+
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  const status = () => api.get<StatusBody>(`/v1/intakes/${intakeId}/status`);
+
+  it('answers repeated reads alike, as JSON', async () => {
+    const first = await status();
+    const second = await status();
+    expect(first.status).toBe(200);
+    expect(second.text).toBe(first.text);
+    expect(second.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(second.body.progress).toEqual({ submitted: 0, total: 2, outstanding: 2, percent: 0 });
+  });
+
+  it("shows this process's change in the very next read", async () => {
+    expect((await status()).body.items.map((i) => i.status)).toEqual(['pending', 'pending']);
+    const saved = await portal.call('PUT', `/portal/api/${intakeId}/items/about`, {
+      body: { value: 'We make bread.' },
+    });
+    expect(saved.status, saved.text).toBe(200);
+    const submitted = await portal.post(`/portal/api/${intakeId}/items/about/submit`);
+    expect(submitted.status, submitted.text).toBe(200);
+
+    const after = await status();
+    expect(after.body.status).toBe('in_progress');
+    expect(after.body.items.find((i) => i.key === 'about')?.status).toBe('submitted');
+    expect(after.body.progress.submitted).toBe(1);
+  });
+
+  it("shows another connection's commit in the very next read", async () => {
+    expect((await status()).body.due_date).toBeNull();
+    // A second handle on the same database stands for another process (the CLI, another API process).
+    const outside: Db = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
+    try {
+      await sql`update intakes set due_date = '2031-01-31' where id = ${intakeId}`.execute(outside.kysely);
+    } finally {
+      await outside.close();
+    }
+    expect((await status()).body.due_date).toBe('2031-01-31');
+  });
+
+  it('never answers another account, the other mode or a key without the scope from a kept answer', async () => {
+    expect((await status()).status).toBe(200);
+    expectError(await other.get(`/v1/intakes/${intakeId}/status`), 404, 'not_found');
+    expectError(await testApi.get(`/v1/intakes/${intakeId}/status`), 404, 'not_found');
+    expectError(await writeOnly.get(`/v1/intakes/${intakeId}/status`), 403, 'forbidden');
+    // An unknown id is never kept, and the alias of the id answers the same intake.
+    expectError(await api.get(`/v1/intakes/in_${'x'.repeat(22)}/status`), 404, 'not_found');
+    const alias = await api.get<StatusBody>(`/v1/intakes/${intakeId.replace(/^in_/, 'int_')}/status`);
+    expect(alias.text).toBe((await status()).text);
+  });
+
+  it('keeps the account answer per mode and shows an update in the next read', async () => {
+    const live = await api.get<{ name: string; livemode: boolean }>('/v1/account');
+    const test = await testApi.get<{ name: string; livemode: boolean }>('/v1/account');
+    expect(live.body.livemode).toBe(true);
+    expect(test.body.livemode).toBe(false);
+    expect((await api.get('/v1/account')).text).toBe(live.text);
+
+    const renamed = await api.patch('/v1/account', { name: 'Renamed Bakery' });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect((await api.get<{ name: string }>('/v1/account')).body.name).toBe('Renamed Bakery');
+    expect((await testApi.get<{ name: string }>('/v1/account')).body.name).toBe('Renamed Bakery');
+    const otherAccount = await other.get<{ name: string }>('/v1/account');
+    expect(otherAccount.body.name).not.toBe('Renamed Bakery');
+  });
+});
