@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../lib/maybe-promise.js';
 import type { Db } from './database.js';
 
 interface Entries<V> {
@@ -12,16 +13,27 @@ export type Load<V> = () => Promise<V | undefined>;
  * A memo of values computed from the database, kept until the next commit to the database by any
  * connection of any process (`Db.changeVersion`), so a change is seen by the next request wherever it
  * was made. Where the database offers no change version (PostgreSQL), every call computes.
+ * A kept value is answered synchronously (no promise): these reads sit on every request's path.
  *
  * Only found values are kept, so guessing ids cannot fill the memory; the map is bounded anyway.
  * A value may be kept only if it is a function of the database's rows alone (no clock, no caller).
  */
 export function betweenCommits<V>(
   maxEntries = 10_000,
-): (db: Db, key: string, load: Load<V>) => Promise<V | undefined> {
+): (db: Db, key: string, load: Load<V>) => MaybePromise<V | undefined> {
   const perDb = new WeakMap<Db, Entries<V>>();
 
-  return async (db, key, load) => {
+  async function loadAndKeep(db: Db, key: string, load: Load<V>, entries: Entries<V>, version: number) {
+    const value = await load();
+    // Kept only if nothing was committed meanwhile: otherwise the rows read may predate that commit.
+    if (value !== undefined && db.changeVersion?.() === version && perDb.get(db) === entries) {
+      if (entries.values.size >= maxEntries) entries.values.clear();
+      entries.values.set(key, value);
+    }
+    return value;
+  }
+
+  return (db, key, load) => {
     const changeVersion = db.changeVersion;
     if (!changeVersion) return load();
 
@@ -31,16 +43,7 @@ export function betweenCommits<V>(
       entries = { version, values: new Map() };
       perDb.set(db, entries);
     }
-    const cached = entries.values.get(key);
-    if (cached !== undefined) return cached;
-
-    const value = await load();
-    // Kept only if nothing was committed meanwhile: otherwise the rows read may predate that commit.
-    if (value !== undefined && changeVersion() === version && perDb.get(db) === entries) {
-      if (entries.values.size >= maxEntries) entries.values.clear();
-      entries.values.set(key, value);
-    }
-    return value;
+    return entries.values.get(key) ?? loadAndKeep(db, key, load, entries, version);
   };
 }
 
@@ -51,7 +54,7 @@ export function betweenCommits<V>(
 export function cachedReader<V>(
   load: (db: Db, key: string) => Promise<V | undefined>,
   maxEntries = 10_000,
-): (db: Db, key: string) => Promise<V | undefined> {
+): (db: Db, key: string) => MaybePromise<V | undefined> {
   const memo = betweenCommits<V>(maxEntries);
   return (db, key) => memo(db, key, () => load(db, key));
 }

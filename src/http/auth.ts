@@ -7,7 +7,9 @@ import { API_KEY_PATTERN, hashApiKey } from '../modules/keys/keys.domain.js';
 import { findKeyForRequest, type FoundKey } from '../modules/keys/key-lookup.js';
 import { touchKey, type AccountRow } from '../modules/keys/keys.repository.js';
 import type { AppServices } from '../services.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { ApiError } from './errors.js';
+import type { RateLimitDecision } from './rate-limit/limiter.js';
 
 /** Who is calling: the account, the key, its mode (data world) and that mode's clock. */
 export interface AuthContext {
@@ -34,6 +36,28 @@ declare module 'fastify' {
 }
 
 /** The auth context of a secured route; its absence is a programming error, not a client one. */
+/** The key of `Authorization: Bearer <key>`; 401 when the header is missing or holds no API key. */
+function bearerToken(header: string | undefined): string {
+  if (!header) {
+    throw new ApiError(
+      'unauthorized',
+      'Missing API key: send the header Authorization: Bearer svc_live_… or svc_test_….',
+    );
+  }
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  if (!token || !API_KEY_PATTERN.test(token)) {
+    throw new ApiError(
+      'unauthorized',
+      'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….',
+    );
+  }
+  return token;
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 export function authOf(request: FastifyRequest): AuthContext {
   if (!request.auth) throw new Error(`Route ${request.url} has no scope but reads the caller`);
   return request.auth;
@@ -64,14 +88,39 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     (route.schema as Record<string, unknown>)['x-required-scope'] = scope;
   });
 
-  async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * A callback hook, not an async one: when the key is kept in memory and the limiter is in-process,
+   * admitting a request needs no promise at all (this runs before every authenticated answer).
+   */
+  function guard(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
     const scope = request.routeOptions.config.scope;
-    if (!scope) return;
-    const auth = await authenticate(request);
-    await enforceRateLimit(auth, reply);
-    if (scope !== 'any' && !hasScope(auth.scopes, scope)) {
-      throw new ApiError('forbidden', `This API key lacks the ${scope} scope needed for this request.`);
+    if (!scope) return done();
+    let admitted: MaybePromise<void>;
+    try {
+      admitted = admit(request, reply, scope);
+    } catch (error) {
+      return done(toError(error));
     }
+    if (admitted instanceof Promise) admitted.then(() => done(), (error: unknown) => done(toError(error)));
+    else done();
+  }
+
+  function admit(request: FastifyRequest, reply: FastifyReply, scope: RouteScope): MaybePromise<void> {
+    const token = bearerToken(request.headers.authorization);
+    const now = services.clock.now();
+    return andThen(findKeyForRequest(services.db, hashApiKey(token), now), (found) => {
+      if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
+      const auth = authContextOf(found);
+      request.auth = auth;
+      return andThen(noteKeyUse(auth.keyId, now), () =>
+        andThen(services.limiter.hit(auth.keyId, rateLimitFor(auth.account), now.getTime()), (decision) => {
+          applyRateLimit(auth, decision, reply);
+          if (scope !== 'any' && !hasScope(auth.scopes, scope)) {
+            throw new ApiError('forbidden', `This API key lacks the ${scope} scope needed for this request.`);
+          }
+        }),
+      );
+    });
   }
 
   /**
@@ -96,44 +145,18 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     return auth;
   }
 
-  async function authenticate(request: FastifyRequest): Promise<AuthContext> {
-    const header = request.headers.authorization;
-    if (!header) {
-      throw new ApiError(
-        'unauthorized',
-        'Missing API key: send the header Authorization: Bearer svc_live_… or svc_test_….',
-      );
-    }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const token = match?.[1];
-    if (!token || !API_KEY_PATTERN.test(token)) {
-      throw new ApiError(
-        'unauthorized',
-        'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….',
-      );
-    }
-    const found = await findKeyForRequest(services.db, hashApiKey(token), services.clock.now());
-    if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
-    const auth = authContextOf(found);
-    request.auth = auth;
-    await noteKeyUse(auth.keyId);
-    return auth;
-  }
-
   /** last_used_at at one-minute resolution: one write per key per minute, not per request. */
-  async function noteKeyUse(keyId: string): Promise<void> {
-    const now = services.clock.now();
+  function noteKeyUse(keyId: string, now: Date): MaybePromise<void> {
     const previous = lastTouched.get(keyId) ?? 0;
     if (now.getTime() - previous < LAST_USED_RESOLUTION_MS) return;
     lastTouched.set(keyId, now.getTime());
-    await touchKey(services.db.kysely, keyId, now.toISOString());
+    return touchKey(services.db.kysely, keyId, now.toISOString());
   }
 
-  async function enforceRateLimit(auth: AuthContext, reply: FastifyReply): Promise<void> {
-    const limit = rateLimitFor(auth.account);
+  function applyRateLimit(auth: AuthContext, decision: RateLimitDecision, reply: FastifyReply): void {
+    const limit = decision.limit;
     // Each key is its own bucket; test keys are separate keys, so test traffic never eats live quota.
-    const decision = await services.limiter.hit(auth.keyId, limit, services.clock.now().getTime());
-    reply.header('X-RateLimit-Limit', decision.limit);
+    reply.header('X-RateLimit-Limit', limit);
     reply.header('X-RateLimit-Remaining', decision.remaining);
     reply.header('X-RateLimit-Reset', decision.resetAt);
     if (!decision.allowed) {

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { betweenCommits } from '../db/read-cache.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import type { AppServices } from '../services.js';
 import { authOf } from './auth.js';
 
@@ -19,19 +20,22 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  */
 export function readMemo(services: AppServices) {
   const bodies = betweenCommits<string>();
-  return async function answerFromMemo(
+  /** Sends the kept answer at once when there is one (no promise), else computes, keeps and sends it. */
+  return function answerFromMemo(
     request: FastifyRequest,
     reply: FastifyReply,
     compute: () => Promise<unknown>,
-  ): Promise<void> {
+  ): MaybePromise<void> {
     const auth = authOf(request);
     const key = `${auth.account.id} ${auth.livemode ? 'live' : 'test'} ${request.method} ${request.url}`;
-    const body = await bodies(services.db, key, async () => {
+    const body = bodies(services.db, key, async () => {
       const serialised = reply.serialize(await compute());
       // The JSON serialisers give strings; bytes (a custom serialiser's) are kept as their text.
       return typeof serialised === 'string' ? serialised : new TextDecoder().decode(serialised);
     });
     // A string with a JSON type is sent as it is: Fastify serialises only objects.
-    return reply.type(JSON_TYPE).send(body);
+    return andThen(body, (json) => {
+      void reply.type(JSON_TYPE).send(json);
+    });
   };
 }

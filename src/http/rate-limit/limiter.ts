@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../../lib/maybe-promise.js';
+
 /** An exact rolling 60-minute window, kept as a sliding log of request times per bucket. */
 export const WINDOW_MS = 60 * 60 * 1000;
 
@@ -15,8 +17,11 @@ export interface RateLimitDecision {
 }
 
 export interface RateLimiter {
-  /** Records one request in `bucket` at `nowMs` if the window has room; says whether it did. */
-  hit(bucket: string, limit: number, nowMs: number): Promise<RateLimitDecision>;
+  /**
+   * Records one request in `bucket` at `nowMs` if the window has room; says whether it did. The
+   * in-process limiter answers at once (it runs before every authenticated answer), Redis later.
+   */
+  hit(bucket: string, limit: number, nowMs: number): MaybePromise<RateLimitDecision>;
   /** How many requests `bucket` holds in the window ending at `nowMs`, recording nothing (dashboard usage). */
   used(bucket: string, nowMs: number): Promise<number>;
   /** Throws when the backend cannot be reached (readiness probe). */

@@ -1,4 +1,5 @@
 import { WINDOW_MS, decide, freeingIndex, type RateLimitDecision, type RateLimiter } from './limiter.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 
 /**
  * The request times of one bucket, oldest first, in a ring buffer (at most the limit's size): a request is
@@ -68,7 +69,8 @@ export class MemoryRateLimiter implements RateLimiter {
     this.sweeper.unref();
   }
 
-  hit(bucket: string, limit: number, nowMs: number): Promise<RateLimitDecision> {
+  /** Answers at once (a decision, not a promise of one), typed as the interface allows. */
+  hit(bucket: string, limit: number, nowMs: number): MaybePromise<RateLimitDecision> {
     const capacity = Math.max(1, limit);
     let log = this.logs.get(bucket);
     if (!log) {
@@ -91,7 +93,7 @@ export class MemoryRateLimiter implements RateLimiter {
       }
       log.push(nowMs);
     }
-    return Promise.resolve(decide(allowed, limit, log.count, log.freeing(limit, nowMs), nowMs));
+    return decide(allowed, limit, log.count, log.freeing(limit, nowMs), nowMs);
   }
 
   used(bucket: string, nowMs: number): Promise<number> {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { cachedReader } from '../../db/read-cache.js';
+import { andThen, type MaybePromise } from '../../lib/maybe-promise.js';
 import { findActiveKeyByHash, type AccountRow, type ApiKeyRow } from './keys.repository.js';
 
 export interface FoundKey {
@@ -22,9 +23,9 @@ const readKey = cachedReader<FoundKey>(async (db, hash) => {
  * account, as of `at`. Kept in memory between commits where the database allows (see cachedReader): a
  * revoked key, a changed plan or rate limit and an advanced test clock are seen by the very next request.
  */
-export async function findKeyForRequest(db: Db, hash: string, at: Date): Promise<FoundKey | undefined> {
-  const found = await readKey(db, hash);
-  if (!found) return undefined;
-  const expiresAt = found.key.expires_at;
-  return expiresAt !== null && expiresAt <= at.toISOString() ? undefined : found;
+export function findKeyForRequest(db: Db, hash: string, at: Date): MaybePromise<FoundKey | undefined> {
+  return andThen(readKey(db, hash), (found) => {
+    const expiresAt = found?.key.expires_at ?? null;
+    return expiresAt !== null && expiresAt <= at.toISOString() ? undefined : found;
+  });
 }
