@@ -105,3 +105,68 @@ export async function measure(target: Target): Promise<RouteResult> {
     durationSeconds: result.duration,
   };
 }
+
+/** Rounds of a baseline/target pair (BENCH_ROUNDS): the ratio reported is the median of the rounds'. */
+export const ROUNDS = Math.round(positiveNumberFromEnv('BENCH_ROUNDS', 3));
+
+export interface PairResult {
+  /** All rounds together: mean of the rounds' requests/s, worst p99, summed request counts. */
+  baseline: RouteResult;
+  target: RouteResult;
+  /** Target ÷ baseline requests/s, one per round, in the order measured. */
+  roundRatios: number[];
+  /** The median of `roundRatios`. */
+  ratio: number;
+}
+
+/**
+ * A target against its baseline in alternating rounds (baseline first, then target first, and so on),
+ * each run with its own warmup. The ratio is the median of the rounds' ratios: on a shared machine the
+ * throughput drifts over a run (other load, frequency, a VM's stolen time), and alternating makes the
+ * drift move both sides of a ratio alike instead of favouring whichever side ran in the quieter moment.
+ */
+export async function measurePair(baseline: Target, target: Target, rounds = ROUNDS): Promise<PairResult> {
+  const baselineRuns: RouteResult[] = [];
+  const targetRuns: RouteResult[] = [];
+  const roundRatios: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    process.stderr.write(`Round ${round + 1} of ${rounds}\n`);
+    const baselineFirst = round % 2 === 0;
+    const first = await measure(baselineFirst ? baseline : target);
+    const second = await measure(baselineFirst ? target : baseline);
+    const [baselineRun, targetRun] = baselineFirst ? [first, second] : [second, first];
+    baselineRuns.push(baselineRun);
+    targetRuns.push(targetRun);
+    roundRatios.push(targetRun.requestsPerSecondMean / baselineRun.requestsPerSecondMean);
+  }
+  return {
+    baseline: combine(baselineRuns),
+    target: combine(targetRuns),
+    roundRatios,
+    ratio: median(roundRatios),
+  };
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? Number.NaN)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+function combine(runs: readonly RouteResult[]): RouteResult {
+  const mean = (pick: (r: RouteResult) => number) => runs.reduce((sum, r) => sum + pick(r), 0) / runs.length;
+  const sum = (pick: (r: RouteResult) => number) => runs.reduce((total, r) => total + pick(r), 0);
+  return {
+    route: runs[0]?.route ?? '',
+    requestsPerSecondMean: mean((r) => r.requestsPerSecondMean),
+    latencyMeanMs: mean((r) => r.latencyMeanMs),
+    latencyP50Ms: median(runs.map((r) => r.latencyP50Ms)),
+    latencyP99Ms: Math.max(...runs.map((r) => r.latencyP99Ms)),
+    totalRequests: sum((r) => r.totalRequests),
+    warmupRequests: sum((r) => r.warmupRequests),
+    durationSeconds: sum((r) => r.durationSeconds),
+  };
+}

@@ -6,17 +6,27 @@
  * baseline of its three-process figure, measured in the same run.
  *
  * Load: one autocannon run per API process at once (BENCH_CONNECTIONS each, default 10), summed;
- * p99 is the worst of the processes' p99s.
+ * p99 is the worst of the processes' p99s. The API processes' CPU time during each measured run is
+ * read from /proc (Linux) and reported per 1,000 requests in the JSON.
  *
  * Environment: BENCH_SCALE_SECONDS (measured seconds per route, default 5), BENCH_SCALE_WARMUP_SECONDS
- * (default 1), BENCH_CONNECTIONS, TEST_POSTGRES_URL, TEST_REDIS_URL (PostgreSQL is skipped when
- * unreachable).
+ * (default 1), BENCH_CONNECTIONS, TEST_POSTGRES_URL, TEST_REDIS_URL, BENCH_SCALE_DATABASES
+ * (comma-separated, default `sqlite,postgres`; PostgreSQL is skipped when unreachable unless named
+ * here), BENCH_SCALE_CPU_QUOTA (below).
+ *
+ * CPU-quota mode (BENCH_SCALE_CPU_QUOTA, a fraction of one CPU such as 0.3): each API process is put
+ * into a cgroup of its own with that CPU quota right after it is spawned, so that three processes get
+ * three times the CPU of one, as with one process per core. On a machine where one unlimited process
+ * already saturates every core (the database, Redis and the load generators share them), this is the
+ * only way to see the service's own scaling; the output labels the figures as quota-limited. It needs
+ * root and a writable cgroup v2 `cpu.max` or cgroup v1 cpu hierarchy, and fails when neither works.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -38,10 +48,193 @@ const CONNECTIONS = Math.round(positiveNumberFromEnv('BENCH_CONNECTIONS', 10));
  * kill the wrapper and leave the service running.)
  */
 const TSX = ['--import', 'tsx'];
+/** The CFS period a CPU quota is a share of: 100 ms, the kernel's default. */
+const CPU_PERIOD_US = 100_000;
+/** The unit of the CPU times in /proc/<pid>/stat (USER_HZ, almost always 100). */
+const CLOCK_TICKS_PER_SECOND = clockTicksPerSecond();
+
+type Dialect = 'sqlite' | 'postgres';
+const ALL_DIALECTS: Dialect[] = ['sqlite', 'postgres'];
+
+/** Counts the cgroups created, so that each one's name is unique (with the bench's pid). */
+let cgroupCount = 0;
+/**
+ * Stops of the API processes spawned and not yet exited, and cleanups of the scenario in progress:
+ * what the SIGINT/SIGTERM handler runs (a signal does not run the scenarios' `finally`).
+ */
+const liveApiStops = new Set<() => Promise<void>>();
+const scenarioCleanups = new Set<() => Promise<void>>();
 
 interface Proc {
   url: string;
+  pid: number;
   stop(): Promise<void>;
+}
+
+/** Where the API processes' cgroups are created and how a quota is written there. */
+interface CpuController {
+  version: 1 | 2;
+  /** The bench's own cgroup in that hierarchy: the API processes' cgroups are its children. */
+  parent: string;
+}
+
+interface CpuQuota {
+  /** A fraction of one CPU per API process (BENCH_SCALE_CPU_QUOTA). */
+  fraction: number;
+  quotaUs: number;
+  controller: CpuController;
+}
+
+function clockTicksPerSecond(): number {
+  try {
+    const value = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    return Number.isFinite(value) && value > 0 ? value : 100;
+  } catch {
+    return 100;
+  }
+}
+
+function isDialect(name: string): name is Dialect {
+  return name === 'sqlite' || name === 'postgres';
+}
+
+/**
+ * BENCH_SCALE_DATABASES, and whether it was set: PostgreSQL named explicitly must be reachable, while
+ * by default an unreachable one is skipped (as before the variable existed).
+ */
+function databasesFromEnv(): { dialects: Dialect[]; explicit: boolean } {
+  const raw = process.env.BENCH_SCALE_DATABASES;
+  if (raw === undefined || raw.trim() === '') return { dialects: ALL_DIALECTS, explicit: false };
+  const names = raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const unknown = names.filter((name) => !isDialect(name));
+  if (unknown.length > 0 || names.length === 0)
+    throw new Error(`BENCH_SCALE_DATABASES must list sqlite and/or postgres, got "${raw}"`);
+  return { dialects: ALL_DIALECTS.filter((d) => names.includes(d)), explicit: true };
+}
+
+/** The CPU-quota mode's settings, with a cgroup hierarchy proven usable; undefined when the variable is unset. */
+async function cpuQuotaFromEnv(): Promise<CpuQuota | undefined> {
+  const raw = process.env.BENCH_SCALE_CPU_QUOTA;
+  if (raw === undefined || raw === '') return undefined;
+  const fraction = positiveNumberFromEnv('BENCH_SCALE_CPU_QUOTA', 0);
+  const quotaUs = Math.round(fraction * CPU_PERIOD_US);
+  // The kernel refuses quotas under 1 ms.
+  if (quotaUs < 1_000) throw new Error(`BENCH_SCALE_CPU_QUOTA must be at least 0.01, got "${raw}"`);
+  return { fraction, quotaUs, controller: await findCpuController(quotaUs) };
+}
+
+/**
+ * The cgroup hierarchies that could carry a CPU quota, v2 first: the mount points from
+ * /proc/self/mounts joined with the bench's own cgroup from /proc/self/cgroup ("0::/path" for v2,
+ * "N:cpu,cpuacct:/path" for v1).
+ */
+async function cpuControllerCandidates(): Promise<CpuController[]> {
+  const mounts = (await readFile('/proc/self/mounts', 'utf8')).split('\n').map((line) => line.split(' '));
+  const memberships = (await readFile('/proc/self/cgroup', 'utf8')).split('\n').map((line) => {
+    const [id = '', controllers = '', ...path] = line.split(':');
+    return { id, controllers: controllers.split(','), path: path.join(':') };
+  });
+  const candidates: CpuController[] = [];
+  const v2Mount = mounts.find(([, , type]) => type === 'cgroup2')?.[1];
+  const v2Own = memberships.find((m) => m.id === '0' && m.controllers.join('') === '');
+  if (v2Mount !== undefined && v2Own) candidates.push({ version: 2, parent: join(v2Mount, v2Own.path) });
+  const v1Mount = mounts.find(
+    ([, , type, options = '']) => type === 'cgroup' && options.split(',').includes('cpu'),
+  )?.[1];
+  const v1Own = memberships.find((m) => m.controllers.includes('cpu'));
+  if (v1Mount !== undefined && v1Own) candidates.push({ version: 1, parent: join(v1Mount, v1Own.path) });
+  return candidates;
+}
+
+/**
+ * The first hierarchy in which a cgroup with the quota can actually be created (a probe, removed at
+ * once). Fails loudly otherwise: a run labelled quota-limited must never run without quotas.
+ */
+async function findCpuController(quotaUs: number): Promise<CpuController> {
+  const failures: string[] = [];
+  for (const controller of await cpuControllerCandidates()) {
+    try {
+      if (controller.version === 2) await enableCpuControllerV2(controller.parent);
+      await removeCgroup(await createCpuCgroup(controller, quotaUs));
+      return controller;
+    } catch (error) {
+      failures.push(`cgroup v${controller.version} at ${controller.parent}: ${toError(error).message}`);
+    }
+  }
+  throw new Error(
+    'BENCH_SCALE_CPU_QUOTA is set, but no cgroup with a CPU quota can be created here ' +
+      `(${failures.join('; ') || 'no cgroup hierarchy with a cpu controller is mounted'}). ` +
+      'It needs root and a writable cgroup v2 cpu.max or cgroup v1 cpu hierarchy; unset the variable to run without quotas.',
+  );
+}
+
+/**
+ * cgroup v2 gives a child cgroup cpu.max only when its parent lists cpu in cgroup.subtree_control.
+ * The kernel refuses to enable it when the cpu controller is bound to a v1 hierarchy (hybrid systems)
+ * or when the parent, not being the root, holds processes itself; the probe then reports that error.
+ * Once enabled it is left so: sibling cgroups then share CPU by the default weight, without limits.
+ */
+async function enableCpuControllerV2(parent: string): Promise<void> {
+  const available = (await readFile(join(parent, 'cgroup.controllers'), 'utf8')).split(/\s+/);
+  if (!available.includes('cpu'))
+    throw new Error('the cpu controller is not available in this cgroup (bound to cgroup v1?)');
+  const enabled = (await readFile(join(parent, 'cgroup.subtree_control'), 'utf8')).split(/\s+/);
+  if (!enabled.includes('cpu')) await writeFile(join(parent, 'cgroup.subtree_control'), '+cpu');
+}
+
+/** A new, empty cgroup limited to quotaUs per CPU_PERIOD_US, named after the bench's pid and a counter. */
+async function createCpuCgroup(controller: CpuController, quotaUs: number): Promise<string> {
+  cgroupCount += 1;
+  const dir = join(controller.parent, `bench-scale-${process.pid}-${cgroupCount}`);
+  await mkdir(dir);
+  try {
+    if (controller.version === 2) {
+      await writeFile(join(dir, 'cpu.max'), `${quotaUs} ${CPU_PERIOD_US}`);
+    } else {
+      await writeFile(join(dir, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+      await writeFile(join(dir, 'cpu.cfs_quota_us'), String(quotaUs));
+    }
+  } catch (error) {
+    await removeCgroup(dir);
+    throw toError(error);
+  }
+  return dir;
+}
+
+/** Moves a process (all its threads, and children it spawns later) into a new cgroup of its own. */
+async function confineToCpuQuota(quota: CpuQuota, pid: number): Promise<string> {
+  // Writing 0 to cgroup.procs would move the bench itself (0 is a failed spawn's stand-in pid here).
+  if (pid <= 0) throw new Error('the process has no pid (spawn failed)');
+  const dir = await createCpuCgroup(quota.controller, quota.quotaUs);
+  try {
+    await writeFile(join(dir, 'cgroup.procs'), String(pid));
+  } catch (error) {
+    await removeCgroup(dir);
+    throw toError(error);
+  }
+  return dir;
+}
+
+/**
+ * rmdir, not rm -r: a cgroup's files cannot be deleted, the directory can once it is empty. EBUSY
+ * while a process is still inside (the kernel moves an exited one out a moment later): retried for 2 s.
+ */
+async function removeCgroup(dir: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await rmdir(dir);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      if (code !== 'EBUSY' || attempt >= 20)
+        throw new Error(`Could not remove cgroup ${dir}: ${toError(error).message}`);
+      await sleep(100);
+    }
+  }
 }
 
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
@@ -58,32 +251,95 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   });
 }
 
-function startApi(env: NodeJS.ProcessEnv): Promise<Proc> {
+/**
+ * Spawns one `api` process, in a cgroup of its own when a quota is given. A process that fails to
+ * start (or whose cgroup cannot be set up) is stopped before the promise rejects, so nothing is left.
+ */
+function startApi(env: NodeJS.ProcessEnv, quota: CpuQuota | undefined): Promise<Proc> {
   const child = spawn(process.execPath, [...TSX, 'src/cli.ts', 'api'], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const pid = child.pid ?? 0;
+  // At once: the service takes hundreds of milliseconds to start, so it serves nothing unlimited.
+  const cgroup = quota === undefined ? Promise.resolve(undefined) : confineToCpuQuota(quota, pid);
+  // Settles once the process has exited and its cgroup is removed (which needs the process gone).
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve())).then(async () => {
+    const dir = await cgroup.catch(() => undefined);
+    if (dir === undefined) return;
+    await removeCgroup(dir).catch((error: unknown) => {
+      process.stderr.write(`\nWarning: ${toError(error).message}\n`);
+      process.exitCode = 1;
+    });
+  });
+  const stop = (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    // Its cgroup can only go once the process has: one that ignores SIGTERM is killed after 10 s.
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    return gone.finally(() => clearTimeout(killer));
+  };
+  liveApiStops.add(stop);
+  void gone.then(() => liveApiStops.delete(stop));
+
   let out = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`api did not start: ${out}`)), 60_000);
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      void stop().then(() => reject(error));
+    };
+    const timer = setTimeout(() => fail(new Error(`api did not start: ${out}`)), 60_000);
+    cgroup.catch((error: unknown) =>
+      fail(new Error(`Could not put api process ${pid} into a CPU cgroup: ${toError(error).message}`)),
+    );
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       const match = /listening on (http:\/\/\S+)/.exec(out);
       if (match?.[1] && out.includes('Background worker:')) {
-        clearTimeout(timer);
-        resolve({
-          url: match[1],
-          stop: () =>
-            new Promise<void>((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
+        const url = match[1];
+        // Not ready before it is in its cgroup (a rejected cgroup is handled by `fail` above).
+        cgroup.then(
+          () => {
+            clearTimeout(timer);
+            resolve({ url, pid, stop });
+          },
+          () => undefined,
+        );
       }
     });
-    child.once('exit', (code) => reject(new Error(`api exited with ${code}: ${out}`)));
+    child.once('exit', (code) => fail(new Error(`api exited with ${code}: ${out}`)));
   });
+}
+
+/** On SIGINT/SIGTERM: stop the API processes (which removes their cgroups) and clean up, then exit. */
+function cleanUpOnSignal(signal: NodeJS.Signals): void {
+  process.stderr.write(`\n${signal}: stopping ${liveApiStops.size} API process(es) and cleaning up\n`);
+  void Promise.all([...liveApiStops].map((stop) => stop()))
+    .then(() => Promise.all([...scenarioCleanups].map((cleanup) => cleanup())))
+    .finally(() => process.exit(130));
+}
+
+/** User + system CPU seconds a process has used so far; undefined without /proc (not Linux). */
+async function cpuSecondsOf(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (in parentheses, possibly with spaces) start at field 3 (the
+    // state); utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / CLOCK_TICKS_PER_SECOND : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function totalCpuSeconds(pids: number[]): Promise<number | undefined> {
+  let total = 0;
+  for (const seconds of await Promise.all(pids.map(cpuSecondsOf))) {
+    if (seconds === undefined) return undefined;
+    total += seconds;
+  }
+  return total;
 }
 
 interface Route {
@@ -117,10 +373,16 @@ interface Measured {
   route: string;
   requestsPerSecond: number;
   p99Ms: number;
+  /** CPU seconds of all the API processes together per 1,000 2xx answers of the measured run (null without /proc). */
+  apiCpuSecondsPer1000Requests: number | null;
+  /** CPUs each API process used on average during the measured run (at most the quota, if any). */
+  apiCpuPerProcess: number | null;
 }
 
 /** One autocannon per process, at once (each process its own route: its own intake); throughput summed, p99 the worst. */
-async function measure(urls: string[], routeFor: (i: number) => Route): Promise<Measured> {
+async function measure(apis: Proc[], routeFor: (i: number) => Route): Promise<Measured> {
+  const urls = apis.map((api) => api.url);
+  const pids = apis.map((api) => api.pid);
   const routes = urls.map((_, i) => routeFor(i));
   const name = routeFor(0).name;
   process.stderr.write(`  ${name} on ${urls.length} process(es): warmup … `);
@@ -130,12 +392,24 @@ async function measure(urls: string[], routeFor: (i: number) => Route): Promise<
   ).entries())
     assertClean('Warmup', `${name}#${i}`, r);
   process.stderr.write('measuring … ');
+  const cpuBefore = await totalCpuSeconds(pids);
+  const startedAt = performance.now();
   const measured = await Promise.all(routes.map((route, i) => fire(urls[i] ?? '', route, SECONDS)));
+  const wallSeconds = (performance.now() - startedAt) / 1000;
+  const cpuAfter = await totalCpuSeconds(pids);
   for (const [i, r] of measured.entries()) assertClean('Measured', `${name}#${i}`, r);
   const requestsPerSecond = measured.reduce((sum, r) => sum + r['2xx'] / r.duration, 0);
   const p99Ms = Math.max(...measured.map((r) => r.latency.p99));
-  process.stderr.write(`${Math.round(requestsPerSecond)} req/s, p99 ${p99Ms} ms\n`);
-  return { route: name, requestsPerSecond, p99Ms };
+  const answered = measured.reduce((sum, r) => sum + r['2xx'], 0);
+  const cpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
+  const apiCpuSecondsPer1000Requests = cpuSeconds === undefined ? null : (cpuSeconds / answered) * 1000;
+  const apiCpuPerProcess = cpuSeconds === undefined ? null : cpuSeconds / wallSeconds / apis.length;
+  process.stderr.write(
+    `${Math.round(requestsPerSecond)} req/s, p99 ${p99Ms} ms` +
+      (apiCpuPerProcess === null ? '' : `, ${apiCpuPerProcess.toFixed(2)} CPU per API process`) +
+      '\n',
+  );
+  return { route: name, requestsPerSecond, p99Ms, apiCpuSecondsPer1000Requests, apiCpuPerProcess };
 }
 
 async function postgresReachable(): Promise<boolean> {
@@ -149,9 +423,11 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
-type Dialect = 'sqlite' | 'postgres';
-
-async function scenario(dialect: Dialect, processes: number): Promise<Measured[]> {
+async function scenario(
+  dialect: Dialect,
+  processes: number,
+  quota: CpuQuota | undefined,
+): Promise<Measured[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-scale-'));
   const schema = `bench_s_${process.pid}_${Date.now().toString(36)}`;
   const dbUrl = new URL(POSTGRES_URL);
@@ -166,6 +442,22 @@ async function scenario(dialect: Dialect, processes: number): Promise<Measured[]
   };
   delete env.BASE_URL;
   const started: Proc[] = [];
+  // Run once, by the `finally` below or by the signal handler, whichever comes first.
+  let cleaned: Promise<void> | undefined;
+  const cleanup = (): Promise<void> => {
+    cleaned ??= (async () => {
+      await Promise.all(started.map((p) => p.stop()));
+      if (dialect === 'postgres') {
+        const client = new pg.Client({ connectionString: POSTGRES_URL });
+        await client.connect();
+        await client.query(`drop schema if exists "${schema}" cascade`);
+        await client.end();
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    })();
+    return cleaned;
+  };
+  scenarioCleanups.add(cleanup);
   if (dialect === 'postgres') {
     const redis = new Redis(REDIS_URL);
     await redis.flushdb();
@@ -189,7 +481,11 @@ async function scenario(dialect: Dialect, processes: number): Promise<Measured[]
         env,
       ),
     ) as { test_key: string };
-    started.push(...(await Promise.all(Array.from({ length: processes }, () => startApi(env)))));
+    // allSettled: when one fails to start, the others must still be stopped by the cleanup.
+    const starts = await Promise.allSettled(Array.from({ length: processes }, () => startApi(env, quota)));
+    for (const s of starts) if (s.status === 'fulfilled') started.push(s.value);
+    const failedStart = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failedStart) throw toError(failedStart.reason);
     const urls = started.map((p) => p.url);
     // A test-mode key: test intakes do not count against the plan's monthly quota (a live key's 402s).
     const auth = { authorization: `Bearer ${account.test_key}`, 'content-type': 'application/json' };
@@ -211,7 +507,7 @@ async function scenario(dialect: Dialect, processes: number): Promise<Measured[]
     }
     const results: Measured[] = [];
     results.push(
-      await measure(urls, (i) => ({
+      await measure(started, (i) => ({
         name: 'GET /v1/intakes/:id/status',
         method: 'GET',
         path: `/v1/intakes/${ids[i]}/status`,
@@ -219,7 +515,7 @@ async function scenario(dialect: Dialect, processes: number): Promise<Measured[]
       })),
     );
     results.push(
-      await measure(urls, (i) => ({
+      await measure(started, (i) => ({
         name: 'PUT /portal/api/:id/items/:key (save)',
         method: 'PUT',
         path: `/portal/api/${ids[i]}/items/about`,
@@ -229,7 +525,7 @@ async function scenario(dialect: Dialect, processes: number): Promise<Measured[]
       })),
     );
     results.push(
-      await measure(urls, () => ({
+      await measure(started, () => ({
         name: 'POST /v1/intakes (create)',
         method: 'POST',
         path: '/v1/intakes',
@@ -239,21 +535,44 @@ async function scenario(dialect: Dialect, processes: number): Promise<Measured[]
     );
     return results;
   } finally {
-    await Promise.all(started.map((p) => p.stop()));
-    if (dialect === 'postgres') {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    }
-    await rm(dataDir, { recursive: true, force: true });
+    await cleanup();
+    scenarioCleanups.delete(cleanup);
   }
 }
 
-const dialects: Dialect[] = (await postgresReachable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+process.once('SIGINT', cleanUpOnSignal);
+process.once('SIGTERM', cleanUpOnSignal);
+const quota = await cpuQuotaFromEnv();
+const databases = databasesFromEnv();
+let dialects = databases.dialects;
+if (dialects.includes('postgres') && !(await postgresReachable())) {
+  if (databases.explicit)
+    throw new Error(
+      'BENCH_SCALE_DATABASES names postgres, but PostgreSQL (TEST_POSTGRES_URL) is unreachable',
+    );
+  dialects = dialects.filter((d) => d !== 'postgres');
+}
+const quotaLabel =
+  quota === undefined
+    ? undefined
+    : `each API process limited to ${quota.fraction.toFixed(2)} CPU (cgroup quota)`;
+if (quota !== undefined) {
+  process.stderr.write(
+    `CPU-quota mode: ${quotaLabel}: cgroup v${quota.controller.version}, ${quota.quotaUs} µs per ` +
+      `${CPU_PERIOD_US} µs, one cgroup per process under ${quota.controller.parent}. PostgreSQL, Redis ` +
+      'and the load generators are not limited. Simulates one process per (fraction of a) core.\n',
+  );
+}
 const table: string[] = [
   `Machine: ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; ` +
     `${CONNECTIONS} connections per process, ${SECONDS} s measured after ${WARMUP} s warmup.`,
+  ...(quotaLabel === undefined
+    ? []
+    : [
+        '',
+        `**CPU-quota mode: ${quotaLabel}**, simulating one process per core; PostgreSQL, Redis and the ` +
+          'load generators are not limited.',
+      ]),
   '',
   '| database | route | 1 process: req/s (p99 ms) | 3 processes: req/s (p99 ms) | 3 ÷ 1 |',
   '|---|---|---|---|---|',
@@ -261,9 +580,9 @@ const table: string[] = [
 const raw: Record<string, Measured[]> = {};
 for (const dialect of dialects) {
   process.stderr.write(`${dialect}, 1 process\n`);
-  const one = await scenario(dialect, 1);
+  const one = await scenario(dialect, 1, quota);
   process.stderr.write(`${dialect}, 3 processes\n`);
-  const three = await scenario(dialect, 3);
+  const three = await scenario(dialect, 3, quota);
   raw[`${dialect}-1`] = one;
   raw[`${dialect}-3`] = three;
   for (const a of one) {
@@ -274,5 +593,12 @@ for (const dialect of dialects) {
     );
   }
 }
+process.off('SIGINT', cleanUpOnSignal);
+process.off('SIGTERM', cleanUpOnSignal);
+// The quota keys only in quota mode: without it the JSON keeps its shape of before.
+const output =
+  quota === undefined
+    ? raw
+    : { cpuQuotaPerApiProcess: quota.fraction, cgroupVersion: quota.controller.version, ...raw };
 console.log(table.join('\n'));
-console.log('\n```json\n' + JSON.stringify(raw) + '\n```');
+console.log('\n```json\n' + JSON.stringify(output) + '\n```');
