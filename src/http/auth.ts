@@ -101,7 +101,11 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     } catch (error) {
       return done(toError(error));
     }
-    if (admitted instanceof Promise) admitted.then(() => done(), (error: unknown) => done(toError(error)));
+    if (admitted instanceof Promise)
+      admitted.then(
+        () => done(),
+        (error: unknown) => done(toError(error)),
+      );
     else done();
   }
 
