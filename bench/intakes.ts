@@ -4,14 +4,15 @@
  *
  * 1. requests/s of `POST /v1/intakes` (a 4-item definition, test-mode key) against a bare Fastify
  *    POST route taking the same JSON body;
- * 2. requests/s of `GET /v1/intakes/:id/status` against a bare Fastify GET route;
+ * 2. requests/s of `GET /v1/intakes/:id/status` against a bare Fastify GET route, as polled (kept
+ *    between commits) and cold (every read as if a commit had just come before it);
  * 3. throughput and peak RSS of one large raw-body upload to `POST /portal/api/:id/items/:key/files`
  *    against a plain copy of the same file (`fs.copyFile`, and a read → write stream pipeline), with
  *    diagnostic stages in between (read + SHA-256; raw body into a file on a bare Fastify route, with
  *    and without hashing).
  *
- * Environment: BENCH_SECONDS (measured seconds per route, default 10), BENCH_WARMUP_SECONDS (default 2),
- * BENCH_CONNECTIONS (default 10), BENCH_UPLOAD_BYTES (size of the uploaded file, default 1 GiB),
+ * Environment: BENCH_SECONDS (measured seconds per route and round, default 10), BENCH_WARMUP_SECONDS
+ * (default 2), BENCH_CONNECTIONS (default 10), BENCH_ROUNDS (alternating rounds per ratio, default 3), BENCH_UPLOAD_BYTES (size of the uploaded file, default 1 GiB),
  * BENCH_UPLOAD_CONTENT (binary, the default: random bytes; or text: CSV lines).
  */
 import { createHash, randomFill } from 'node:crypto';
@@ -486,6 +487,24 @@ function mib(bytes: number): string {
   return fixed(bytes / MiB, 1);
 }
 
+/**
+ * The status read as a busy server sees it: every read as if another commit had come just before it, so
+ * nothing kept between commits helps (neither the key with its account nor the answer). The database's
+ * change version is swapped for a counter that moves on every call, for the duration of `run`.
+ */
+async function withEveryReadAfterACommit<T>(service: RunningServer, run: () => Promise<T>): Promise<T> {
+  const db = service.services.db;
+  const realVersion = db.changeVersion;
+  if (!realVersion) throw new Error('The cold status pass needs SQLite (a database with a change version)');
+  let version = realVersion();
+  db.changeVersion = () => ++version;
+  try {
+    return await run();
+  } finally {
+    db.changeVersion = realVersion;
+  }
+}
+
 function percent(ratio: number): string {
   return `${fixed(ratio * 100, 1)}%`;
 }
@@ -624,7 +643,20 @@ async function main(): Promise<void> {
     if (created < answered)
       throw new Error(`${answered} creations answered 201 but ${created} intakes exist`);
     const statusReads = await measurePair(bareGet, statusTarget);
-    const rateResults = [barePostResult, createResult, statusReads.baseline, statusReads.target];
+    const coldStatusReads = await withEveryReadAfterACommit(service, () =>
+      measurePair(bareGet, {
+        ...statusTarget,
+        route: 'GET /v1/intakes/:id/status, every read after a commit (cold)',
+      }),
+    );
+    const rateResults = [
+      barePostResult,
+      createResult,
+      statusReads.baseline,
+      statusReads.target,
+      coldStatusReads.baseline,
+      coldStatusReads.target,
+    ];
     const rateComparisons: Comparison[] = [
       { name: 'Creations / bare POST', ratio: creations.ratio, target: null, rounds: creations.roundRatios },
       {
@@ -632,6 +664,12 @@ async function main(): Promise<void> {
         ratio: statusReads.ratio,
         target: READ_TARGET_RATIO,
         rounds: statusReads.roundRatios,
+      },
+      {
+        name: 'Cold status reads / bare GET',
+        ratio: coldStatusReads.ratio,
+        target: null,
+        rounds: coldStatusReads.roundRatios,
       },
     ];
     const loadAfterRates = loadAverage();
