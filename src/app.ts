@@ -76,10 +76,6 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
     void parseJson(request, text, done);
   });
 
-  app.addHook('onRequest', (request, reply, done) => {
-    void reply.header('X-Request-Id', request.id);
-    done();
-  });
   registerErrorHandling(app);
   registerSecurityHeaders(app, services.config);
   registerNulGuard(app);

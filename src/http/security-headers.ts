@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 
 /**
- * Security headers on every answer (API, portal, dashboard, checkout pages, files), set once here so
- * a new page cannot forget them. A route that needs its own value (the portal page's CSP with a
+ * The request id and the security headers on every answer (API, portal, dashboard, checkout pages,
+ * files), set once here so a new page cannot forget them. A route that needs its own value (the portal page's CSP with a
  * nonce, a file's sandbox CSP) sets it, and it is kept: this hook only fills in what is missing.
  *
  * CORS stays closed: no answer carries Access-Control-Allow-Origin, so browsers on other origins can
@@ -44,8 +44,11 @@ export function wantsHsts(config: Pick<Config, 'production' | 'appUrl' | 'baseUr
 export function registerSecurityHeaders(app: FastifyInstance, config: Config): void {
   const always = Object.entries(ALWAYS);
   const hsts = wantsHsts(config);
-  // A callback hook, not an async one: it runs on every answer, and a promise per answer costs.
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  // A callback hook, not an async one: it runs on every answer, and a promise per answer costs. The
+  // request id is set here too (not in an onRequest hook): one hook fewer on every request, and an
+  // answer that failed before routing or in a hook still carries it.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    void reply.header('X-Request-Id', request.id);
     for (const [name, value] of always) {
       if (!reply.hasHeader(name)) void reply.header(name, value);
     }
