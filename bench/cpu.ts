@@ -1,8 +1,10 @@
 /**
- * CPU of the API processes in bench:scale: the CPU-quota mode's cgroups (BENCH_SCALE_CPU_QUOTA, see
- * bench/scale.ts), one per process with a CFS quota, on cgroup v2 or v1; and the CPU time a process has
- * used, read from /proc, for the per-process CPU figures. Kept apart from the benchmark itself so that
- * the cgroup handling (Linux- and root-only) can be read and checked on its own.
+ * CPU of the service processes the scale-out benchmarks spawn (the `api` processes of bench:scale, the
+ * `worker` processes of bench:workers): the CPU-quota mode's cgroups (BENCH_SCALE_CPU_QUOTA and
+ * BENCH_WORKERS_CPU_QUOTA, see bench/scale.ts), one per process with a CFS quota, on cgroup v2 or v1;
+ * and the CPU time a process has used, read from /proc, for the per-process CPU figures. Kept apart
+ * from the benchmarks so that the cgroup handling (Linux- and root-only) can be read and checked on
+ * its own.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
@@ -18,30 +20,41 @@ const CLOCK_TICKS_PER_SECOND = clockTicksPerSecond();
 /** Counts the cgroups created, so that each one's name is unique (with the bench's pid). */
 let cgroupCount = 0;
 
-/** Where the API processes' cgroups are created and how a quota is written there. */
+/** Where the spawned processes' cgroups are created and how a quota is written there. */
 export interface CpuController {
   version: 1 | 2;
-  /** The bench's own cgroup in that hierarchy: the API processes' cgroups are its children. */
+  /** The bench's own cgroup in that hierarchy: the spawned processes' cgroups are its children. */
   parent: string;
 }
 
 export interface CpuQuota {
-  /** A fraction of one CPU per API process (BENCH_SCALE_CPU_QUOTA). */
+  /** The environment variable that set it (named in errors). */
+  variable: string;
+  /** A fraction of one CPU per spawned process. */
   fraction: number;
   quotaUs: number;
+  /** The cgroups' names start with it (then the bench's pid and a counter): which bench left one behind. */
+  cgroupPrefix: string;
   controller: CpuController;
 }
 
-/** The CPU-quota mode's settings, with a cgroup hierarchy proven usable; undefined when the variable is unset. */
-export async function cpuQuotaFromEnv(): Promise<CpuQuota | undefined> {
-  const raw = process.env.BENCH_SCALE_CPU_QUOTA;
+/**
+ * The CPU-quota mode's settings from `variable` (a fraction of one CPU, at least 0.01), with a cgroup
+ * hierarchy proven usable; undefined when the variable is unset.
+ */
+export async function cpuQuotaFromEnv(variable: string, cgroupPrefix: string): Promise<CpuQuota | undefined> {
+  const raw = process.env[variable];
   if (raw === undefined || raw === '') return undefined;
-  const fraction = positiveNumberFromEnv('BENCH_SCALE_CPU_QUOTA', 0);
+  const fraction = positiveNumberFromEnv(variable, 0);
   const quotaUs = Math.round(fraction * CPU_PERIOD_US);
   // The kernel refuses quotas under 1 ms.
-  if (quotaUs < 1_000) throw new Error(`BENCH_SCALE_CPU_QUOTA must be at least 0.01, got "${raw}"`);
-  return { fraction, quotaUs, controller: await findCpuController(quotaUs) };
+  if (quotaUs < 1_000) throw new Error(`${variable} must be at least 0.01, got "${raw}"`);
+  const settings = { variable, fraction, quotaUs, cgroupPrefix };
+  return { ...settings, controller: await findCpuController(settings) };
 }
+
+/** The quota without its hierarchy: what the probe needs before a hierarchy is chosen. */
+type QuotaSettings = Omit<CpuQuota, 'controller'>;
 
 /**
  * The cgroup hierarchies that could carry a CPU quota, v2 first: the mount points from
@@ -70,19 +83,19 @@ async function cpuControllerCandidates(): Promise<CpuController[]> {
  * The first hierarchy in which a cgroup with the quota can actually be created (a probe, removed at
  * once). Fails loudly otherwise: a run labelled quota-limited must never run without quotas.
  */
-async function findCpuController(quotaUs: number): Promise<CpuController> {
+async function findCpuController(settings: QuotaSettings): Promise<CpuController> {
   const failures: string[] = [];
   for (const controller of await cpuControllerCandidates()) {
     try {
       if (controller.version === 2) await enableCpuControllerV2(controller.parent);
-      await removeCgroup(await createCpuCgroup(controller, quotaUs));
+      await removeCgroup(await createCpuCgroup({ ...settings, controller }));
       return controller;
     } catch (error) {
       failures.push(`cgroup v${controller.version} at ${controller.parent}: ${toError(error).message}`);
     }
   }
   throw new Error(
-    'BENCH_SCALE_CPU_QUOTA is set, but no cgroup with a CPU quota can be created here ' +
+    `${settings.variable} is set, but no cgroup with a CPU quota can be created here ` +
       `(${failures.join('; ') || 'no cgroup hierarchy with a cpu controller is mounted'}). ` +
       'It needs root and a writable cgroup v2 cpu.max or cgroup v1 cpu hierarchy; unset the variable to run without quotas.',
   );
@@ -103,9 +116,9 @@ async function enableCpuControllerV2(parent: string): Promise<void> {
 }
 
 /** A new, empty cgroup limited to quotaUs per CPU_PERIOD_US, named after the bench's pid and a counter. */
-async function createCpuCgroup(controller: CpuController, quotaUs: number): Promise<string> {
+async function createCpuCgroup({ controller, quotaUs, cgroupPrefix }: CpuQuota): Promise<string> {
   cgroupCount += 1;
-  const dir = join(controller.parent, `bench-scale-${process.pid}-${cgroupCount}`);
+  const dir = join(controller.parent, `${cgroupPrefix}-${process.pid}-${cgroupCount}`);
   await mkdir(dir);
   try {
     if (controller.version === 2) {
@@ -125,7 +138,7 @@ async function createCpuCgroup(controller: CpuController, quotaUs: number): Prom
 export async function confineToCpuQuota(quota: CpuQuota, pid: number): Promise<string> {
   // Writing 0 to cgroup.procs would move the bench itself (0 is a failed spawn's stand-in pid here).
   if (pid <= 0) throw new Error('the process has no pid (spawn failed)');
-  const dir = await createCpuCgroup(quota.controller, quota.quotaUs);
+  const dir = await createCpuCgroup(quota);
   try {
     await writeFile(join(dir, 'cgroup.procs'), String(pid));
   } catch (error) {
@@ -185,4 +198,51 @@ export async function totalCpuSeconds(pids: number[]): Promise<number | undefine
     total += seconds;
   }
   return total;
+}
+
+export interface CpuFigures {
+  /** CPU seconds of the processes together per 1,000 units of work (requests, jobs); null without /proc. */
+  secondsPer1000: number | null;
+  /** CPUs each process used on average over the stretch (at most the quota, if any); null without /proc. */
+  perProcess: number | null;
+}
+
+/**
+ * Starts counting the processes' CPU time. The function it returns reads it again and gives the
+ * figures for the stretch since then, from the work done and the wall time it took: read just around
+ * the measured work, so that neither the warmup nor the setup counts.
+ */
+export async function cpuMeter(
+  pids: number[],
+): Promise<(units: number, wallSeconds: number) => Promise<CpuFigures>> {
+  const before = await totalCpuSeconds(pids);
+  return async (units, wallSeconds) => {
+    const after = await totalCpuSeconds(pids);
+    if (before === undefined || after === undefined) return { secondsPer1000: null, perProcess: null };
+    const seconds = after - before;
+    return { secondsPer1000: (seconds / units) * 1000, perProcess: seconds / wallSeconds / pids.length };
+  };
+}
+
+/**
+ * How a quota-limited run labels itself, so that its figures are never taken for unlimited ones: the
+ * stderr header, and the lines that go under the markdown table's machine line. `role` names the
+ * confined processes ("API", "worker"); `unlimited` lists what shares the CPUs without a quota.
+ */
+export function quotaNotice(
+  quota: CpuQuota,
+  role: string,
+  unlimited: string,
+): { header: string; tableLines: string[] } {
+  const label = `each ${role} process limited to ${quota.fraction.toFixed(2)} CPU (cgroup quota)`;
+  return {
+    header:
+      `CPU-quota mode: ${label}: cgroup v${quota.controller.version}, ${quota.quotaUs} µs per ` +
+      `${CPU_PERIOD_US} µs, one cgroup per process under ${quota.controller.parent}. ${unlimited} ` +
+      'are not limited. Simulates one process per (fraction of a) core.\n',
+    tableLines: [
+      '',
+      `**CPU-quota mode: ${label}**, simulating one process per core; ${unlimited} are not limited.`,
+    ],
+  };
 }

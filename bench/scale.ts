@@ -29,15 +29,9 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import {
-  CPU_PERIOD_US,
-  confineToCpuQuota,
-  cpuQuotaFromEnv,
-  removeCgroup,
-  totalCpuSeconds,
-  type CpuQuota,
-} from './cpu.js';
+import { cpuMeter, cpuQuotaFromEnv, quotaNotice, type CpuQuota } from './cpu.js';
 import { assertClean, positiveNumberFromEnv, toError } from './load.js';
+import { TSX, cleanUpOnSignals, cleanupOnce, startAll, startRole } from './processes.js';
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** A Redis database of the bench's own (15), flushed between scenarios: the tests' counters stay untouched. */
@@ -50,21 +44,9 @@ const PORTAL_SAVES = 2_700;
 const SECONDS = positiveNumberFromEnv('BENCH_SCALE_SECONDS', 5);
 const WARMUP = positiveNumberFromEnv('BENCH_SCALE_WARMUP_SECONDS', 1);
 const CONNECTIONS = Math.round(positiveNumberFromEnv('BENCH_CONNECTIONS', 10));
-/**
- * `node --import tsx`: one process. (The tsx CLI runs the program in a child process: a SIGKILL would
- * kill the wrapper and leave the service running.)
- */
-const TSX = ['--import', 'tsx'];
 
 type Dialect = 'sqlite' | 'postgres';
 const ALL_DIALECTS: Dialect[] = ['sqlite', 'postgres'];
-
-/**
- * Stops of the API processes spawned and not yet exited, and cleanups of the scenario in progress:
- * what the SIGINT/SIGTERM handler runs (a signal does not run the scenarios' `finally`).
- */
-const liveApiStops = new Set<() => Promise<void>>();
-const scenarioCleanups = new Set<() => Promise<void>>();
 
 interface Proc {
   url: string;
@@ -107,72 +89,17 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   });
 }
 
-/**
- * Spawns one `api` process, in a cgroup of its own when a quota is given. A process that fails to
- * start (or whose cgroup cannot be set up) is stopped before the promise rejects, so nothing is left.
- */
-function startApi(env: NodeJS.ProcessEnv, quota: CpuQuota | undefined): Promise<Proc> {
-  const child = spawn(process.execPath, [...TSX, 'src/cli.ts', 'api'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** One `api` process, ready once it listens (and, with a quota, is in its cgroup): bench/processes.ts. */
+async function startApi(env: NodeJS.ProcessEnv, quota: CpuQuota | undefined): Promise<Proc> {
+  const {
+    ready: url,
+    pid,
+    stop,
+  } = await startRole('api', env, quota, (out) => {
+    const match = /listening on (http:\/\/\S+)/.exec(out);
+    return match?.[1] && out.includes('Background worker:') ? match[1] : undefined;
   });
-  const pid = child.pid ?? 0;
-  // At once: the service takes hundreds of milliseconds to start, so it serves nothing unlimited.
-  const cgroup = quota === undefined ? Promise.resolve(undefined) : confineToCpuQuota(quota, pid);
-  // Settles once the process has exited and its cgroup is removed (which needs the process gone).
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve())).then(async () => {
-    const dir = await cgroup.catch(() => undefined);
-    if (dir === undefined) return;
-    await removeCgroup(dir).catch((error: unknown) => {
-      process.stderr.write(`\nWarning: ${toError(error).message}\n`);
-      process.exitCode = 1;
-    });
-  });
-  const stop = (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    // Its cgroup can only go once the process has: one that ignores SIGTERM is killed after 10 s.
-    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    return gone.finally(() => clearTimeout(killer));
-  };
-  liveApiStops.add(stop);
-  void gone.then(() => liveApiStops.delete(stop));
-
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const fail = (error: Error): void => {
-      clearTimeout(timer);
-      void stop().then(() => reject(error));
-    };
-    const timer = setTimeout(() => fail(new Error(`api did not start: ${out}`)), 60_000);
-    cgroup.catch((error: unknown) =>
-      fail(new Error(`Could not put api process ${pid} into a CPU cgroup: ${toError(error).message}`)),
-    );
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1] && out.includes('Background worker:')) {
-        const url = match[1];
-        // Not ready before it is in its cgroup (a rejected cgroup is handled by `fail` above).
-        cgroup.then(
-          () => {
-            clearTimeout(timer);
-            resolve({ url, pid, stop });
-          },
-          () => undefined,
-        );
-      }
-    });
-    child.once('exit', (code) => fail(new Error(`api exited with ${code}: ${out}`)));
-  });
-}
-
-/** On SIGINT/SIGTERM: stop the API processes (which removes their cgroups) and clean up, then exit. */
-function cleanUpOnSignal(signal: NodeJS.Signals): void {
-  process.stderr.write(`\n${signal}: stopping ${liveApiStops.size} API process(es) and cleaning up\n`);
-  void Promise.all([...liveApiStops].map((stop) => stop()))
-    .then(() => Promise.all([...scenarioCleanups].map((cleanup) => cleanup())))
-    .finally(() => process.exit(130));
+  return { url, pid, stop };
 }
 
 interface Route {
@@ -225,18 +152,17 @@ async function measure(apis: Proc[], routeFor: (i: number) => Route): Promise<Me
   ).entries())
     assertClean('Warmup', `${name}#${i}`, r);
   process.stderr.write('measuring … ');
-  const cpuBefore = await totalCpuSeconds(pids);
+  const cpuSince = await cpuMeter(pids);
   const startedAt = performance.now();
   const measured = await Promise.all(routes.map((route, i) => fire(urls[i] ?? '', route, SECONDS)));
   const wallSeconds = (performance.now() - startedAt) / 1000;
-  const cpuAfter = await totalCpuSeconds(pids);
+  const answered = measured.reduce((sum, r) => sum + r['2xx'], 0);
+  const cpu = await cpuSince(answered, wallSeconds);
   for (const [i, r] of measured.entries()) assertClean('Measured', `${name}#${i}`, r);
   const requestsPerSecond = measured.reduce((sum, r) => sum + r['2xx'] / r.duration, 0);
   const p99Ms = Math.max(...measured.map((r) => r.latency.p99));
-  const answered = measured.reduce((sum, r) => sum + r['2xx'], 0);
-  const cpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
-  const apiCpuSecondsPer1000Requests = cpuSeconds === undefined ? null : (cpuSeconds / answered) * 1000;
-  const apiCpuPerProcess = cpuSeconds === undefined ? null : cpuSeconds / wallSeconds / apis.length;
+  const apiCpuSecondsPer1000Requests = cpu.secondsPer1000;
+  const apiCpuPerProcess = cpu.perProcess;
   process.stderr.write(
     `${Math.round(requestsPerSecond)} req/s, p99 ${p99Ms} ms` +
       (apiCpuPerProcess === null ? '' : `, ${apiCpuPerProcess.toFixed(2)} CPU per API process`) +
@@ -276,21 +202,16 @@ async function scenario(
   delete env.BASE_URL;
   const started: Proc[] = [];
   // Run once, by the `finally` below or by the signal handler, whichever comes first.
-  let cleaned: Promise<void> | undefined;
-  const cleanup = (): Promise<void> => {
-    cleaned ??= (async () => {
-      await Promise.all(started.map((p) => p.stop()));
-      if (dialect === 'postgres') {
-        const client = new pg.Client({ connectionString: POSTGRES_URL });
-        await client.connect();
-        await client.query(`drop schema if exists "${schema}" cascade`);
-        await client.end();
-      }
-      await rm(dataDir, { recursive: true, force: true });
-    })();
-    return cleaned;
-  };
-  scenarioCleanups.add(cleanup);
+  const cleanup = cleanupOnce(async () => {
+    await Promise.all(started.map((p) => p.stop()));
+    if (dialect === 'postgres') {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  });
   if (dialect === 'postgres') {
     const redis = new Redis(REDIS_URL);
     await redis.flushdb();
@@ -314,11 +235,7 @@ async function scenario(
         env,
       ),
     ) as { test_key: string };
-    // allSettled: when one fails to start, the others must still be stopped by the cleanup.
-    const starts = await Promise.allSettled(Array.from({ length: processes }, () => startApi(env, quota)));
-    for (const s of starts) if (s.status === 'fulfilled') started.push(s.value);
-    const failedStart = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failedStart) throw toError(failedStart.reason);
+    await startAll(processes, () => startApi(env, quota), started);
     const urls = started.map((p) => p.url);
     // A test-mode key: test intakes do not count against the plan's monthly quota (a live key's 402s).
     const auth = { authorization: `Bearer ${account.test_key}`, 'content-type': 'application/json' };
@@ -369,13 +286,11 @@ async function scenario(
     return results;
   } finally {
     await cleanup();
-    scenarioCleanups.delete(cleanup);
   }
 }
 
-process.once('SIGINT', cleanUpOnSignal);
-process.once('SIGTERM', cleanUpOnSignal);
-const quota = await cpuQuotaFromEnv();
+const stopHandlingSignals = cleanUpOnSignals('API');
+const quota = await cpuQuotaFromEnv('BENCH_SCALE_CPU_QUOTA', 'bench-scale');
 const databases = databasesFromEnv();
 let dialects = databases.dialects;
 if (dialects.includes('postgres') && !(await postgresReachable())) {
@@ -385,27 +300,13 @@ if (dialects.includes('postgres') && !(await postgresReachable())) {
     );
   dialects = dialects.filter((d) => d !== 'postgres');
 }
-const quotaLabel =
-  quota === undefined
-    ? undefined
-    : `each API process limited to ${quota.fraction.toFixed(2)} CPU (cgroup quota)`;
-if (quota !== undefined) {
-  process.stderr.write(
-    `CPU-quota mode: ${quotaLabel}: cgroup v${quota.controller.version}, ${quota.quotaUs} µs per ` +
-      `${CPU_PERIOD_US} µs, one cgroup per process under ${quota.controller.parent}. PostgreSQL, Redis ` +
-      'and the load generators are not limited. Simulates one process per (fraction of a) core.\n',
-  );
-}
+const notice =
+  quota === undefined ? undefined : quotaNotice(quota, 'API', 'PostgreSQL, Redis and the load generators');
+if (notice !== undefined) process.stderr.write(notice.header);
 const table: string[] = [
   `Machine: ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; ` +
     `${CONNECTIONS} connections per process, ${SECONDS} s measured after ${WARMUP} s warmup.`,
-  ...(quotaLabel === undefined
-    ? []
-    : [
-        '',
-        `**CPU-quota mode: ${quotaLabel}**, simulating one process per core; PostgreSQL, Redis and the ` +
-          'load generators are not limited.',
-      ]),
+  ...(notice?.tableLines ?? []),
   '',
   '| database | route | 1 process: req/s (p99 ms) | 3 processes: req/s (p99 ms) | 3 ÷ 1 |',
   '|---|---|---|---|---|',
@@ -426,8 +327,7 @@ for (const dialect of dialects) {
     );
   }
 }
-process.off('SIGINT', cleanUpOnSignal);
-process.off('SIGTERM', cleanUpOnSignal);
+stopHandlingSignals();
 // The quota keys only in quota mode: without it the JSON keeps its shape of before.
 const output =
   quota === undefined

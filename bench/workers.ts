@@ -9,37 +9,45 @@
  * tomorrow) while the workers start; then released with one UPDATE, and timed from the release to
  * the last arrival. Webhooks are drained first, then reminders.
  *
+ * The worker processes' CPU time while draining is read from /proc (Linux) and reported per 1,000
+ * jobs in the JSON.
+ *
  * Environment: BENCH_WORKER_EVENTS (default 2000), BENCH_WORKER_REMINDERS (default 2000),
- * TEST_POSTGRES_URL (PostgreSQL is required).
+ * TEST_POSTGRES_URL (PostgreSQL is required), BENCH_WORKERS_CPU_QUOTA (below).
+ *
+ * CPU-quota mode (BENCH_WORKERS_CPU_QUOTA, a fraction of one CPU such as 0.25): each worker process is
+ * put into a cgroup of its own with that CPU quota right after it is spawned (before any job is
+ * released), so that three processes get three times the CPU of one, as with one process per core;
+ * the same mode as bench:scale's BENCH_SCALE_CPU_QUOTA (bench/cpu.ts, bench/processes.ts). On a small
+ * machine where one unlimited worker, PostgreSQL and the receivers already share every core, this is
+ * the only way to see the workers' own scaling. Needs root and a writable cgroup v2 `cpu.max` or
+ * cgroup v1 cpu hierarchy, and fails when neither works.
  */
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../src/config.js';
+import type { Database } from '../src/db/schema.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { DISPATCH_CHASE } from '../src/modules/chases/chases.jobs.js';
 import { recordEvent } from '../src/modules/events/events.repository.js';
 import { DEFAULT_TUNING } from '../src/modules/webhooks/dispatcher.js';
 import { WEBHOOK_ATTEMPT } from '../src/modules/webhooks/webhooks.jobs.js';
-import { startServer } from '../src/server.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { cpuMeter, cpuQuotaFromEnv, quotaNotice, type CpuQuota } from './cpu.js';
 import { positiveNumberFromEnv } from './load.js';
+import { cleanUpOnSignals, cleanupOnce, startAll, startRole, type Started } from './processes.js';
 import { seedDueReminders } from './seed.js';
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const EVENTS = Math.round(positiveNumberFromEnv('BENCH_WORKER_EVENTS', 2000));
 const REMINDERS = Math.round(positiveNumberFromEnv('BENCH_WORKER_REMINDERS', 2000));
-/**
- * `node --import tsx`: one process. (The tsx CLI runs the program in a child process: a SIGKILL would
- * kill the wrapper and leave the service running.)
- */
-const TSX = ['--import', 'tsx'];
 const HELD = 86_400_000;
 
 async function startReceiver() {
@@ -82,30 +90,9 @@ async function startSink() {
   };
 }
 
-function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<{ stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...TSX, 'src/cli.ts', 'worker'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${out}`)), 60_000);
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('Intake worker running')) {
-        clearTimeout(timer);
-        resolve({
-          stop: () =>
-            new Promise<void>((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${out}`)));
-  });
+/** One `worker` process, ready once it polls (and, with a quota, is in its cgroup): bench/processes.ts. */
+function startWorkerProcess(env: NodeJS.ProcessEnv, quota: CpuQuota | undefined): Promise<Started<true>> {
+  return startRole('worker', env, quota, (out) => (out.includes('Intake worker running') ? true : undefined));
 }
 
 async function until(what: string, check: () => boolean, timeoutMs = 120_000): Promise<void> {
@@ -120,62 +107,123 @@ interface Drained {
   count: number;
   seconds: number;
   perSecond: number;
+  /** CPU seconds of all the worker processes together per 1,000 jobs drained (null without /proc). */
+  workerCpuSecondsPer1000Jobs: number | null;
+  /** CPUs each worker process used on average while draining (at most the quota, if any). */
+  workerCpuPerProcess: number | null;
 }
 
-async function scenario(workers: number): Promise<{ webhooks: Drained; reminders: Drained }> {
+/** An account with a webhook endpoint on the receiver, EVENTS deliveries and REMINDERS reminders, all held. */
+async function seedHeldWork(api: RunningServer, receiverUrl: string): Promise<void> {
+  const k = api.services.db.kysely;
+  const account = await createAccount(
+    k,
+    { email: `bench-${Date.now()}@example.test`, name: 'Bench Studio', plan: 'agency' },
+    new Date().toISOString(),
+  );
+  // The endpoint through the API, as a user registers it.
+  const registered = await fetch(`${api.url}/v1/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.live_key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: receiverUrl, events: ['intake.sent'] }),
+  });
+  if (registered.status !== 201) throw new Error(`registering the endpoint: ${await registered.text()}`);
+  for (let done = 0; done < EVENTS; done += 100) {
+    await k.transaction().execute(async (trx) => {
+      for (let i = done; i < Math.min(EVENTS, done + 100); i++) {
+        await recordEvent(trx, {
+          accountId: account.account_id,
+          livemode: true,
+          type: 'intake.sent',
+          intakeId: `in_bench${String(i).padStart(18, '0')}`,
+          data: {
+            project_name: 'Benchmark',
+            client_email: 'bench@example.com',
+            sent_at: new Date().toISOString(),
+          },
+          occurredAt: new Date().toISOString(),
+        });
+      }
+    });
+  }
+  await seedDueReminders(k, account.account_id, REMINDERS, HELD);
+  await sql`update jobs set due_at = due_at + ${HELD}`.execute(k);
+}
+
+/**
+ * Releases the held jobs of one kind and times them from the release to the last arrival. The
+ * workers' CPU is read just around it, so that their start-up and idle polling before do not count.
+ */
+async function drain(
+  k: Kysely<Database>,
+  workers: Started<true>[],
+  kind: string,
+  count: number,
+  received: () => number,
+): Promise<Drained> {
+  const before = received();
+  const cpuSince = await cpuMeter(workers.map((w) => w.pid));
+  const started = performance.now();
+  await sql`update jobs set due_at = ${Date.now() - 1000} where kind = ${kind}`.execute(k);
+  await until(`${count} ${kind}`, () => received() - before >= count).catch(async (error: unknown) => {
+    const jobs = await sql<{ kind: string; n: number; error: string | null }>`
+      select kind, count(*)::int as n, max(last_error) as error from jobs group by kind`.execute(k);
+    throw new Error(`${String(error)}; jobs left: ${JSON.stringify(jobs.rows)}`);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = await cpuSince(count, seconds);
+  process.stderr.write(
+    `  ${workers.length} worker(s), ${kind}: ${count} in ${seconds.toFixed(2)} s` +
+      (cpu.perProcess === null || cpu.secondsPer1000 === null
+        ? ''
+        : `, ${cpu.perProcess.toFixed(2)} CPU per worker process, ${cpu.secondsPer1000.toFixed(2)} CPU s per 1,000`) +
+      '\n',
+  );
+  return {
+    count,
+    seconds,
+    perSecond: count / seconds,
+    workerCpuSecondsPer1000Jobs: cpu.secondsPer1000,
+    workerCpuPerProcess: cpu.perProcess,
+  };
+}
+
+async function scenario(
+  workers: number,
+  quota: CpuQuota | undefined,
+): Promise<{ webhooks: Drained; reminders: Drained }> {
   const schema = `bench_w_${process.pid}_${Date.now().toString(36)}`;
   const url = new URL(POSTGRES_URL);
   url.searchParams.set('schema', schema);
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-workers-'));
   const [receiver, sink] = await Promise.all([startReceiver(), startSink()]);
   const secretKey = 'bench-'.repeat(8);
-  // An API in this process for the setup (it migrates the schema); the work goes to worker processes.
-  const api = await startServer(
-    loadConfig({
-      PORT: '0',
-      DATA_DIR: dataDir,
-      DATABASE_URL: url.toString(),
-      SECRET_KEY: secretKey,
-      LOG_LEVEL: 'warn',
-    }),
-    { runWorker: false },
-  );
-  const running: { stop(): Promise<void> }[] = [];
+  let api: RunningServer | undefined;
+  const running: Started<true>[] = [];
+  // Run once, by the `finally` below or by the signal handler, whichever comes first.
+  const cleanup = cleanupOnce(async () => {
+    await Promise.all(running.map((r) => r.stop()));
+    await api?.stop();
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    await client.query(`drop schema if exists "${schema}" cascade`);
+    await client.end();
+    await Promise.all([receiver.close(), sink.close()]);
+    await rm(dataDir, { recursive: true, force: true });
+  });
   try {
-    const k = api.services.db.kysely;
-    const account = await createAccount(
-      k,
-      { email: `bench-${Date.now()}@example.test`, name: 'Bench Studio', plan: 'agency' },
-      new Date().toISOString(),
+    // An API in this process for the setup (it migrates the schema); the work goes to worker processes.
+    api = await startServer(
+      loadConfig({
+        PORT: '0',
+        DATA_DIR: dataDir,
+        DATABASE_URL: url.toString(),
+        SECRET_KEY: secretKey,
+        LOG_LEVEL: 'warn',
+      }),
+      { runWorker: false },
     );
-    // The endpoint through the API, as a user registers it.
-    const registered = await fetch(`${api.url}/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.live_key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: receiver.url, events: ['intake.sent'] }),
-    });
-    if (registered.status !== 201) throw new Error(`registering the endpoint: ${await registered.text()}`);
-    for (let done = 0; done < EVENTS; done += 100) {
-      await k.transaction().execute(async (trx) => {
-        for (let i = done; i < Math.min(EVENTS, done + 100); i++) {
-          await recordEvent(trx, {
-            accountId: account.account_id,
-            livemode: true,
-            type: 'intake.sent',
-            intakeId: `in_bench${String(i).padStart(18, '0')}`,
-            data: {
-              project_name: 'Benchmark',
-              client_email: 'bench@example.com',
-              sent_at: new Date().toISOString(),
-            },
-            occurredAt: new Date().toISOString(),
-          });
-        }
-      });
-    }
-    await seedDueReminders(k, account.account_id, REMINDERS, HELD);
-    await sql`update jobs set due_at = due_at + ${HELD}`.execute(k);
-
+    await seedHeldWork(api, receiver.url);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: url.toString(),
@@ -184,41 +232,35 @@ async function scenario(workers: number): Promise<{ webhooks: Drained; reminders
       SECRET_KEY: secretKey,
       LOG_LEVEL: 'error',
     };
-    running.push(...(await Promise.all(Array.from({ length: workers }, () => startWorkerProcess(env)))));
+    await startAll(workers, () => startWorkerProcess(env, quota), running);
 
-    const drain = async (kind: string, count: number, received: () => number): Promise<Drained> => {
-      const before = received();
-      const started = performance.now();
-      await sql`update jobs set due_at = ${Date.now() - 1000} where kind = ${kind}`.execute(k);
-      await until(`${count} ${kind}`, () => received() - before >= count).catch(async (error: unknown) => {
-        const jobs = await sql<{ kind: string; n: number; error: string | null }>`
-          select kind, count(*)::int as n, max(last_error) as error from jobs group by kind`.execute(k);
-        throw new Error(`${String(error)}; jobs left: ${JSON.stringify(jobs.rows)}`);
-      });
-      const seconds = (performance.now() - started) / 1000;
-      process.stderr.write(`  ${workers} worker(s), ${kind}: ${count} in ${seconds.toFixed(2)} s\n`);
-      return { count, seconds, perSecond: count / seconds };
-    };
-    const webhooks = await drain(WEBHOOK_ATTEMPT.kind, EVENTS, receiver.received);
-    const reminders = await drain(DISPATCH_CHASE.kind, REMINDERS, sink.received);
+    const k = api.services.db.kysely;
+    const webhooks = await drain(k, running, WEBHOOK_ATTEMPT.kind, EVENTS, receiver.received);
+    const reminders = await drain(k, running, DISPATCH_CHASE.kind, REMINDERS, sink.received);
     return { webhooks, reminders };
   } finally {
-    await Promise.all(running.map((r) => r.stop()));
-    await api.stop();
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    await client.query(`drop schema if exists "${schema}" cascade`);
-    await client.end();
-    await Promise.all([receiver.close(), sink.close()]);
-    await rm(dataDir, { recursive: true, force: true });
+    await cleanup();
   }
 }
 
-const one = await scenario(1);
-const three = await scenario(3);
+const stopHandlingSignals = cleanUpOnSignals('worker');
+const quota = await cpuQuotaFromEnv('BENCH_WORKERS_CPU_QUOTA', 'bench-workers');
+const notice =
+  quota === undefined
+    ? undefined
+    : quotaNotice(
+        quota,
+        'worker',
+        'PostgreSQL, the webhook receiver and the SMTP sink (in the bench process)',
+      );
+if (notice !== undefined) process.stderr.write(notice.header);
+const one = await scenario(1, quota);
+const three = await scenario(3, quota);
+stopHandlingSignals();
 console.log(
   [
     `Machine: ${os.cpus().length} CPU(s), Node ${process.version}; PostgreSQL; per-endpoint concurrency ${DEFAULT_TUNING.perEndpointConcurrency} per process.`,
+    ...(notice?.tableLines ?? []),
     '',
     '| work | 1 worker: per second | 3 workers: per second | 3 ÷ 1 |',
     '|---|---|---|---|',
@@ -226,4 +268,9 @@ console.log(
     `| reminders sent (${REMINDERS}, SMTP) | ${Math.round(one.reminders.perSecond)} | ${Math.round(three.reminders.perSecond)} | ${(three.reminders.perSecond / one.reminders.perSecond).toFixed(2)}× |`,
   ].join('\n'),
 );
-console.log('\n```json\n' + JSON.stringify({ one, three }) + '\n```');
+// The quota keys only in quota mode, as in bench:scale.
+const output =
+  quota === undefined
+    ? { one, three }
+    : { cpuQuotaPerWorkerProcess: quota.fraction, cgroupVersion: quota.controller.version, one, three };
+console.log('\n```json\n' + JSON.stringify(output) + '\n```');
