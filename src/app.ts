@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerAuth } from './http/auth.js';
+import { registerReadMemo } from './http/read-memo.js';
 import { requestForLog } from './http/log-safety.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { jsonHasNul, nulRefused, registerNulGuard } from './http/input-safety.js';
@@ -80,6 +81,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   registerSecurityHeaders(app, services.config);
   registerNulGuard(app);
   registerAuth(app, services);
+  registerReadMemo(app, services);
   registerAuditHook(app, services);
   await registerOpenApi(app, services.config);
 

@@ -110,6 +110,27 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
     expect(alias.text).toBe((await status()).text);
   });
 
+  it('answers HEAD without a body and still counts kept answers against the rate limit', async () => {
+    const head = await api.call('HEAD', `/v1/intakes/${intakeId}/status`);
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect((await status()).status).toBe(200);
+
+    const limited = await server.createAccount({ rateLimitPerHour: 4 });
+    const poller = client(server.url, limited.live_key);
+    const created = await poller.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Limited',
+      client: { email: 'client@example.com' },
+      items: ITEMS,
+    });
+    expect(created.status, created.text).toBe(201);
+    const path = `/v1/intakes/${created.body.intake_id}/status`;
+    const reads = [await poller.get(path), await poller.get(path), await poller.get(path)];
+    expect(reads.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(reads[2]?.headers.get('x-ratelimit-remaining')).toBe('0');
+    expectError(await poller.get(path), 429, 'rate_limited');
+  });
+
   it('keeps the account answer per mode and shows an update in the next read', async () => {
     const live = await api.get<{ name: string; livemode: boolean }>('/v1/account');
     const test = await testApi.get<{ name: string; livemode: boolean }>('/v1/account');

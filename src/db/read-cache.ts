@@ -18,9 +18,14 @@ export type Load<V> = () => Promise<V | undefined>;
  * Only found values are kept, so guessing ids cannot fill the memory; the map is bounded anyway.
  * A value may be kept only if it is a function of the database's rows alone (no clock, no caller).
  */
-export function betweenCommits<V>(
-  maxEntries = 10_000,
-): (db: Db, key: string, load: Load<V>) => MaybePromise<V | undefined> {
+export interface BetweenCommits<V> {
+  /** The kept value, else `load()`'s (kept if found and nothing was committed meanwhile). */
+  (db: Db, key: string, load: Load<V>): MaybePromise<V | undefined>;
+  /** The kept value, if there is one; computes nothing. */
+  peek(db: Db, key: string): V | undefined;
+}
+
+export function betweenCommits<V>(maxEntries = 10_000): BetweenCommits<V> {
   const perDb = new WeakMap<Db, Entries<V>>();
 
   async function loadAndKeep(db: Db, key: string, load: Load<V>, entries: Entries<V>, version: number) {
@@ -33,7 +38,7 @@ export function betweenCommits<V>(
     return value;
   }
 
-  return (db, key, load) => {
+  const get = (db: Db, key: string, load: Load<V>): MaybePromise<V | undefined> => {
     const changeVersion = db.changeVersion;
     if (!changeVersion) return load();
 
@@ -45,6 +50,13 @@ export function betweenCommits<V>(
     }
     return entries.values.get(key) ?? loadAndKeep(db, key, load, entries, version);
   };
+
+  const peek = (db: Db, key: string): V | undefined => {
+    const entries = perDb.get(db);
+    return entries && entries.version === db.changeVersion?.() ? entries.values.get(key) : undefined;
+  };
+
+  return Object.assign(get, { peek });
 }
 
 /**

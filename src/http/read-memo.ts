@@ -1,41 +1,78 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  RouteHandlerMethod,
+} from 'fastify';
 import { betweenCommits } from '../db/read-cache.js';
-import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
+import { toArray } from '../lib/arrays.js';
 import type { AppServices } from '../services.js';
-import { authOf } from './auth.js';
+import type { AuthContext } from './auth.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The answer depends on the database's rows alone: keep it between commits (registerReadMemo). */
+    keepBetweenCommits?: boolean;
+  }
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Answers of authenticated reads that are a function of the database's rows alone (an intake's status,
  * the account), kept serialised between commits (`betweenCommits`): agents poll these, and a poll that
- * finds nothing committed since the last one costs no query and no serialisation. Any commit by any
- * connection of any process (a submission, a chase, a plan change) drops them all, so the next read
- * computes afresh. Where the database has no change version (PostgreSQL), every read computes.
+ * finds nothing committed since the last one costs no query, no validation and no serialisation. Any
+ * commit by any connection of any process (a submission, a chase, a plan change) drops them all, so the
+ * next read computes afresh. Where the database has no change version (PostgreSQL), every read computes.
  *
- * An answer is kept per account, mode, method and URL; the route's scope is checked before the
- * handler runs, so a kept answer only reaches callers allowed to read it. The first read serialises
- * through the route's own response schema, like any answer. Use it only on routes whose answer depends
- * on nothing but the rows: not on the clock, the key's scopes or anything the read itself writes.
+ * A route opts in with `config: { keepBetweenCommits: true }` and returns its answer as usual. The kept
+ * answer is served from an onRequest hook that runs after the authentication hook (so the key, its rate
+ * limit and the route's scope are checked first), before the request is validated: a kept answer exists
+ * only for a URL that passed validation when it was computed. Answers are kept per account, mode, method
+ * and URL, so another account's or mode's request never finds one. The first read serialises through the
+ * route's own response schema, like any answer. Only for routes whose answer depends on nothing but the
+ * rows: not on the clock, the key's scopes or anything the read itself writes.
  */
-export function readMemo(services: AppServices) {
+export function registerReadMemo(app: FastifyInstance, services: AppServices): void {
   const bodies = betweenCommits<string>();
-  /** Sends the kept answer at once when there is one (no promise), else computes, keeps and sends it. */
-  return function answerFromMemo(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    compute: () => Promise<unknown>,
-  ): MaybePromise<void> {
-    const auth = authOf(request);
-    const key = `${auth.account.id} ${auth.livemode ? 'live' : 'test'} ${request.method} ${request.url}`;
-    const body = bodies(services.db, key, async () => {
-      const serialised = reply.serialize(await compute());
-      // The JSON serialisers give strings; bytes (a custom serialiser's) are kept as their text.
-      return typeof serialised === 'string' ? serialised : new TextDecoder().decode(serialised);
-    });
-    // A string with a JSON type is sent as it is: Fastify serialises only objects.
-    return andThen(body, (json) => {
-      void reply.type(JSON_TYPE).send(json);
-    });
-  };
+  const keyOf = (request: FastifyRequest, auth: AuthContext) =>
+    `${auth.account.id} ${auth.livemode ? 'live' : 'test'} ${request.method} ${request.url}`;
+
+  function serveKept(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const auth = request.auth;
+    const kept = auth ? bodies.peek(services.db, keyOf(request, auth)) : undefined;
+    // Answering from an onRequest hook ends the request here: no validation, no handler.
+    if (kept !== undefined) void reply.type(JSON_TYPE).send(kept);
+    else done();
+  }
+
+  const keepingHandlers = new WeakSet<RouteHandlerMethod>();
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.keepBetweenCommits) return;
+    if (!route.config.scope) throw new Error(`${route.url}: keepBetweenCommits needs an authenticated route`);
+    // Registered after the authentication hook's onRoute, so this runs after its guard. The automatic
+    // HEAD twin of a GET route may arrive with the GET's hooks and handler already in place.
+    const hooks = toArray(route.onRequest);
+    if (!hooks.includes(serveKept)) route.onRequest = [...hooks, serveKept];
+    if (keepingHandlers.has(route.handler)) return;
+    const compute = route.handler as (request: FastifyRequest, reply: FastifyReply) => unknown;
+    const keeping: RouteHandlerMethod = async function (this: FastifyInstance, request, reply) {
+      const auth = request.auth;
+      if (!auth) return compute.call(this, request, reply);
+      const body = await bodies(services.db, keyOf(request, auth), async () =>
+        textOf(reply.serialize(await compute.call(this, request, reply))),
+      );
+      // A string with a JSON type is sent as it is: Fastify serialises only objects.
+      return reply.type(JSON_TYPE).send(body);
+    };
+    keepingHandlers.add(keeping);
+    route.handler = keeping;
+  });
+}
+
+/** The JSON serialisers give strings; bytes (a custom serialiser's) are kept as their text. */
+function textOf(serialised: string | Buffer | ArrayBuffer): string {
+  return typeof serialised === 'string' ? serialised : new TextDecoder().decode(serialised);
 }

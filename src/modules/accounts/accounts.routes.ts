@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authOf } from '../../http/auth.js';
-import { readMemo } from '../../http/read-memo.js';
 import type { AppServices } from '../../services.js';
 import { Account, PatchAccountBody } from './accounts.schemas.js';
 import { toAccount, updateAccount } from './accounts.service.js';
@@ -9,24 +8,22 @@ import { cachedBrandingSettingsOf } from '../portal/branding.js';
 
 export function accountRoutes(app: FastifyInstance, services: AppServices): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const answerFromMemo = readMemo(services);
 
   api.get('/v1/account', {
-    config: { scope: 'any' },
+    config: { scope: 'any', keepBetweenCommits: true },
     schema: {
       tags: ['Account'],
       summary: 'Account info and current plan',
       response: { 200: Account },
     },
-    handler: (request, reply) =>
-      answerFromMemo(request, reply, async () => {
-        const auth = authOf(request);
-        return toAccount(
-          auth.account,
-          auth.livemode,
-          await cachedBrandingSettingsOf(services.db, auth.account.id),
-        );
-      }),
+    handler: async (request) => {
+      const auth = authOf(request);
+      return toAccount(
+        auth.account,
+        auth.livemode,
+        await cachedBrandingSettingsOf(services.db, auth.account.id),
+      );
+    },
   });
 
   api.patch('/v1/account', {

@@ -5,7 +5,6 @@ import { ErrorBody } from '../../http/schemas.js';
 import { hasScope } from '../../domain/scopes.js';
 import { authOf } from '../../http/auth.js';
 import { validateIdempotencyKey } from '../../http/idempotency.js';
-import { readMemo } from '../../http/read-memo.js';
 import type { AppServices } from '../../services.js';
 import {
   AddItemsBody,
@@ -52,7 +51,6 @@ const NoBody = z.strictObject({}).nullish();
 
 export function intakeRoutes(app: FastifyInstance, services: AppServices): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const answerFromMemo = readMemo(services);
 
   api.post('/v1/intakes', {
     config: { scope: 'intakes:write', audit: { action: 'intake.create', resourceType: 'intake' } },
@@ -96,7 +94,8 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
   });
 
   api.get('/v1/intakes/:id/status', {
-    config: { scope: 'intakes:read' },
+    // Polled by agents: the status depends on the rows alone, so it is kept between commits.
+    config: { scope: 'intakes:read', keepBetweenCommits: true },
     schema: {
       tags,
       summary: 'Progress of an intake',
@@ -104,11 +103,7 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
       params: IntakeParams,
       response: { 200: IntakeStatusObject },
     },
-    // Polled by agents: kept between commits (readMemo); the status depends on the rows alone.
-    handler: (request, reply) =>
-      answerFromMemo(request, reply, () =>
-        getIntakeStatus(services, worldOfAuth(authOf(request)), request.params.id),
-      ),
+    handler: (request) => getIntakeStatus(services, worldOfAuth(authOf(request)), request.params.id),
   });
 
   api.get('/v1/intakes/:id/results', {
