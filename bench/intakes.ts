@@ -28,6 +28,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { withEveryReadAfterACommit } from './cold.js';
 import {
   CONNECTIONS,
   MEASURE_SECONDS,
@@ -485,24 +486,6 @@ function fixed(value: number, digits: number): string {
 
 function mib(bytes: number): string {
   return fixed(bytes / MiB, 1);
-}
-
-/**
- * The status read as a busy server sees it: every read as if another commit had come just before it, so
- * nothing kept between commits helps (neither the key with its account nor the answer). The database's
- * change version is swapped for a counter that moves on every call, for the duration of `run`.
- */
-async function withEveryReadAfterACommit<T>(service: RunningServer, run: () => Promise<T>): Promise<T> {
-  const db = service.services.db;
-  const realVersion = db.changeVersion;
-  if (!realVersion) throw new Error('The cold status pass needs SQLite (a database with a change version)');
-  let version = realVersion();
-  db.changeVersion = () => ++version;
-  try {
-    return await run();
-  } finally {
-    db.changeVersion = realVersion;
-  }
 }
 
 function percent(ratio: number): string {

@@ -18,6 +18,8 @@ function expectPageHeaders(headers: Headers, where: string): void {
   expect(headers.get('x-frame-options'), where).toBe('DENY');
   expect(headers.get('x-content-type-options'), where).toBe('nosniff');
   expect(headers.get('referrer-policy'), where).toMatch(/^(no-referrer|same-origin|strict-origin)/);
+  // Documents only: the opener policy means nothing on JSON, so data answers leave it out.
+  expect(headers.get('cross-origin-opener-policy'), where).toBe('same-origin');
 }
 
 function expectNoCors(headers: Headers, where: string): void {
@@ -35,7 +37,7 @@ describe.each(DATABASES)('security headers on %s', (database) => {
   });
   afterAll(async () => server?.stop());
 
-  it('sends CSP with frame-ancestors, X-Frame-Options, Referrer-Policy and nosniff on every page', async () => {
+  it('sends CSP with frame-ancestors, X-Frame-Options, Referrer-Policy, COOP and nosniff on every page', async () => {
     const pages = [`/portal/${world.intakeId}`, '/dashboard', '/dashboard/sign-in'];
     // The checkout page of the local billing provider, when this build has billing.
     const checkout = await world.api.post<{ url?: string }>('/v1/billing/checkout', { plan: 'solo' });

@@ -33,8 +33,13 @@ const ALWAYS = {
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',
-  'Cross-Origin-Opener-Policy': 'same-origin',
 } as const;
+
+/**
+ * Pages only: the opener policy governs top-level documents and means nothing on JSON or bytes, where
+ * every header costs (it is parsed on both sides of every answer).
+ */
+const PAGES_ONLY = { 'Cross-Origin-Opener-Policy': 'same-origin' } as const;
 
 /** HSTS only where browsers honour it and the operator serves https: production, or https URLs. */
 export function wantsHsts(config: Pick<Config, 'production' | 'appUrl' | 'baseUrl'>): boolean {
@@ -43,6 +48,7 @@ export function wantsHsts(config: Pick<Config, 'production' | 'appUrl' | 'baseUr
 
 export function registerSecurityHeaders(app: FastifyInstance, config: Config): void {
   const always = Object.entries(ALWAYS);
+  const pagesOnly = Object.entries(PAGES_ONLY);
   const hsts = wantsHsts(config);
   // A callback hook, not an async one: it runs on every answer, and a promise per answer costs. The
   // request id is set here too (not in an onRequest hook): one hook fewer on every request, and an
@@ -52,9 +58,13 @@ export function registerSecurityHeaders(app: FastifyInstance, config: Config): v
     for (const [name, value] of always) {
       if (!reply.hasHeader(name)) void reply.header(name, value);
     }
+    const page = String(reply.getHeader('Content-Type') ?? '').startsWith('text/html');
+    if (page) {
+      for (const [name, value] of pagesOnly) {
+        if (!reply.hasHeader(name)) void reply.header(name, value);
+      }
+    }
     if (!reply.hasHeader('Content-Security-Policy')) {
-      const type = String(reply.getHeader('Content-Type') ?? '');
-      const page = type.startsWith('text/html');
       void reply.header(
         'Content-Security-Policy',
         page ? PAGE_CONTENT_SECURITY_POLICY : DATA_CONTENT_SECURITY_POLICY,

@@ -1,0 +1,26 @@
+/**
+ * The cold path of a read, for the benchmarks that measure one: every read as if another commit had
+ * come just before it, as on a server where writes arrive between every two requests.
+ */
+import type { RunningServer } from '../src/server.js';
+
+/**
+ * Runs `run` with the database's change version swapped for a counter that moves on every call, so
+ * nothing kept between commits helps (neither the key with its account nor a kept answer): every read
+ * goes to SQLite and builds its answer. The real change version is back when `run` settles.
+ */
+export async function withEveryReadAfterACommit<T>(
+  service: RunningServer,
+  run: () => Promise<T>,
+): Promise<T> {
+  const db = service.services.db;
+  const realVersion = db.changeVersion;
+  if (!realVersion) throw new Error('A cold pass needs SQLite (a database with a change version)');
+  let version = realVersion();
+  db.changeVersion = () => ++version;
+  try {
+    return await run();
+  } finally {
+    db.changeVersion = realVersion;
+  }
+}
