@@ -111,6 +111,22 @@ export interface RunningServer {
   stop(graceMs?: number): Promise<void>;
 }
 
+/**
+ * Closes the HTTP app: in-flight requests finish, keep-alive connections close. Node closes the
+ * connections that are idle when closing starts; one whose response was still being written then turns
+ * idle a moment later and would otherwise stay open until its keep-alive timeout (72 s), holding the
+ * close. Idle connections are therefore closed again until the close completes.
+ */
+async function closeApp(app: FastifyInstance): Promise<void> {
+  const closing = app.close();
+  const sweeper = setInterval(() => app.server.closeIdleConnections(), 100);
+  try {
+    await closing;
+  } finally {
+    clearInterval(sweeper);
+  }
+}
+
 export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
   const services = await createServices(config);
   let worker: Worker;
@@ -142,7 +158,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
         await listener?.close();
         await worker.stop();
         if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs));
-        await app.close();
+        await closeApp(app);
         await stopWebhookDispatcher(services);
         await closeServices(services);
       })();

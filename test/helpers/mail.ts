@@ -46,6 +46,10 @@ export async function startSmtpServer() {
       });
     },
   });
+  // A sender that dies mid-session (the crash and scale tests SIGKILL processes) resets its connection;
+  // smtp-server reports that as an 'error' on the server, which unheard would crash the test process.
+  const connectionErrors: Error[] = [];
+  server.on('error', (error: Error) => connectionErrors.push(error));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   return {
@@ -53,6 +57,8 @@ export async function startSmtpServer() {
     url: `smtp://127.0.0.1:${port}?from=reminders%40example.test`,
     received,
     rejecting,
+    /** Connection errors seen (a peer that vanished mid-session), for tests that care. */
+    connectionErrors,
     /** The messages to one address, waiting (bounded) until at least `count` arrived. */
     async waitFor(to: string, count = 1, timeoutMs = 5000): Promise<ReceivedMail[]> {
       const started = Date.now();
