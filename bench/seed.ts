@@ -3,7 +3,39 @@ import type { Database } from '../src/db/schema.js';
 import { ItemDefinition } from '../src/domain/items.js';
 import { newId } from '../src/lib/ids.js';
 import { DISPATCH_CHASE } from '../src/modules/chases/chases.jobs.js';
+import { recordEvent } from '../src/modules/events/events.repository.js';
 import { itemRows } from '../src/modules/intakes/intakes.repository.js';
+
+/**
+ * Records `count` synthetic `intake.sent` events of the account's live mode through the transactional
+ * outbox (`recordEvent`, as a state change does), `batch` to a transaction: each becomes a webhook
+ * delivery to every endpoint subscribed to the event.
+ */
+export async function seedSentEvents(
+  db: Kysely<Database>,
+  accountId: string,
+  count: number,
+  batch = 100,
+): Promise<void> {
+  for (let done = 0; done < count; done += batch) {
+    await db.transaction().execute(async (trx) => {
+      for (let i = done; i < Math.min(count, done + batch); i++) {
+        await recordEvent(trx, {
+          accountId,
+          livemode: true,
+          type: 'intake.sent',
+          intakeId: `in_bench${String(i).padStart(18, '0')}`,
+          data: {
+            project_name: 'Benchmark',
+            client_email: 'bench@example.com',
+            sent_at: new Date().toISOString(),
+          },
+          occurredAt: new Date().toISOString(),
+        });
+      }
+    });
+  }
+}
 
 /**
  * Writes `count` sent live intakes straight into the tables, each with one required item and its first

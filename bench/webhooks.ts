@@ -19,10 +19,10 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
-import { recordEvent } from '../src/modules/events/events.repository.js';
 import { DEFAULT_TUNING } from '../src/modules/webhooks/dispatcher.js';
 import { signatureHeader } from '../src/modules/webhooks/signing.js';
 import { startServer } from '../src/server.js';
+import { seedSentEvents } from './seed.js';
 
 function positiveIntFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -141,24 +141,7 @@ async function main(): Promise<void> {
     process.stderr.write(`throughput: ${EVENTS} events through the outbox … `);
     const from = receiver.arrivals.length;
     const started = performance.now();
-    for (let done = 0; done < EVENTS; done += BATCH) {
-      await db.transaction().execute(async (trx) => {
-        for (let i = done; i < Math.min(EVENTS, done + BATCH); i++) {
-          await recordEvent(trx, {
-            accountId: account.account_id,
-            livemode: true,
-            type: 'intake.sent',
-            intakeId: `in_bench${String(i).padStart(18, '0')}`,
-            data: {
-              project_name: 'Benchmark',
-              client_email: 'bench@example.com',
-              sent_at: new Date().toISOString(),
-            },
-            occurredAt: new Date().toISOString(),
-          });
-        }
-      });
-    }
+    await seedSentEvents(db, account.account_id, EVENTS, BATCH);
     const recorded = performance.now();
     await waitFor('every delivery', () => receiver.arrivals.length - from >= EVENTS, 600_000);
     const finished = performance.now();

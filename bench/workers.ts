@@ -36,14 +36,13 @@ import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/schema.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { DISPATCH_CHASE } from '../src/modules/chases/chases.jobs.js';
-import { recordEvent } from '../src/modules/events/events.repository.js';
 import { DEFAULT_TUNING } from '../src/modules/webhooks/dispatcher.js';
 import { WEBHOOK_ATTEMPT } from '../src/modules/webhooks/webhooks.jobs.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { cpuMeter, cpuQuotaFromEnv, quotaNotice, type CpuQuota } from './cpu.js';
 import { positiveNumberFromEnv } from './load.js';
 import { cleanUpOnSignals, cleanupOnce, startAll, startRole, type Started } from './processes.js';
-import { seedDueReminders } from './seed.js';
+import { seedDueReminders, seedSentEvents } from './seed.js';
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const EVENTS = Math.round(positiveNumberFromEnv('BENCH_WORKER_EVENTS', 2000));
@@ -128,24 +127,7 @@ async function seedHeldWork(api: RunningServer, receiverUrl: string): Promise<vo
     body: JSON.stringify({ url: receiverUrl, events: ['intake.sent'] }),
   });
   if (registered.status !== 201) throw new Error(`registering the endpoint: ${await registered.text()}`);
-  for (let done = 0; done < EVENTS; done += 100) {
-    await k.transaction().execute(async (trx) => {
-      for (let i = done; i < Math.min(EVENTS, done + 100); i++) {
-        await recordEvent(trx, {
-          accountId: account.account_id,
-          livemode: true,
-          type: 'intake.sent',
-          intakeId: `in_bench${String(i).padStart(18, '0')}`,
-          data: {
-            project_name: 'Benchmark',
-            client_email: 'bench@example.com',
-            sent_at: new Date().toISOString(),
-          },
-          occurredAt: new Date().toISOString(),
-        });
-      }
-    });
-  }
+  await seedSentEvents(k, account.account_id, EVENTS);
   await seedDueReminders(k, account.account_id, REMINDERS, HELD);
   await sql`update jobs set due_at = due_at + ${HELD}`.execute(k);
 }
