@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { positiveNumberFromEnv, toError } from './load.js';
 
 /** The CFS period a CPU quota is a share of: 100 ms, the kernel's default. */
-export const CPU_PERIOD_US = 100_000;
+const CPU_PERIOD_US = 100_000;
 /** The unit of the CPU times in /proc/<pid>/stat (USER_HZ, almost always 100). */
 const CLOCK_TICKS_PER_SECOND = clockTicksPerSecond();
 
@@ -191,7 +191,7 @@ async function cpuSecondsOf(pid: number): Promise<number | undefined> {
 }
 
 /** The CPU seconds of the processes together; undefined when any one cannot be read. */
-export async function totalCpuSeconds(pids: number[]): Promise<number | undefined> {
+async function totalCpuSeconds(pids: number[]): Promise<number | undefined> {
   let total = 0;
   for (const seconds of await Promise.all(pids.map(cpuSecondsOf))) {
     if (seconds === undefined) return undefined;

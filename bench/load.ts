@@ -148,9 +148,9 @@ export async function measurePair(baseline: Target, target: Target, rounds = ROU
 }
 
 export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return Number.NaN;
   return sorted.length % 2 === 1
     ? (sorted[middle] ?? Number.NaN)
     : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;

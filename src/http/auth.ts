@@ -35,7 +35,6 @@ declare module 'fastify' {
   }
 }
 
-/** The auth context of a secured route; its absence is a programming error, not a client one. */
 /** The key of `Authorization: Bearer <key>`; 401 when the header is missing or holds no API key. */
 function bearerToken(header: string | undefined): string {
   if (!header) {
@@ -58,6 +57,7 @@ function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
+/** The auth context of a secured route; its absence is a programming error, not a client one. */
 export function authOf(request: FastifyRequest): AuthContext {
   if (!request.auth) throw new Error(`Route ${request.url} has no scope but reads the caller`);
   return request.auth;

@@ -49,9 +49,13 @@ export function registerReadMemo(app: FastifyInstance, services: AppServices): v
 
   const keepingHandlers = new WeakSet<RouteHandlerMethod>();
 
+  // Without a change version (PostgreSQL) nothing can be kept: the routes run as they are, with no hook.
+  const canKeep = services.db.changeVersion !== undefined;
+
   app.addHook('onRoute', (route) => {
     if (!route.config?.keepBetweenCommits) return;
     if (!route.config.scope) throw new Error(`${route.url}: keepBetweenCommits needs an authenticated route`);
+    if (!canKeep) return;
     // Registered after the authentication hook's onRoute, so this runs after its guard. The automatic
     // HEAD twin of a GET route may arrive with the GET's hooks and handler already in place.
     const hooks = toArray(route.onRequest);

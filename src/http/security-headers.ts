@@ -3,8 +3,9 @@ import type { Config } from '../config.js';
 
 /**
  * The request id and the security headers on every answer (API, portal, dashboard, checkout pages,
- * files), set once here so a new page cannot forget them. A route that needs its own value (the portal page's CSP with a
- * nonce, a file's sandbox CSP) sets it, and it is kept: this hook only fills in what is missing.
+ * files), set once here so a new page cannot forget them. A route that needs its own value (the portal
+ * page's CSP with a nonce, a file's sandbox CSP) sets it, and it is kept: this hook only fills in what
+ * is missing.
  *
  * CORS stays closed: no answer carries Access-Control-Allow-Origin, so browsers on other origins can
  * neither read API answers nor send credentialed preflighted requests. API keys are for servers.
