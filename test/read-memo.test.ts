@@ -7,7 +7,7 @@ import { expectError } from './helpers/security.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /**
- * Answers kept between commits (src/http/read-memo.ts: the intake status and the account): repeated
+ * Answers kept between commits (src/http/read-memo.ts: intakes, their list and status, the account): repeated
  * reads answer the same, and every change shows in the very next read, whether this process made it
  * or another connection did; a kept answer never reaches another account, the other mode or a key
  * without the route's scope.
@@ -129,6 +129,56 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
     expect(reads.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(reads[2]?.headers.get('x-ratelimit-remaining')).toBe('0');
     expectError(await poller.get(path), 429, 'rate_limited');
+  });
+
+  it('shows a change in the next read of the intake and of the list, each query kept apart', async () => {
+    interface ListBody {
+      total: number;
+      intakes: { id: string; projectName: string; status: string }[];
+    }
+    const intake = () =>
+      api.get<{ project_name: string; status: string; items: unknown[] }>(`/v1/intakes/${intakeId}`);
+    const list = (query = '') => api.get<ListBody>(`/v1/intakes${query}`);
+    const before = await intake();
+    expect(before.status, before.text).toBe(200);
+    expect((await intake()).text).toBe(before.text);
+    const listed = await list();
+    const draftsBefore = await list('?status=draft');
+    expect(listed.body.intakes.map((i) => i.id)).toContain(intakeId);
+
+    const added = await api.post(`/v1/intakes/${intakeId}/items`, {
+      items: [{ key: 'slogan', label: 'Slogan', type: 'longtext' }],
+    });
+    expect(added.status, added.text).toBe(201);
+    expect((await intake()).body.items).toHaveLength(before.body.items.length + 1);
+
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Second',
+      client: { email: 'second@example.com' },
+      items: ITEMS,
+      send: false,
+    });
+    expect(created.status, created.text).toBe(201);
+    const after = await list();
+    expect(after.body.total).toBe(listed.body.total + 1);
+    expect(after.body.intakes.map((i) => i.id)).toContain(created.body.intake_id);
+    // Another query is its own answer: the drafts now include the unsent intake.
+    const drafts = await list('?status=draft');
+    expect(drafts.body.total).toBe(draftsBefore.body.total + 1);
+    expect(drafts.body.intakes.every((i) => i.status === 'draft')).toBe(true);
+
+    // Another connection's rename shows in both reads at once.
+    const outside: Db = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
+    try {
+      await sql`update intakes set project_name = 'Renamed' where id = ${intakeId}`.execute(outside.kysely);
+    } finally {
+      await outside.close();
+    }
+    expect((await intake()).body.project_name).toBe('Renamed');
+    expect((await list()).body.intakes.find((i) => i.id === intakeId)?.projectName).toBe('Renamed');
+    expectError(await other.get(`/v1/intakes/${intakeId}`), 404, 'not_found');
+    expect((await other.get<ListBody>('/v1/intakes')).body.intakes.map((i) => i.id)).not.toContain(intakeId);
+    expect((await testApi.get<ListBody>('/v1/intakes')).body.total).toBe(0);
   });
 
   it('keeps the account answer per mode and shows an update in the next read', async () => {

@@ -81,20 +81,20 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
     },
   });
 
+  // Lists, intakes and their status are polled by agents and depend on the rows alone: kept between commits.
   api.get('/v1/intakes', {
-    config: { scope: 'intakes:read' },
+    config: { scope: 'intakes:read', keepBetweenCommits: true },
     schema: { tags, summary: 'List intakes', querystring: IntakeListQuery, response: { 200: IntakeList } },
     handler: (request) => listIntakesOf(services, worldOfAuth(authOf(request)), request.query),
   });
 
   api.get('/v1/intakes/:id', {
-    config: { scope: 'intakes:read' },
+    config: { scope: 'intakes:read', keepBetweenCommits: true },
     schema: { tags, summary: 'Get an intake', params: IntakeParams, response: { 200: Intake } },
     handler: (request) => getIntake(services, worldOfAuth(authOf(request)), request.params.id),
   });
 
   api.get('/v1/intakes/:id/status', {
-    // Polled by agents: the status depends on the rows alone, so it is kept between commits.
     config: { scope: 'intakes:read', keepBetweenCommits: true },
     schema: {
       tags,
