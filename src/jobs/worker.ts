@@ -1,6 +1,6 @@
-import type { Selectable } from 'kysely';
+import type { QueryCreator, Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { JobsTable } from '../db/schema.js';
+import type { Database, JobsTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { jobDefinition, kindName, type AnyJobKind, type JobDefinition, type JobHandler } from './jobs.js';
 
@@ -245,55 +245,41 @@ export class Worker {
     const lease = now + this.leaseMs;
     const db = this.db.kysely;
 
-    if (this.db.dialect === 'postgres') {
-      const rows = await db.transaction().execute(async (trx) => {
-        let query = trx
-          .selectFrom('jobs')
-          .selectAll()
-          .where('due_at', '<=', now)
-          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-          .where('kind', 'in', kinds);
-        if (options.accountId !== undefined) query = query.where('account_id', '=', options.accountId);
-        if (options.livemode !== undefined) query = query.where('livemode', '=', options.livemode ? 1 : 0);
-        const found = await query
-          .orderBy('due_at')
-          .orderBy('id')
-          .limit(limit)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        if (found.length === 0) return [];
-        await trx
-          .updateTable('jobs')
-          .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
-          .where(
-            'id',
-            'in',
-            found.map((row) => row.id),
-          )
-          .execute();
-        return found.map((row) => ({ ...row, attempts: row.attempts + 1, locked_until: lease }));
-      });
-      return rows.map((row) => ({ row, lease }));
-    }
-
-    // SQLite: one statement, so selecting and locking happen under one write lock. (No
-    // multi-statement transaction here: another connection in this process would have to wait
+    // The due rows, oldest first. On PostgreSQL each is locked as it is picked (SKIP LOCKED: rows
+    // another worker is claiming right now are passed over, not waited for), in a materialised CTE so
+    // the pick runs exactly once. SQLite takes its one write lock for the whole statement.
+    const pick = (from: QueryCreator<Database>) => {
+      let due = from
+        .selectFrom('jobs')
+        .select('id')
+        .where('due_at', '<=', now)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+        .where('kind', 'in', kinds);
+      if (options.accountId !== undefined) due = due.where('account_id', '=', options.accountId);
+      if (options.livemode !== undefined) due = due.where('livemode', '=', options.livemode ? 1 : 0);
+      return due.orderBy('due_at').orderBy('id').limit(limit);
+    };
+    // One statement, so picking and locking are one round trip and one lock. (On SQLite, no
+    // multi-statement transaction either: another connection in this process would have to wait
     // synchronously for it, blocking the event loop that must finish it.)
-    let due = db
-      .selectFrom('jobs')
-      .select('id')
-      .where('due_at', '<=', now)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-      .where('kind', 'in', kinds);
-    if (options.accountId !== undefined) due = due.where('account_id', '=', options.accountId);
-    if (options.livemode !== undefined) due = due.where('livemode', '=', options.livemode ? 1 : 0);
-    const rows = await db
-      .updateTable('jobs')
-      .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', due.orderBy('due_at').orderBy('id').limit(limit))
-      .returningAll()
-      .execute();
+    const rows =
+      this.db.dialect === 'postgres'
+        ? await db
+            .with(
+              (cte) => cte('due').materialized(),
+              (from) => pick(from).forUpdate().skipLocked(),
+            )
+            .updateTable('jobs')
+            .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
+            .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
+            .returningAll()
+            .execute()
+        : await db
+            .updateTable('jobs')
+            .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
+            .where('id', 'in', pick(db))
+            .returningAll()
+            .execute();
     rows.sort((a, b) => a.due_at - b.due_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     return rows.map((row) => ({ row, lease }));
   }
