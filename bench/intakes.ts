@@ -29,13 +29,16 @@ import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { withEveryReadAfterACommit } from './cold.js';
+import { INTAKE_BODY_JSON } from './intake-body.js';
 import {
   CONNECTIONS,
   MEASURE_SECONDS,
   ROUNDS,
   WARMUP_SECONDS,
+  call,
   measurePair,
   positiveNumberFromEnv,
+  stringField,
   toError,
   type RouteResult,
   type Target,
@@ -68,81 +71,11 @@ function uploadContentFromEnv(): UploadContent {
   return found;
 }
 
-/** A realistic definition: an image with constraints, long text, a structured item, a free file. */
-const INTAKE_BODY = {
-  project_name: 'Website refresh for Northwind Bakery',
-  client: { email: 'dana.fischer@example.com', name: 'Dana Fischer', language: 'en' },
-  due_date: '2099-12-31',
-  client_brief:
-    'We are rebuilding your website. Please send your logo, a short text about the bakery, a few brand facts and any source files you already have.',
-  items: [
-    {
-      key: 'logo',
-      label: 'Your logo',
-      help: 'A vector file, or a PNG at least 1000 pixels wide with a transparent background.',
-      type: 'image',
-      constraints: { formats: ['svg', 'png'], min_width: 1000, transparent_background: true },
-    },
-    {
-      key: 'about',
-      label: 'About your company',
-      help: 'Two or three paragraphs for the About page.',
-      type: 'longtext',
-      constraints: { min_chars: 100, max_chars: 2000 },
-    },
-    {
-      key: 'brand',
-      label: 'Brand facts',
-      type: 'structured',
-      schema: {
-        type: 'object',
-        required: ['company', 'founded'],
-        properties: {
-          company: { type: 'string', minLength: 1 },
-          founded: { type: 'integer', minimum: 1800 },
-          tagline: { type: 'string', maxLength: 120 },
-        },
-      },
-    },
-    {
-      key: 'assets',
-      label: 'Source files',
-      help: 'Anything else: print-ready PDFs, archives, footage.',
-      type: 'file',
-      required: false,
-    },
-  ],
-};
-const INTAKE_BODY_JSON = JSON.stringify(INTAKE_BODY);
-/** The item the upload goes to: type `file`, no formats constraint, so only the plan limit applies. */
+/**
+ * The item of INTAKE_BODY the upload goes to: type `file`, no formats constraint, so only the plan limit
+ * applies.
+ */
 const UPLOAD_ITEM_KEY = 'assets';
-
-// ---------------------------------------------------------------------------------------------
-// Request rates (autocannon)
-
-/** One request outside autocannon; throws unless the status is the expected one. */
-async function call(
-  target: Pick<Target, 'url' | 'method' | 'headers' | 'body' | 'route'>,
-  expected: number,
-): Promise<unknown> {
-  const response = await fetch(target.url, {
-    method: target.method,
-    headers: target.headers,
-    ...(target.body === undefined ? {} : { body: target.body }),
-  });
-  const text = await response.text();
-  if (response.status !== expected) {
-    throw new Error(`${target.route} answered ${response.status} (expected ${expected}): ${text}`);
-  }
-  return JSON.parse(text) as unknown;
-}
-
-function stringField(value: unknown, field: string): string {
-  const found =
-    typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : null;
-  if (typeof found !== 'string') throw new Error(`Expected a string ${field} in ${JSON.stringify(value)}`);
-  return found;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Memory sampling

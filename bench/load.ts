@@ -1,6 +1,7 @@
 /**
  * The autocannon harness the benchmarks share: settings from the environment, one run per target in a
- * worker thread, a warmup before each measured run, and a loud failure on any non-2xx answer.
+ * worker thread, a warmup before each measured run, and a loud failure on any non-2xx answer; and single
+ * requests outside autocannon that fail unless the status is the expected one (`call`).
  */
 import { inspect } from 'node:util';
 import autocannon from 'autocannon';
@@ -66,6 +67,28 @@ function fire(target: Target, seconds: number): Promise<autocannon.Result> {
       reject(toError(error));
     });
   });
+}
+
+/** One request outside autocannon; throws unless the status is the expected one. */
+export async function call(target: Target, expected: number): Promise<unknown> {
+  const response = await fetch(target.url, {
+    method: target.method,
+    headers: target.headers,
+    ...(target.body === undefined ? {} : { body: target.body }),
+  });
+  const text = await response.text();
+  if (response.status !== expected) {
+    throw new Error(`${target.route} answered ${response.status} (expected ${expected}): ${text}`);
+  }
+  return JSON.parse(text) as unknown;
+}
+
+/** The string `field` of a parsed JSON object; throws if there is none. */
+export function stringField(value: unknown, field: string): string {
+  const found =
+    typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : null;
+  if (typeof found !== 'string') throw new Error(`Expected a string ${field} in ${JSON.stringify(value)}`);
+  return found;
 }
 
 export function toError(error: unknown): Error {

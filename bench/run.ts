@@ -1,9 +1,14 @@
 /**
- * Throughput benchmark: the authenticated, rate-limited, database-backed `GET /v1/account` (SQLite)
- * against a bare Fastify route, in one run. See bench/README.md.
+ * Throughput benchmark: the authenticated, rate-limited, database-backed reads an agent polls (SQLite),
+ * each against a bare Fastify route, in one run. See bench/README.md.
  *
- * Environment: BENCH_SECONDS (measured seconds per route and round, default 10), BENCH_WARMUP_SECONDS
- * (default 2), BENCH_CONNECTIONS (default 10), BENCH_ROUNDS (alternating rounds, default 3).
+ * The reads, all with the account's live key: `GET /v1/account`, `GET /v1/intakes` (a full first page),
+ * `GET /v1/intakes/:id` and `GET /v1/intakes/:id/status` (one intake with four items). Each is measured
+ * polled (its answer kept between commits) and cold (every read as if after a commit).
+ *
+ * Environment: BENCH_READS (a comma-separated subset of account, list, intake, status; default all four),
+ * BENCH_SECONDS (measured seconds per route and round, default 10), BENCH_WARMUP_SECONDS (default 2),
+ * BENCH_CONNECTIONS (default 10), BENCH_ROUNDS (alternating rounds, default 3).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os, { availableParallelism, tmpdir } from 'node:os';
@@ -13,12 +18,15 @@ import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { withEveryReadAfterACommit } from './cold.js';
+import { INTAKE_BODY } from './intake-body.js';
 import {
   CONNECTIONS,
   MEASURE_SECONDS,
   ROUNDS,
   WARMUP_SECONDS,
+  call,
   measurePair,
+  stringField,
   toError,
   type PairResult,
   type RouteResult,
@@ -27,14 +35,88 @@ import {
 
 /** The service's limit for the benchmark key: high enough that the limiter runs on every request but never rejects. */
 const RATE_LIMIT_PER_HOUR = 100_000_000;
-/** The target: the authenticated read keeps at least this share of the bare route's throughput. */
+/** The target: each polled read keeps at least this share of the bare route's throughput. */
 const TARGET_RATIO = 0.5;
+
+/** The reads an agent polls, in the order they are measured (BENCH_READS names them). */
+const READS = ['account', 'list', 'intake', 'status'] as const;
+type Read = (typeof READS)[number];
+
+/** The list's first page (its default limit) and the drafts created so that it is full. */
+const LIST_PAGE_SIZE = 20;
+const LIST_DRAFTS = 25;
+
+function isRead(name: string): name is Read {
+  return READS.some((read) => read === name);
+}
+
+/** BENCH_READS: the reads to measure, in READS order; all of them when unset or empty. */
+function readsFromEnv(): Read[] {
+  const raw = process.env.BENCH_READS?.trim();
+  if (!raw) return [...READS];
+  const names = raw.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !isRead(name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `BENCH_READS: unknown read ${unknown.map((name) => `"${name}"`).join(', ')}; ` +
+        `give a comma-separated subset of ${READS.join(', ')}`,
+    );
+  }
+  return READS.filter((read) => names.includes(read));
+}
 
 async function startBare(): Promise<{ app: FastifyInstance; url: string }> {
   const app = Fastify({ logger: false });
   app.get('/bare', () => ({ ok: true, service: 'bench' }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { app, url };
+}
+
+/**
+ * Creates the intakes the reads find, through the API: LIST_DRAFTS drafts (`send: false`), so the list's
+ * first page is full, then the intake that is read alone, sent as the intakes agents poll are. Returns
+ * the sent intake's id.
+ */
+async function createIntakes(serviceUrl: string, key: string): Promise<string> {
+  const creation = (body: object): Target => ({
+    route: 'POST /v1/intakes',
+    url: `${serviceUrl}/v1/intakes`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  for (let i = 0; i < LIST_DRAFTS; i++) await call(creation({ ...INTAKE_BODY, send: false }), 201);
+  return stringField(await call(creation(INTAKE_BODY), 201), 'intake_id');
+}
+
+function readTargets(serviceUrl: string, key: string, intakeId: string): Record<Read, Target> {
+  const target = (route: string, path: string): Target => ({
+    route,
+    url: `${serviceUrl}${path}`,
+    headers: { authorization: `Bearer ${key}` },
+  });
+  const items = INTAKE_BODY.items.length;
+  return {
+    account: target('GET /v1/account', '/v1/account'),
+    list: target(`GET /v1/intakes (first page: ${LIST_PAGE_SIZE} of ${LIST_DRAFTS + 1})`, '/v1/intakes'),
+    intake: target(`GET /v1/intakes/:id (${items} items)`, `/v1/intakes/${intakeId}`),
+    status: target(`GET /v1/intakes/:id/status (${items} items)`, `/v1/intakes/${intakeId}/status`),
+  };
+}
+
+/** One request to each read before measuring: each answers 200, and the list's first page is full. */
+async function checkReads(reads: readonly Read[], targets: Record<Read, Target>): Promise<void> {
+  for (const read of reads) {
+    const answer = await call(targets[read], 200);
+    if (read !== 'list') continue;
+    const rows =
+      typeof answer === 'object' && answer !== null && 'intakes' in answer && Array.isArray(answer.intakes)
+        ? answer.intakes.length
+        : 0;
+    if (rows !== LIST_PAGE_SIZE) {
+      throw new Error(`${targets.list.route}: expected ${LIST_PAGE_SIZE} rows, got ${rows}`);
+    }
+  }
 }
 
 /**
@@ -55,31 +137,78 @@ async function rateLimitUsed(target: Target): Promise<number> {
   return RATE_LIMIT_PER_HOUR - remaining;
 }
 
+/** One read against the bare route: polled (kept answers) and cold (every read after a commit). */
+interface ReadResult {
+  read: Read;
+  route: string;
+  polled: PairResult;
+  cold: PairResult;
+}
+
+async function measureRead(
+  service: RunningServer,
+  bare: Target,
+  read: Read,
+  target: Target,
+): Promise<ReadResult> {
+  process.stderr.write(`\n${target.route}, polled (kept answer), against ${bare.route}\n`);
+  const polled = await measurePair(bare, target);
+  process.stderr.write(`\n${target.route}, cold (every read after a commit), against ${bare.route}\n`);
+  const cold = await withEveryReadAfterACommit(service, () => measurePair(bare, target));
+  return { read, route: target.route, polled, cold };
+}
+
+/** Requests of the read the service answered, warmups included (each went through the rate limiter). */
+function answeredBy(result: ReadResult): number {
+  const answered = (run: RouteResult) => run.warmupRequests + run.totalRequests;
+  return answered(result.polled.target) + answered(result.cold.target);
+}
+
 function fixed(value: number, digits: number): string {
   return value.toFixed(digits);
 }
 
-function markdownTable(
-  results: RouteResult[],
-  ratio: number,
-  roundRatios: number[],
-  cold: PairResult,
-): string {
-  const lines = [
-    '| Route | Requests/s (mean) | Latency mean (ms) | p50 (ms) | p99 (ms) | Requests measured |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+function roundRatios(pair: PairResult): string {
+  return pair.roundRatios.map((r) => fixed(r, 3)).join(', ');
+}
+
+function medianRatio(pair: PairResult): string {
+  return `**${fixed(pair.ratio, 3)}** (${fixed(pair.ratio * 100, 1)}%)`;
+}
+
+function targetMet(result: ReadResult): boolean {
+  return result.polled.ratio >= TARGET_RATIO;
+}
+
+function markdownTables(results: readonly ReadResult[]): string {
+  const row = (pass: string, r: RouteResult) =>
+    `| ${pass} | ${r.route} | ${fixed(r.requestsPerSecondMean, 0)} | ${fixed(r.latencyMeanMs, 2)} | ${r.latencyP50Ms} | ${r.latencyP99Ms} | ${r.totalRequests} |`;
+  const missed = results.filter((result) => !targetMet(result)).map((result) => result.read);
+  return [
+    '| Pass | Route | Requests/s (mean) | Latency mean (ms) | p50 (ms) | p99 (ms) | Requests measured |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    ...results.flatMap((result) => [
+      row(`${result.read}, polled`, result.polled.baseline),
+      row(`${result.read}, polled`, result.polled.target),
+      row(`${result.read}, cold`, result.cold.baseline),
+      row(`${result.read}, cold`, result.cold.target),
+    ]),
+    '',
+    `Ratios read ÷ bare, per alternating round and their median; target for each polled read ≥ ${fixed(TARGET_RATIO * 100, 0)}%, cold reads (every read as if after a commit: key and answer from SQLite) have no target.`,
+    '',
+    '| Read | Polled rounds | Polled median | Target | Cold rounds | Cold median |',
+    '| --- | --- | ---: | --- | --- | ---: |',
     ...results.map(
-      (r) =>
-        `| ${r.route} | ${fixed(r.requestsPerSecondMean, 0)} | ${fixed(r.latencyMeanMs, 2)} | ${r.latencyP50Ms} | ${r.latencyP99Ms} | ${r.totalRequests} |`,
+      (result) =>
+        `| ${result.route} | ${roundRatios(result.polled)} | ${medianRatio(result.polled)} | ${targetMet(result) ? 'met' : 'NOT met'} | ${roundRatios(result.cold)} | ${medianRatio(result.cold)} |`,
     ),
     '',
-    `Ratio authenticated/bare, median of ${roundRatios.length} alternating rounds (${roundRatios.map((r) => fixed(r, 3)).join(', ')}): **${fixed(ratio, 3)}** (${fixed(ratio * 100, 1)}%); target ≥ ${fixed(TARGET_RATIO * 100, 0)}%: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}.`,
-    `Cold (every read as if after a commit: key and answer from SQLite), median of ${cold.roundRatios.length} rounds (${cold.roundRatios.map((r) => fixed(r, 3)).join(', ')}): **${fixed(cold.ratio, 3)}** (${fixed(cold.ratio * 100, 1)}%); no target.`,
-  ];
-  return lines.join('\n');
+    missed.length === 0 ? 'Every polled read met the target.' : `Target NOT met by: ${missed.join(', ')}.`,
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
+  const reads = readsFromEnv();
   const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-'));
   let bare: { app: FastifyInstance; url: string } | undefined;
   let service: RunningServer | undefined;
@@ -109,44 +238,29 @@ async function main(): Promise<void> {
     );
 
     const bareTarget: Target = { route: 'GET /bare (bare Fastify)', url: `${bare.url}/bare`, headers: {} };
-    const accountTarget: Target = {
-      route: 'GET /v1/account (auth + rate limit + SQLite)',
-      url: `${service.url}/v1/account`,
-      headers: { authorization: `Bearer ${account.live_key}` },
-    };
-    const usedBefore = await rateLimitUsed(accountTarget);
+    const intakeId = await createIntakes(service.url, account.live_key);
+    const targets = readTargets(service.url, account.live_key, intakeId);
+    await checkReads(reads, targets);
+    const usedBefore = await rateLimitUsed(targets.account);
 
     process.stderr.write(
       `Node ${process.version}, ${availableParallelism()} cores, load average ${fixed(os.loadavg()[0] ?? 0, 2)}; ` +
-        `${CONNECTIONS} connections, ` +
+        `reads ${reads.join(', ')}; ${CONNECTIONS} connections, ` +
         `${ROUNDS} alternating rounds of warmup ${WARMUP_SECONDS} s + measured ${MEASURE_SECONDS} s per route\n`,
     );
     const loadBefore = os.loadavg()[0] ?? 0;
-    const pair = await measurePair(bareTarget, accountTarget);
-    const bareResult = pair.baseline;
-    const accountResult = pair.target;
-    const coldPair = await withEveryReadAfterACommit(service, () =>
-      measurePair(bareTarget, {
-        ...accountTarget,
-        route: 'GET /v1/account, every read after a commit (cold)',
-      }),
-    );
+    const results: ReadResult[] = [];
+    for (const read of reads) results.push(await measureRead(service, bareTarget, read, targets[read]));
     const loadAfter = os.loadavg()[0] ?? 0;
-    const results = [bareResult, accountResult, coldPair.baseline, coldPair.target];
-    // The limiter must have counted every answered request (it may also count some cut off at the end).
-    const counted = (await rateLimitUsed(accountTarget)) - usedBefore;
-    const answered =
-      accountResult.warmupRequests +
-      accountResult.totalRequests +
-      coldPair.target.warmupRequests +
-      coldPair.target.totalRequests +
-      1;
+    // The limiter must have counted every answered request of every read and this check's own (it may
+    // also count some cut off at the end of a run).
+    const counted = (await rateLimitUsed(targets.account)) - usedBefore;
+    const answered = results.reduce((sum, result) => sum + answeredBy(result), 0) + 1;
     if (counted < answered) {
       throw new Error(`The rate limiter counted ${counted} requests but ${answered} were answered`);
     }
-    const ratio = pair.ratio;
 
-    process.stdout.write(`\n${markdownTable(results, ratio, pair.roundRatios, coldPair)}\n\n`);
+    process.stdout.write(`\n${markdownTables(results)}\n\n`);
     const summary = {
       node: process.version,
       cores: availableParallelism(),
@@ -155,12 +269,25 @@ async function main(): Promise<void> {
       warmupSeconds: WARMUP_SECONDS,
       measuredSeconds: MEASURE_SECONDS,
       rounds: ROUNDS,
-      results,
-      roundRatios: pair.roundRatios,
-      ratio,
-      cold: { roundRatios: coldPair.roundRatios, ratio: coldPair.ratio },
       target: TARGET_RATIO,
-      targetMet: ratio >= TARGET_RATIO,
+      reads: results.map((result) => ({
+        name: result.read,
+        route: result.route,
+        polled: {
+          bare: result.polled.baseline,
+          read: result.polled.target,
+          roundRatios: result.polled.roundRatios,
+          ratio: result.polled.ratio,
+          targetMet: targetMet(result),
+        },
+        cold: {
+          bare: result.cold.baseline,
+          read: result.cold.target,
+          roundRatios: result.cold.roundRatios,
+          ratio: result.cold.ratio,
+        },
+      })),
+      targetMet: results.every(targetMet),
     };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   } finally {
