@@ -241,10 +241,13 @@ export async function getIntake(
 ): Promise<z.infer<typeof Intake>> {
   const db = services.db.kysely;
   const intake = await requireIntake(db, world, id);
-  return toIntake(services.config.appUrl, intake, await itemsOf(db, intake.id), {
-    history: await historyOf(db, intake.id),
-    recipients: await recipientRecords(db, world, intake),
-  });
+  // Independent reads side by side: on PostgreSQL each is a round trip.
+  const [items, history, recipients] = await Promise.all([
+    itemsOf(db, intake.id),
+    historyOf(db, intake.id),
+    recipientRecords(db, world, intake),
+  ]);
+  return toIntake(services.config.appUrl, intake, items, { history, recipients });
 }
 
 export async function getIntakeStatus(services: AppServices, world: World, id: string) {
