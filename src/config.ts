@@ -34,6 +34,7 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(1000),
   JOB_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).optional(),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(86_400_000).optional(),
   HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
@@ -73,6 +74,8 @@ export interface Config {
    * it over; undefined keeps each engine's default (jobs 5 minutes, webhook deliveries 90 seconds).
    */
   jobLeaseMs: number | undefined;
+  /** Jobs one worker runs at once; undefined keeps the worker's default (DEFAULT_CONCURRENCY). */
+  workerConcurrency: number | undefined;
   /** Billing: Stripe when secretKey is set, else the local provider (src/modules/billing). */
   stripe: StripeConfig;
 }
@@ -129,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(e.HTTP_IDLE_TIMEOUT_MS ? { idleMs: e.HTTP_IDLE_TIMEOUT_MS } : {}),
     },
     jobLeaseMs: e.JOB_LEASE_MS,
+    workerConcurrency: e.WORKER_CONCURRENCY,
     urlsFollowPort: !e.BASE_URL && !e.APP_URL,
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,

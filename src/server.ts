@@ -80,6 +80,7 @@ export function createWorker(services: AppServices): Worker {
     logger,
     pollIntervalMs: WORKER_POLL_INTERVAL_MS,
     ...(services.config.jobLeaseMs ? { leaseMs: services.config.jobLeaseMs } : {}),
+    ...(services.config.workerConcurrency ? { concurrency: services.config.workerConcurrency } : {}),
   });
   registerJobHandlers(worker, services);
   // One setting for both leases: how soon a crashed worker's work is taken over.

@@ -368,6 +368,38 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(row?.last_error).toContain('fails after takeover');
   });
 
+  it('runs up to `concurrency` jobs at once: a job that waits holds one slot, not the worker', async () => {
+    const worker = new Worker({ db, clock, logger: recordingLogger(), pollIntervalMs: 10, concurrency: 2 });
+    let releaseSlow: () => void = () => {};
+    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+    const done: number[] = [];
+    let running = 0;
+    let mostAtOnce = 0;
+    worker.register(Echo, async (job) => {
+      running++;
+      mostAtOnce = Math.max(mostAtOnce, running);
+      // Job 0 waits (a mail relay that does not answer); the others take a few milliseconds.
+      await (job.payload.n === 0 ? slowGate : sleep(3));
+      running--;
+      done.push(job.payload.n);
+    });
+    await enqueue(Echo, { n: 0 }, -100);
+    for (let n = 1; n <= 8; n++) await enqueue(Echo, { n }, -n);
+
+    worker.start();
+    try {
+      await waitFor(() => done.length === 8);
+      expect(done).not.toContain(0);
+      expect(mostAtOnce).toBe(2);
+      releaseSlow();
+      await waitFor(async () => done.length === 9 && (await jobCount()) === 0);
+    } finally {
+      releaseSlow();
+      await worker.stop();
+    }
+    expect(done.slice(-1)).toEqual([0]);
+  });
+
   it('stop() waits for the job in flight', async () => {
     const worker = newWorker();
     let started = false;

@@ -24,6 +24,8 @@ export interface WorkerOptions {
   jobTimeoutMs?: number;
   /** Jobs claimed per poll. */
   batchSize?: number;
+  /** Jobs the poll loop runs at once (default DEFAULT_CONCURRENCY); runDue runs one after another. */
+  concurrency?: number;
 }
 
 export interface RunDueOptions {
@@ -34,6 +36,11 @@ export interface RunDueOptions {
 
 export const DEFAULT_LEASE_MS = 5 * 60_000;
 const DEFAULT_BATCH_SIZE = 20;
+/**
+ * Jobs one worker runs at once: a job that waits (a slow mail relay, a provider's time-out) holds one
+ * slot, not the whole worker, and one worker overlaps several jobs' waits.
+ */
+export const DEFAULT_CONCURRENCY = 4;
 
 /**
  * Retry backoff. An attempt is counted when a job is claimed (so a process that crashes mid-job
@@ -100,6 +107,11 @@ export class Worker {
   private readonly leaseMs: number;
   private readonly jobTimeoutMs: number;
   private readonly batchSize: number;
+  private readonly concurrency: number;
+  /** Jobs the poll loop is running now. */
+  private active = 0;
+  /** The poll loop is asleep because every slot is taken: a finished job wakes it. */
+  private waitingForRoom = false;
   private readonly registrations = new Map<string, Registration[]>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private running = false;
@@ -119,6 +131,7 @@ export class Worker {
     this.jobTimeoutMs =
       options.jobTimeoutMs ?? Math.max(1_000, Math.floor(this.leaseMs * 0.75), this.leaseMs - 30_000);
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
   }
 
   /** Registers the handler of a kind. A kind defined in the registry (defineJob) is required. */
@@ -160,7 +173,7 @@ export class Worker {
    * due order and returns how many ran (succeeded or failed).
    */
   runDue(options: RunDueOptions = {}): Promise<number> {
-    return this.track(this.claimAndRun(options, false));
+    return this.track(this.claimAndRun(options));
   }
 
   /** Polls for due jobs until stop(). */
@@ -174,7 +187,7 @@ export class Worker {
     );
   }
 
-  /** Stops polling and waits for the jobs in flight; claimed jobs not yet started are released. */
+  /** Stops polling and waits for the jobs in flight (the poll loop claims only what it starts at once). */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
@@ -193,17 +206,45 @@ export class Worker {
     }
   }
 
+  /**
+   * Claims only what it can start at once (never a job that waits in a local queue while its lease
+   * runs out), keeps up to `concurrency` jobs running, and claims again as soon as a slot frees.
+   */
   private async poll(): Promise<void> {
     while (this.running) {
-      let ran = 0;
-      try {
-        ran = await this.track(this.claimAndRun({ limit: this.batchSize }, true));
-      } catch (error) {
-        this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
+      const room = Math.min(this.batchSize, this.concurrency - this.active);
+      let claimed = 0;
+      if (room > 0) {
+        try {
+          const jobs = await this.claim({ limit: room });
+          claimed = jobs.length;
+          for (const job of jobs) this.startJob(job);
+        } catch (error) {
+          this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
+        }
       }
-      if (this.running && ran < this.batchSize) await this.sleep(this.pollIntervalMs);
+      // Every slot taken: wait for one to free. Fewer found than there was room for: nothing more is
+      // due now, so wait for the next poll (or a nudge). Otherwise more may be due: claim again.
+      const full = this.active >= this.concurrency;
+      if (this.running && (full || claimed < room)) {
+        this.waitingForRoom = full;
+        await this.sleep(this.pollIntervalMs);
+        this.waitingForRoom = false;
+      }
       this.nudged = false;
     }
+  }
+
+  private startJob(job: Claimed): void {
+    this.active++;
+    void this.track(this.runOne(job))
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
+      )
+      .finally(() => {
+        this.active--;
+        if (this.waitingForRoom) this.wake?.();
+      });
   }
 
   /** A job became due (PostgreSQL NOTIFY): an idle worker polls at once instead of at its next tick. */
@@ -218,19 +259,22 @@ export class Worker {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      this.wake = resolve;
-      this.timer = setTimeout(resolve, ms);
+      const done = () => {
+        clearTimeout(this.timer);
+        resolve();
+      };
+      this.wake = done;
+      this.timer = setTimeout(done, ms);
     });
   }
 
-  private async claimAndRun(options: RunDueOptions, releaseOnStop: boolean): Promise<number> {
+  private async claimAndRun(options: RunDueOptions): Promise<number> {
     const claimed = await this.claim(options);
     let ran = 0;
-    for (const [index, job] of claimed.entries()) {
-      if (releaseOnStop && !this.running) {
-        await this.release(claimed.slice(index));
-        break;
-      }
+    for (const job of claimed) {
+      // A job whose lease ran out while the ones before it ran may be another worker's by now: it is
+      // left to whoever claims it next (it is due, so at once).
+      if (this.clock.now().getTime() >= job.lease) continue;
       await this.runOne(job);
       ran++;
     }
@@ -364,18 +408,6 @@ export class Worker {
         { ...context, err: settleError },
         'recording the job outcome failed; it runs again after its lease',
       );
-    }
-  }
-
-  /** Hands claimed jobs that did not start back (stopping): due at once again, attempt not counted. */
-  private async release(jobs: Claimed[]): Promise<void> {
-    for (const { row, lease } of jobs) {
-      await this.db.kysely
-        .updateTable('jobs')
-        .set((eb) => ({ locked_until: null, attempts: eb('attempts', '-', 1) }))
-        .where('id', '=', row.id)
-        .where('locked_until', '=', lease)
-        .execute();
     }
   }
 }

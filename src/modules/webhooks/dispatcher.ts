@@ -17,10 +17,11 @@ import {
 
 /**
  * Runs webhook attempts apart from the job worker, so that a slow or dead endpoint never holds up
- * anything else. The worker runs jobs one after another; an attempt's job only *claims* its delivery
- * (a lease on the delivery row, plus a watchdog job due when the lease ends) and hands it to this
- * dispatcher, which runs attempts concurrently: at most `perEndpointConcurrency` at once per endpoint
- * and `globalConcurrency` per process, the rest queued per endpoint, round robin across endpoints.
+ * anything else. The worker runs only a few jobs at a time (WORKER_CONCURRENCY); an attempt's job only
+ * *claims* its delivery (a lease on the delivery row, plus a watchdog job due when the lease ends) and
+ * hands it to this dispatcher, which runs attempts concurrently: at most `perEndpointConcurrency` at
+ * once per endpoint and `globalConcurrency` per process, the rest queued per endpoint, round robin
+ * across endpoints.
  *
  * Nothing is lost to a crash: while a process holds a delivery it renews the lease; when the process
  * dies the lease lapses, the watchdog job comes due, and any worker makes the attempt again. The
