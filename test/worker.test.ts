@@ -400,6 +400,46 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(done.slice(-1)).toEqual([0]);
   });
 
+  it('never runs a queued job whose lease ran out while it waited for a slot (another worker took it)', async () => {
+    const a = new Worker({ db: dbs.a, clock, logger: recordingLogger(), pollIntervalMs: 10, concurrency: 1 });
+    let releaseSlow: () => void = () => {};
+    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+    const runs: string[] = [];
+    let slowStarted = false;
+    a.register(Echo, async (job) => {
+      if (job.payload.n === 0) {
+        slowStarted = true;
+        await slowGate;
+      }
+      runs.push(`a:${job.payload.n}`);
+    });
+    const b = newWorker(dbs.b);
+    b.register(Echo, async (job) => {
+      await tick();
+      runs.push(`b:${job.payload.n}`);
+    });
+    await enqueue(Echo, { n: 0 }, -10);
+    const queuedId = await enqueue(Echo, { n: 1 }, -1);
+
+    a.start();
+    try {
+      // Job 1 is claimed with job 0 and waits in A's queue behind it, until its lease has run out.
+      await waitFor(() => slowStarted);
+      expect(await jobRow(queuedId)).toMatchObject({ attempts: 1 });
+      // Both leases run out: B takes both jobs over (job 0's late finish in A is fenced off).
+      clock.advance(DEFAULT_LEASE_MS + 1);
+      expect(await b.runDue()).toBe(2);
+      releaseSlow();
+      await waitFor(async () => runs.includes('a:0') && (await jobCount()) === 0);
+      await sleep(50);
+    } finally {
+      releaseSlow();
+      await a.stop();
+    }
+    // A finishes job 0 late but never starts job 1, which B already ran.
+    expect(runs.sort()).toEqual(['a:0', 'b:0', 'b:1']);
+  });
+
   it('stop() waits for the job in flight', async () => {
     const worker = newWorker();
     let started = false;

@@ -110,7 +110,9 @@ export class Worker {
   private readonly concurrency: number;
   /** Jobs the poll loop is running now. */
   private active = 0;
-  /** The poll loop is asleep because every slot is taken: a finished job wakes it. */
+  /** Claimed by the poll loop, waiting for a free slot (at most one batch). */
+  private queue: Claimed[] = [];
+  /** The poll loop is asleep until the queue drains (then it claims the next batch at once). */
   private waitingForRoom = false;
   private readonly registrations = new Map<string, Registration[]>();
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -187,13 +189,14 @@ export class Worker {
     );
   }
 
-  /** Stops polling and waits for the jobs in flight (the poll loop claims only what it starts at once). */
+  /** Stops polling and waits for the jobs in flight; claimed jobs not yet started are handed back. */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
     await this.loop;
     this.loop = undefined;
+    await this.release(this.queue.splice(0));
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
@@ -207,27 +210,27 @@ export class Worker {
   }
 
   /**
-   * Claims only what it can start at once (never a job that waits in a local queue while its lease
-   * runs out), keeps up to `concurrency` jobs running, and claims again as soon as a slot frees.
+   * Claims a batch when its queue is empty (one statement for up to `batchSize` jobs) and runs up to
+   * `concurrency` of them at once, each as a slot frees; the next batch is claimed as soon as the queue
+   * drains. A full batch means more may be due: the loop claims again without sleeping.
    */
   private async poll(): Promise<void> {
     while (this.running) {
-      const room = Math.min(this.batchSize, this.concurrency - this.active);
-      let claimed = 0;
-      if (room > 0) {
+      let found = 0;
+      if (this.queue.length === 0) {
         try {
-          const jobs = await this.claim({ limit: room });
-          claimed = jobs.length;
-          for (const job of jobs) this.startJob(job);
+          this.queue = await this.claim({ limit: this.batchSize });
+          found = this.queue.length;
         } catch (error) {
           this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
         }
+        this.startQueued();
       }
-      // Every slot taken: wait for one to free. Fewer found than there was room for: nothing more is
-      // due now, so wait for the next poll (or a nudge). Otherwise more may be due: claim again.
-      const full = this.active >= this.concurrency;
-      if (this.running && (full || claimed < room)) {
-        this.waitingForRoom = full;
+      const claimAgainNow = found === this.batchSize && this.queue.length === 0;
+      if (this.running && !claimAgainNow) {
+        // Jobs still queued, or a full batch taken: wake when the queue drains. Else nothing more is
+        // due: wait for the next poll or a nudge.
+        this.waitingForRoom = this.queue.length > 0 || found === this.batchSize;
         await this.sleep(this.pollIntervalMs);
         this.waitingForRoom = false;
       }
@@ -235,16 +238,32 @@ export class Worker {
     }
   }
 
-  private startJob(job: Claimed): void {
-    this.active++;
-    void this.track(this.runOne(job))
-      .catch((error: unknown) =>
-        this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
-      )
-      .finally(() => {
-        this.active--;
-        if (this.waitingForRoom) this.wake?.();
-      });
+  /**
+   * Starts queued jobs while slots are free. A batch normally starts within milliseconds; a job that
+   * waited for a slot until less than half its lease was left (slow jobs held every slot) is handed
+   * back, due at once, rather than run so late that its lease could end mid-run.
+   */
+  private startQueued(): void {
+    while (this.active < this.concurrency && this.queue.length > 0) {
+      const job = this.queue.shift();
+      if (!job) break;
+      if (this.clock.now().getTime() >= job.lease - this.leaseMs / 2) {
+        void this.track(this.release([job])).catch((error: unknown) =>
+          this.logger.error({ err: error, job_id: job.row.id }, 'job worker: handing a job back failed'),
+        );
+        continue;
+      }
+      this.active++;
+      void this.track(this.runOne(job))
+        .catch((error: unknown) =>
+          this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
+        )
+        .finally(() => {
+          this.active--;
+          if (this.running) this.startQueued();
+          if (this.waitingForRoom && this.queue.length === 0) this.wake?.();
+        });
+    }
   }
 
   /** A job became due (PostgreSQL NOTIFY): an idle worker polls at once instead of at its next tick. */
@@ -408,6 +427,17 @@ export class Worker {
         { ...context, err: settleError },
         'recording the job outcome failed; it runs again after its lease',
       );
+    }
+  }
+  /** Hands claimed jobs that did not start back (stopping, or waited too long): due at once, attempt not counted. */
+  private async release(jobs: Claimed[]): Promise<void> {
+    for (const { row, lease } of jobs) {
+      await this.db.kysely
+        .updateTable('jobs')
+        .set((eb) => ({ locked_until: null, attempts: eb('attempts', '-', 1) }))
+        .where('id', '=', row.id)
+        .where('locked_until', '=', lease)
+        .execute();
     }
   }
 }
