@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { DATABASES } from './helpers/env.js';
@@ -63,6 +63,16 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
 
   const status = () => api.get<StatusBody>(`/v1/intakes/${intakeId}/status`);
 
+  /** Runs a statement through a second handle on the database: another process (the CLI, another API). */
+  async function fromAnotherConnection(statement: RawBuilder<unknown>): Promise<void> {
+    const outside: Db = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
+    try {
+      await statement.execute(outside.kysely);
+    } finally {
+      await outside.close();
+    }
+  }
+
   it('answers repeated reads alike, as JSON', async () => {
     const first = await status();
     const second = await status();
@@ -89,13 +99,7 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
 
   it("shows another connection's commit in the very next read", async () => {
     expect((await status()).body.due_date).toBeNull();
-    // A second handle on the same database stands for another process (the CLI, another API process).
-    const outside: Db = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
-    try {
-      await sql`update intakes set due_date = '2031-01-31' where id = ${intakeId}`.execute(outside.kysely);
-    } finally {
-      await outside.close();
-    }
+    await fromAnotherConnection(sql`update intakes set due_date = '2031-01-31' where id = ${intakeId}`);
     expect((await status()).body.due_date).toBe('2031-01-31');
   });
 
@@ -168,12 +172,7 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
     expect(drafts.body.intakes.every((i) => i.status === 'draft')).toBe(true);
 
     // Another connection's rename shows in both reads at once.
-    const outside: Db = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
-    try {
-      await sql`update intakes set project_name = 'Renamed' where id = ${intakeId}`.execute(outside.kysely);
-    } finally {
-      await outside.close();
-    }
+    await fromAnotherConnection(sql`update intakes set project_name = 'Renamed' where id = ${intakeId}`);
     expect((await intake()).body.project_name).toBe('Renamed');
     expect((await list()).body.intakes.find((i) => i.id === intakeId)?.projectName).toBe('Renamed');
     expectError(await other.get(`/v1/intakes/${intakeId}`), 404, 'not_found');
