@@ -440,6 +440,32 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(runs.sort()).toEqual(['a:0', 'b:0', 'b:1']);
   });
 
+  it('stop() starts nothing more and hands back claimed jobs that had not started, attempt not counted', async () => {
+    const worker = new Worker({ db, clock, logger: recordingLogger(), pollIntervalMs: 10, concurrency: 1 });
+    let releaseSlow: () => void = () => {};
+    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+    let slowStarted = false;
+    const ran: number[] = [];
+    worker.register(Echo, async (job) => {
+      if (job.payload.n === 0) {
+        slowStarted = true;
+        await slowGate;
+      }
+      ran.push(job.payload.n);
+    });
+    await enqueue(Echo, { n: 0 }, -10);
+    const queuedId = await enqueue(Echo, { n: 1 }, -1);
+
+    worker.start();
+    await waitFor(() => slowStarted);
+    expect(await jobRow(queuedId)).toMatchObject({ attempts: 1 });
+    const stopping = worker.stop();
+    releaseSlow();
+    await stopping;
+    expect(ran).toEqual([0]);
+    expect(await jobRow(queuedId)).toMatchObject({ attempts: 0, locked_until: null });
+  });
+
   it('stop() waits for the job in flight', async () => {
     const worker = newWorker();
     let started = false;

@@ -244,7 +244,8 @@ export class Worker {
    * back, due at once, rather than run so late that its lease could end mid-run.
    */
   private startQueued(): void {
-    while (this.active < this.concurrency && this.queue.length > 0) {
+    // Once stopping, nothing new starts: stop() hands the queue back.
+    while (this.running && this.active < this.concurrency && this.queue.length > 0) {
       const job = this.queue.shift();
       if (!job) break;
       if (this.clock.now().getTime() >= job.lease - this.leaseMs / 2) {
@@ -260,7 +261,7 @@ export class Worker {
         )
         .finally(() => {
           this.active--;
-          if (this.running) this.startQueued();
+          this.startQueued();
           if (this.waitingForRoom && this.queue.length === 0) this.wake?.();
         });
     }
