@@ -292,9 +292,12 @@ export class Worker {
     const claimed = await this.claim(options);
     let ran = 0;
     for (const job of claimed) {
-      // A job whose lease ran out while the ones before it ran may be another worker's by now: it is
-      // left to whoever claims it next (it is due, so at once).
-      if (this.clock.now().getTime() >= job.lease) continue;
+      // A job whose lease ran out while the ones before it ran may be another worker's by now: handed
+      // back (a no-op if it was taken over), never run here.
+      if (this.clock.now().getTime() >= job.lease) {
+        await this.release([job]);
+        continue;
+      }
       await this.runOne(job);
       ran++;
     }
