@@ -440,7 +440,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(runs.sort()).toEqual(['a:0', 'b:0', 'b:1']);
   });
 
-  it('stop() starts nothing more and hands back claimed jobs that had not started, attempt not counted', async () => {
+  it('stop() hands back claimed jobs that had not started, attempt not counted', async () => {
     const worker = new Worker({ db, clock, logger: recordingLogger(), pollIntervalMs: 10, concurrency: 1 });
     let releaseSlow: () => void = () => {};
     const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));

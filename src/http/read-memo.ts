@@ -8,7 +8,7 @@ import type {
 import { betweenCommits } from '../db/read-cache.js';
 import { toArray } from '../lib/arrays.js';
 import type { AppServices } from '../services.js';
-import type { AuthContext } from './auth.js';
+import { authOf, type AuthContext } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -20,8 +20,8 @@ declare module 'fastify' {
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Answers of authenticated reads that are a function of the database's rows alone (an intake's status,
- * the account), kept serialised between commits (`betweenCommits`): agents poll these, and a poll that
+ * Answers of authenticated reads that are a function of the database's rows alone (intakes, their
+ * list and status, the account), kept serialised between commits (`betweenCommits`): agents poll these, and a poll that
  * finds nothing committed since the last one costs no query, no validation and no serialisation. Any
  * commit by any connection of any process (a submission, a chase, a plan change) drops them all, so the
  * next read computes afresh. Where the database has no change version (PostgreSQL), every read computes.
@@ -63,9 +63,7 @@ export function registerReadMemo(app: FastifyInstance, services: AppServices): v
     if (keepingHandlers.has(route.handler)) return;
     const compute = route.handler as (request: FastifyRequest, reply: FastifyReply) => unknown;
     const keeping: RouteHandlerMethod = async function (this: FastifyInstance, request, reply) {
-      const auth = request.auth;
-      if (!auth) return compute.call(this, request, reply);
-      const body = await bodies(services.db, keyOf(request, auth), async () =>
+      const body = await bodies(services.db, keyOf(request, authOf(request)), async () =>
         textOf(reply.serialize(await compute.call(this, request, reply))),
       );
       // A string with a JSON type is sent as it is: Fastify serialises only objects.

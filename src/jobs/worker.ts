@@ -239,16 +239,22 @@ export class Worker {
   }
 
   /**
-   * Starts queued jobs while slots are free. A batch normally starts within milliseconds; a job that
-   * waited for a slot until less than half its lease was left (slow jobs held every slot) is handed
-   * back, due at once, rather than run so late that its lease could end mid-run.
+   * A claimed job that waited for its turn until less than half its lease was left (slow jobs ahead of
+   * it) is not started: its lease could end mid-run, or has ended and another worker took it over. It
+   * is handed back instead (`release`, a no-op if it was taken over), due at once. A batch normally
+   * starts within milliseconds of its claim.
    */
+  private startsTooLate(job: Claimed): boolean {
+    return this.clock.now().getTime() >= job.lease - this.leaseMs / 2;
+  }
+
+  /** Starts queued jobs while slots are free (see startsTooLate). */
   private startQueued(): void {
     // Once stopping, nothing new starts: stop() hands the queue back.
     while (this.running && this.active < this.concurrency && this.queue.length > 0) {
       const job = this.queue.shift();
       if (!job) break;
-      if (this.clock.now().getTime() >= job.lease - this.leaseMs / 2) {
+      if (this.startsTooLate(job)) {
         void this.track(this.release([job])).catch((error: unknown) =>
           this.logger.error({ err: error, job_id: job.row.id }, 'job worker: handing a job back failed'),
         );
@@ -292,9 +298,7 @@ export class Worker {
     const claimed = await this.claim(options);
     let ran = 0;
     for (const job of claimed) {
-      // A job whose lease ran out while the ones before it ran may be another worker's by now: handed
-      // back (a no-op if it was taken over), never run here.
-      if (this.clock.now().getTime() >= job.lease) {
+      if (this.startsTooLate(job)) {
         await this.release([job]);
         continue;
       }
