@@ -3,12 +3,12 @@ import type { Database } from '../src/db/schema.js';
 import { ItemDefinition } from '../src/domain/items.js';
 import { newId } from '../src/lib/ids.js';
 import { DISPATCH_CHASE } from '../src/modules/chases/chases.jobs.js';
-import { recordEvent } from '../src/modules/events/events.repository.js';
+import { emitEvent } from '../src/kernel/public-events.js';
 import { itemRows } from '../src/modules/intakes/intakes.repository.js';
 
 /**
  * Records `count` synthetic `intake.sent` events of the account's live mode through the transactional
- * outbox (`recordEvent`, as a state change does), `batch` to a transaction: each becomes a webhook
+ * outbox (`emitEvent`, as a state change does), `batch` to a transaction: each becomes a webhook
  * delivery to every endpoint subscribed to the event.
  */
 export async function seedSentEvents(
@@ -20,7 +20,7 @@ export async function seedSentEvents(
   for (let done = 0; done < count; done += batch) {
     await db.transaction().execute(async (trx) => {
       for (let i = done; i < Math.min(count, done + batch); i++) {
-        await recordEvent(trx, {
+        await emitEvent(trx, {
           accountId,
           livemode: true,
           type: 'intake.sent',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideOwnerItem } from '../src/modules/intakes/decisions.service.js';
-import type { World } from '../src/modules/intakes/world.js';
+import type { World } from '../src/kernel/world.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { expectError, expectSecured } from './helpers/security.js';

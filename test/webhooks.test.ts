@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordEvent } from '../src/modules/events/events.repository.js';
+import { emitEvent } from '../src/kernel/public-events.js';
 import { verifySignature } from '../src/modules/webhooks/verify.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
@@ -230,7 +230,7 @@ describe.each(DATABASES)('webhooks: endpoints, events and signatures on %s', (da
     // The rest is approved by the 72-hour auto-approval, on the test clock.
     expect((await test.post('/v1/test_helpers/advance_clock', { seconds: 73 * 3600 })).status).toBe(200);
 
-    // Recorded directly, as any module records its events (recordEvent in its transaction): the fan-out
+    // Recorded directly, as any module records its events (emitEvent in its transaction): the fan-out
     // takes any type. intake.overdue has no flow yet; the next test drives the reminder events for real.
     const account = await server.server.services.db.kysely
       .selectFrom('intakes')
@@ -264,7 +264,7 @@ describe.each(DATABASES)('webhooks: endpoints, events and signatures on %s', (da
     ];
     await server.server.services.db.kysely.transaction().execute(async (trx) => {
       for (const [type, data] of reminders) {
-        await recordEvent(trx, {
+        await emitEvent(trx, {
           accountId: account.account_id,
           livemode: false,
           type,

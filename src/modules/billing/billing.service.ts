@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { planOf, type PlanId } from '../../domain/plans.js';
 import { notFound } from '../../http/errors.js';
 import { insertAuditEntry } from '../audit/audit.repository.js';
-import { recordEvent } from '../events/events.repository.js';
+import { emitEvent } from '../../kernel/public-events.js';
 
 export interface PlanChange {
   accountId: string;
@@ -55,7 +55,7 @@ export async function changePlan(
       request_id: change.requestId,
       created_at: change.at,
     });
-    await recordEvent(trx, {
+    await emitEvent(trx, {
       accountId: account.id,
       livemode: true,
       type: 'account.plan_changed',

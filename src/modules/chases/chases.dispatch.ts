@@ -19,9 +19,9 @@ import { deriveKey } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { hmacHex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
-import { emitIntakeEvent } from '../events/events.repository.js';
+import { emitIntakeEvent } from '../../kernel/public-events.js';
 import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.repository.js';
-import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
+import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { insertMessage, isSuppressed, suppressAddress } from '../notify/notify.repository.js';
 import {
   MAX_SEND_ATTEMPTS,

@@ -28,7 +28,7 @@ import {
   type IntakeRow,
   type ItemRow,
 } from '../intakes/intakes.repository.js';
-import { realTimeOf, type World } from '../intakes/world.js';
+import { realTimeOf, type World } from '../../kernel/world.js';
 import { deleteMessagesOfIntake } from '../notify/notify.repository.js';
 import { queueEmail } from '../notify/notify.service.js';
 import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authOf } from '../../http/auth.js';
 import type { AppServices } from '../../services.js';
 import { ChaseRecord, IntakeParams } from '../intakes/intakes.schemas.js';
-import { worldOfAuth } from '../intakes/world.js';
+import { worldOfAuth } from '../../kernel/world.js';
 import { ChaseBody } from './chases.schemas.js';
 import { chaseNow } from './chases.service.js';
 

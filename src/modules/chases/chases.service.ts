@@ -17,7 +17,7 @@ import {
   lockIntake,
   type IntakeRow,
 } from '../intakes/intakes.repository.js';
-import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
+import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { isSuppressed, suppressAddress } from '../notify/notify.repository.js';
 import { tenantOf } from '../notify/notify.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';

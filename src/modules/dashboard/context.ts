@@ -4,7 +4,7 @@ import { translator } from '../../i18n/index.js';
 import { offsetClock } from '../../lib/clock.js';
 import type { AppServices } from '../../services.js';
 import { insertAuditEntry } from '../audit/audit.repository.js';
-import type { World } from '../intakes/world.js';
+import type { World } from '../../kernel/world.js';
 import type { AccountRow } from '../keys/keys.repository.js';
 import type { DashboardAssets } from './assets.js';
 import type { Chrome } from './layout.js';

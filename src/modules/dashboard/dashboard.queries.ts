@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { IntakeRow, ItemRow } from '../intakes/intakes.repository.js';
-import type { World } from '../intakes/world.js';
+import type { World } from '../../kernel/world.js';
 
 /**
  * Reads the dashboard needs beyond the API's listings (search over several columns, progress of many

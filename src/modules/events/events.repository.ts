@@ -1,23 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { raise } from '../../kernel/domain-events.js';
+import type { PublicEvent } from '../../kernel/public-events.js';
 import { newId } from '../../lib/ids.js';
-import { fanOutEvent } from '../webhooks/webhooks.outbox.js';
-
-export interface DomainEvent {
-  accountId: string;
-  livemode: boolean;
-  type: string;
-  intakeId: string | null;
-  /** The event's own fields beyond id, event, intake_id, occurred_at and livemode. */
-  data: Record<string, unknown>;
-  occurredAt: string;
-}
 
 /**
- * Records an event in the caller's transaction (transactional outbox): the state change and its
- * event commit together, and delivery to webhooks happens afterwards from this table.
+ * Records a public event in the caller's transaction (transactional outbox): the state change and its
+ * event commit together, and whoever delivers events (webhooks) hears `event.recorded` in the same
+ * transaction.
  */
-export async function recordEvent(db: Kysely<Database>, event: DomainEvent): Promise<string> {
+export async function recordEvent(db: Kysely<Database>, event: PublicEvent): Promise<string> {
   const id = newId('evt');
   const payload = {
     id,
@@ -39,25 +31,13 @@ export async function recordEvent(db: Kysely<Database>, event: DomainEvent): Pro
       occurred_at: event.occurredAt,
     })
     .execute();
-  // Its webhook deliveries, in the same transaction: a committed event always has them.
-  await fanOutEvent(db, { id, ...event, payload });
-  return id;
-}
-
-/** Records an intake's event in the caller's transaction, timed by the intake's world clock. */
-export async function emitIntakeEvent(
-  db: Kysely<Database>,
-  world: { accountId: string; livemode: boolean; clock: { now(): Date } },
-  intake: { id: string },
-  type: string,
-  data: Record<string, unknown>,
-): Promise<void> {
-  await recordEvent(db, {
-    accountId: world.accountId,
-    livemode: world.livemode,
-    type,
-    intakeId: intake.id,
-    data,
-    occurredAt: world.clock.now().toISOString(),
+  await raise(db, 'event.recorded', {
+    id,
+    accountId: event.accountId,
+    livemode: event.livemode,
+    type: event.type,
+    payload,
+    occurredAt: event.occurredAt,
   });
+  return id;
 }

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf } from '../../http/auth.js';
 import type { AppServices } from '../../services.js';
-import { worldOfAuth } from '../intakes/world.js';
+import { worldOfAuth } from '../../kernel/world.js';
 import { CreateFolderBody, Folder, FolderList, FolderParams, UpdateFolderBody } from './folders.schemas.js';
 import { createFolder, deleteFolderOf, listFoldersOf, renameFolderOf } from './folders.service.js';
 

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
-import type { World } from '../intakes/world.js';
+import type { World } from '../../kernel/world.js';
 import {
   countIntakesIn,
   deleteFolderRow,

@@ -14,7 +14,7 @@ import {
   type IncomingBriefFile,
 } from './brief-files.service.js';
 import { IntakeParams } from './intakes.schemas.js';
-import { worldOfAuth } from './world.js';
+import { worldOfAuth } from '../../kernel/world.js';
 
 const tags = ['Intakes'];
 /** Above any plan's per-file limit: the upload pipeline enforces the real limit while streaming. */

@@ -21,7 +21,7 @@ import { BRIEF_FILES_KEY, briefFileLinks } from './brief-files.links.js';
 import { filesOf, type FileRow } from './intakes.repository.js';
 import { requireIntake } from './intakes.service.js';
 import { withLockedIntake } from './review.service.js';
-import type { World } from './world.js';
+import type { World } from '../../kernel/world.js';
 
 export const MAX_BRIEF_FILES = 10;
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { proposalToAdopt } from '../../domain/decisions.js';
-import { emitIntakeEvent } from '../events/events.repository.js';
+import { emitIntakeEvent } from '../../kernel/public-events.js';
 import {
   definitionOf,
   findIntakeById,
@@ -9,7 +9,7 @@ import {
   updateItem,
   type ItemRow,
 } from './intakes.repository.js';
-import type { World } from './world.js';
+import type { World } from '../../kernel/world.js';
 
 /**
  * When an intake is complete, every undecided decision with a proposal takes the proposal as its

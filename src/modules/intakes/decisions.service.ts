@@ -24,7 +24,7 @@ import { definitionOf, findItem, itemsOf, updateIntake, updateItem } from './int
 import type { IntakeItem } from './intakes.schemas.js';
 import { requireIntake } from './intakes.service.js';
 import { requireItem, withLockedIntake } from './review.service.js';
-import type { World } from './world.js';
+import type { World } from '../../kernel/world.js';
 
 /**
  * A person's answer to a decision (the dashboard calls this). The world's actor must be a signed-in

@@ -6,7 +6,7 @@ import type { AppServices } from '../../services.js';
 import { UpdateIntakeBody, UpdateItemBody } from './editing.schemas.js';
 import { deleteItem, updateIntakeSettings, updateItemDefinition } from './editing.service.js';
 import { Intake, IntakeItem, IntakeItemParams, IntakeParams } from './intakes.schemas.js';
-import { worldOfAuth } from './world.js';
+import { worldOfAuth } from '../../kernel/world.js';
 
 const tags = ['Intakes'];
 

@@ -37,7 +37,7 @@ import {
 import { AUTO_APPROVE, itemSubject } from './intakes.jobs.js';
 import { getIntake, requireIntake } from './intakes.service.js';
 import { requireItem, withLockedIntake } from './review.service.js';
-import type { World } from './world.js';
+import type { World } from '../../kernel/world.js';
 
 type Body<T extends z.ZodType> = z.output<T>;
 

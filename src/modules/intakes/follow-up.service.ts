@@ -3,7 +3,7 @@ import { planOf } from '../../domain/plans.js';
 import type { AppServices } from '../../services.js';
 import { POLL_AT_MOST_EVERY_SECONDS } from '../mcp/mcp.guidance.js';
 import { enabledEndpoints } from '../webhooks/webhooks.repository.js';
-import type { World } from './world.js';
+import type { World } from '../../kernel/world.js';
 
 /** The creation response's follow_up: webhook when the world has an enabled endpoint, else a polling plan. */
 export async function followUpFor(

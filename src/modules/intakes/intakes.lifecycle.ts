@@ -8,13 +8,13 @@ import {
   type ItemStatus,
 } from '../../domain/intake-state.js';
 import { isOwnerItem } from '../../domain/items.js';
-import { emitIntakeEvent } from '../events/events.repository.js';
+import { emitIntakeEvent } from '../../kernel/public-events.js';
 import { adoptProposals } from './decisions.adopt.js';
 import { syncChases } from '../chases/chases.service.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import { definitionOf, itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
 import { RETENTION_PURGE } from './intakes.jobs.js';
-import { realTimeOf, type World } from './world.js';
+import { realTimeOf, type World } from '../../kernel/world.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_RETENTION_DAYS = 90;

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
-import type { World } from './world.js';
+import type { World } from '../../kernel/world.js';
 
 export type IntakeRow = Selectable<IntakesTable>;
 export type ItemRow = Selectable<IntakeItemsTable>;

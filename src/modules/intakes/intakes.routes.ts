@@ -37,7 +37,7 @@ import {
 } from './intakes.service.js';
 import { collectResults, revealSecret } from './results.service.js';
 import { approveItem, requestRevision } from './review.service.js';
-import { worldOfAuth } from './world.js';
+import { worldOfAuth } from '../../kernel/world.js';
 
 const tags = ['Intakes'];
 export const IdempotencyHeaders = z.looseObject({

@@ -56,7 +56,7 @@ import type {
   Intake,
   IntakeListQuery,
 } from './intakes.schemas.js';
-import type { World } from './world.js';
+import type { World } from '../../kernel/world.js';
 
 type Body<T extends z.ZodType> = z.output<T>;
 

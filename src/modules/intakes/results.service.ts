@@ -23,7 +23,7 @@ import { RETENTION_PURGE } from './intakes.jobs.js';
 import type { ResultItem, Results } from './intakes.schemas.js';
 import { requireIntake } from './intakes.service.js';
 import { requireItem, withLockedIntake } from './review.service.js';
-import { realTimeOf, type World } from './world.js';
+import { realTimeOf, type World } from '../../kernel/world.js';
 
 const ON_DELIVERY_DELAY_MS = 24 * 60 * 60 * 1000;
 

@@ -5,7 +5,7 @@ import { deleteMessagesOfIntake } from '../notify/notify.repository.js';
 import { anonymizeRecipients } from '../recipients/recipients.repository.js';
 import { filesOf, findIntakeById, updateIntake } from './intakes.repository.js';
 import { withLockedIntake } from './review.service.js';
-import { worldOfIntake } from './world.js';
+import { worldOfIntake } from '../../kernel/world.js';
 
 /**
  * The retention_purge job. Removes an intake's contents (stored files, values, secrets) and keeps

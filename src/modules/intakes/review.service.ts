@@ -27,7 +27,7 @@ import {
 } from './intakes.repository.js';
 import { AUTO_APPROVE, itemSubject } from './intakes.jobs.js';
 import { requireIntake } from './intakes.service.js';
-import { realTimeOf, worldOfIntake, type World } from './world.js';
+import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 
 export async function requireItem(db: Kysely<Database>, intake: IntakeRow, key: string): Promise<ItemRow> {
   const item = await findItem(db, intake.id, key);

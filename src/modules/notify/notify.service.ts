@@ -14,7 +14,7 @@ import {
   type ItemRow,
 } from '../intakes/intakes.repository.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
-import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
+import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { MailError } from './mailer.js';
 import { DELIVER_MESSAGE, messageSubject } from './notify.jobs.js';
 import {

@@ -44,7 +44,7 @@ import {
   scheduleAutoApproval,
   withLockedIntake,
 } from '../intakes/review.service.js';
-import { worldOfIntake, type World } from '../intakes/world.js';
+import { worldOfIntake, type World } from '../../kernel/world.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import type { PortalItem, PortalView } from './portal.schemas.js';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { authOf } from '../../http/auth.js';
 import type { AppServices } from '../../services.js';
 import { IntakeParams } from '../intakes/intakes.schemas.js';
-import { worldOfAuth } from '../intakes/world.js';
+import { worldOfAuth } from '../../kernel/world.js';
 import { Recipient, RecipientInput, RecipientParams } from './recipients.schemas.js';
 import { addRecipient, reinstateRecipient, removeRecipient } from './recipients.service.js';
 

@@ -19,7 +19,7 @@ import {
 } from '../chases/chases.plan.js';
 import { findPlan, updatePlan } from '../chases/chases.repository.js';
 import { findIntake, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.repository.js';
-import type { World } from '../intakes/world.js';
+import type { World } from '../../kernel/world.js';
 import { liftSuppression } from '../notify/notify.repository.js';
 import { deliverQueuedSoon, tenantOf } from '../notify/notify.service.js';
 import {

@@ -5,7 +5,7 @@ import { definitionProblems, describeProblems, type ItemDefinition } from '../..
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { compileJsonSchema } from '../../lib/json-schema.js';
-import type { World } from '../intakes/world.js';
+import type { World } from '../../kernel/world.js';
 import type { CreateTemplateBody, Template, UpdateTemplateBody } from './templates.schemas.js';
 
 type TemplateRow = Selectable<TemplatesTable>;

@@ -5,7 +5,7 @@ import { authOf } from '../../http/auth.js';
 import { optional } from '../../http/schemas.js';
 import type { AppServices } from '../../services.js';
 import { IntakeParams, IntakeStatusObject } from '../intakes/intakes.schemas.js';
-import { worldOfAuth } from '../intakes/world.js';
+import { worldOfAuth } from '../../kernel/world.js';
 import { simulate } from './simulate.service.js';
 
 export const SimulateBody = z.strictObject({

@@ -6,7 +6,7 @@ import type { AppServices } from '../../services.js';
 import { clientItems, definitionOf, filesOf, itemsOf } from '../intakes/intakes.repository.js';
 import { simulateBounce } from '../chases/chases.service.js';
 import { getIntakeStatus, requireIntake } from '../intakes/intakes.service.js';
-import type { World } from '../intakes/world.js';
+import type { World } from '../../kernel/world.js';
 import { recordView, removeFile, saveValue, submitItem, uploadFile } from '../portal/portal.service.js';
 import { syntheticFile } from './synthetic-files.js';
 

@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
-import { realTimeOf, worldOfIntake, type World } from '../intakes/world.js';
+import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { USER_AGENT, type HttpAttempt, type WebhookHttpClient } from './delivery.js';
 import { signatureHeader, type SecretBox } from './signing.js';
 import { renderBody, type EndpointFormat } from './webhooks.format.js';

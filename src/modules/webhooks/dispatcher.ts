@@ -1,7 +1,7 @@
 import { pino, type Logger } from 'pino';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
-import type { World } from '../intakes/world.js';
+import type { World } from '../../kernel/world.js';
 import { AttemptRunner, enqueueAttempt } from './attempt.js';
 import { WebhookHttpClient } from './delivery.js';
 import { secretBox } from './signing.js';

@@ -1,19 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { RecordedEvent } from '../../kernel/public-events.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import { systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { WEBHOOK_ATTEMPT } from './webhooks.jobs.js';
 import { enabledEndpoints, insertDelivery } from './webhooks.repository.js';
-
-export interface RecordedEvent {
-  id: string;
-  accountId: string;
-  livemode: boolean;
-  type: string;
-  payload: Record<string, unknown>;
-  occurredAt: string;
-}
 
 /**
  * Fans a just-recorded event out to the tenant's enabled endpoints subscribed to its type, in the

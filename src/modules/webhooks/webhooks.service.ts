@@ -5,7 +5,7 @@ import { planOf } from '../../domain/plans.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
-import type { World } from '../intakes/world.js';
+import type { World } from '../../kernel/world.js';
 import { webhookDispatcher } from './dispatcher.js';
 import { generateWebhookSecret, secretBox } from './signing.js';
 import { urlRefusal } from './ssrf.js';

@@ -7,7 +7,7 @@ import { supportedLanguage, translator } from '../../../i18n/index.js';
 import { jsonSchemaIssues } from '../../../lib/json-schema.js';
 import type { AppServices } from '../../../services.js';
 import { findIntakeById, type IntakeRow } from '../../intakes/intakes.repository.js';
-import { worldOfIntake } from '../../intakes/world.js';
+import { worldOfIntake } from '../../../kernel/world.js';
 import { brandingSettingsOf, portalBranding } from '../branding.js';
 import { buildView, recordView, removeFile, saveValue, submitItem } from '../portal.service.js';
 import { effectiveMaxBytes } from './card.js';

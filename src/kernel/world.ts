@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import type { AuthContext } from '../../http/auth.js';
-import { offsetClock, systemClock, type Clock } from '../../lib/clock.js';
+import type { Database } from '../db/schema.js';
+import type { AuthContext } from '../http/auth.js';
+import { offsetClock, systemClock, type Clock } from '../lib/clock.js';
 
 /**
  * One data world: an account in live or test mode, with that mode's clock (test mode runs on real

@@ -1,0 +1,27 @@
+import { DISPATCH_CHASE, INTAKE_OVERDUE } from './modules/chases/chases.jobs.js';
+import { runOverdueCheck } from './modules/chases/chases.overdue.js';
+import { dispatchChase } from './modules/chases/chases.service.js';
+import { AUTO_APPROVE, RETENTION_PURGE } from './modules/intakes/intakes.jobs.js';
+import { DELIVER_MESSAGE } from './modules/notify/notify.jobs.js';
+import { deliverMessage } from './modules/notify/notify.service.js';
+import { runRetentionPurge } from './modules/intakes/retention.service.js';
+import { runAutoApproval } from './modules/intakes/review.service.js';
+import { webhookDispatcher } from './modules/webhooks/dispatcher.js';
+import { WEBHOOK_ATTEMPT } from './modules/webhooks/webhooks.jobs.js';
+import type { AppServices } from './services.js';
+import { definedKinds } from './jobs/jobs.js';
+import type { Worker } from './jobs/worker.js';
+
+/**
+ * Registers the handler of every production job kind on a worker, then checks that defined kinds
+ * and handlers match one to one (a kind without a handler, or with two, stops the start-up).
+ */
+export function registerJobHandlers(worker: Worker, services: AppServices): void {
+  worker.register(AUTO_APPROVE, (job) => runAutoApproval(services, job.payload));
+  worker.register(RETENTION_PURGE, (job) => runRetentionPurge(services, job.payload));
+  worker.register(WEBHOOK_ATTEMPT, (job) => webhookDispatcher(services).runJob(job.payload));
+  worker.register(DISPATCH_CHASE, (job) => dispatchChase(services, job.payload.chase_id));
+  worker.register(INTAKE_OVERDUE, (job) => runOverdueCheck(services, job.payload));
+  worker.register(DELIVER_MESSAGE, (job) => deliverMessage(services, job.payload.message_id));
+  worker.assertHandlers(definedKinds());
+}
