@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerAuth } from './http/auth.js';
+import { apiKeyStore } from './modules/keys/key-lookup.js';
 import { registerReadMemo } from './http/read-memo.js';
 import { requestForLog } from './http/log-safety.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
@@ -80,7 +81,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   registerErrorHandling(app);
   registerSecurityHeaders(app, services.config);
   registerNulGuard(app);
-  registerAuth(app, services);
+  registerAuth(app, services, apiKeyStore(services.db));
   registerReadMemo(app, services);
   registerAuditHook(app, services);
   await registerOpenApi(app, services.config);

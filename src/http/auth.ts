@@ -3,9 +3,8 @@ import { rateLimitFor, planOf } from '../domain/plans.js';
 import { hasScope, type Scope } from '../domain/scopes.js';
 import { toArray } from '../lib/arrays.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
-import { API_KEY_PATTERN, hashApiKey } from '../modules/keys/keys.domain.js';
-import { findKeyForRequest, type FoundKey } from '../modules/keys/key-lookup.js';
-import { touchKey, type AccountRow } from '../modules/keys/keys.repository.js';
+import type { FoundKey } from '../modules/keys/key-lookup.js';
+import type { AccountRow } from '../modules/keys/keys.repository.js';
 import type { AppServices } from '../services.js';
 import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { ApiError } from './errors.js';
@@ -35,8 +34,21 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Where the authentication hook finds API keys. The keys module owns the table and provides this at the
+ * composition root, so the HTTP layer depends on no module.
+ */
+export interface ApiKeyStore {
+  /** Whether a bearer token has the form of an API key (malformed ones never reach the database). */
+  isKeyShaped(token: string): boolean;
+  /** The active, unexpired key of this token and its account, as of `at`. */
+  find(token: string, at: Date): MaybePromise<FoundKey | undefined>;
+  /** Records that the key was used at `at`. */
+  touch(keyId: string, at: Date): Promise<void>;
+}
+
 /** The key of `Authorization: Bearer <key>`; 401 when the header is missing or holds no API key. */
-function bearerToken(header: string | undefined): string {
+function bearerToken(header: string | undefined, keys: ApiKeyStore): string {
   if (!header) {
     throw new ApiError(
       'unauthorized',
@@ -44,7 +56,7 @@ function bearerToken(header: string | undefined): string {
     );
   }
   const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-  if (!token || !API_KEY_PATTERN.test(token)) {
+  if (!token || !keys.isKeyShaped(token)) {
     throw new ApiError(
       'unauthorized',
       'Invalid API key: expected Authorization: Bearer svc_live_… or svc_test_….',
@@ -69,7 +81,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * Authentication, rate limiting and scope checks, in one place for every route, driven by the
  * route's `config.scope`. The same setting documents the route in OpenAPI (security + required scope).
  */
-export function registerAuth(app: FastifyInstance, services: AppServices): void {
+export function registerAuth(app: FastifyInstance, services: AppServices, keys: ApiKeyStore): void {
   const lastTouched = new Map<string, number>();
   app.decorateRequest('auth', null);
 
@@ -110,9 +122,9 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
   }
 
   function admit(request: FastifyRequest, reply: FastifyReply, scope: RouteScope): MaybePromise<void> {
-    const token = bearerToken(request.headers.authorization);
+    const token = bearerToken(request.headers.authorization, keys);
     const now = services.clock.now();
-    return andThen(findKeyForRequest(services.db, hashApiKey(token), now), (found) => {
+    return andThen(keys.find(token, now), (found) => {
       if (!found) throw new ApiError('unauthorized', 'Invalid or revoked API key.');
       const auth = authContextOf(found);
       request.auth = auth;
@@ -154,7 +166,7 @@ export function registerAuth(app: FastifyInstance, services: AppServices): void 
     const previous = lastTouched.get(keyId) ?? 0;
     if (now.getTime() - previous < LAST_USED_RESOLUTION_MS) return;
     lastTouched.set(keyId, now.getTime());
-    return touchKey(services.db.kysely, keyId, now.toISOString());
+    return keys.touch(keyId, now);
   }
 
   function applyRateLimit(auth: AuthContext, decision: RateLimitDecision, reply: FastifyReply): void {

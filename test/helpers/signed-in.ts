@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../../src/lib/secrets.js';
-import { insertSession } from '../../src/modules/dashboard/dashboard.repository.js';
+import { insertSession } from '../../src/modules/sessions/sessions.repository.js';
 import type { TestServer } from './server.js';
 
 export interface SignedInBrowser {

@@ -6,7 +6,7 @@ import { PLANS, planOf, type Plan } from '../../domain/plans.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { insertAuditEntry } from '../audit/audit.repository.js';
-import { assertCsrf, requireUser, safeReturnPath } from '../dashboard/session.js';
+import { assertCsrf, requireUser, safeReturnPath } from '../sessions/session.js';
 import { acceptForms, field, sendPage } from '../oauth/page.js';
 import { html, type Html } from '../portal/page/html.js';
 import { LOCAL_BILLING_PATH } from './billing.local.js';

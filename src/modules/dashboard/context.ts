@@ -8,7 +8,7 @@ import type { World } from '../../kernel/world.js';
 import type { AccountRow } from '../keys/keys.repository.js';
 import type { DashboardAssets } from './assets.js';
 import type { Chrome } from './layout.js';
-import { csrfToken, requireUser, type SignedInUser } from './session.js';
+import { csrfToken, requireUser, type SignedInUser } from '../sessions/session.js';
 
 /**
  * A signed-in page's context. Pages act through the same services as the REST routes, as a `World`

@@ -6,7 +6,7 @@ import { sha256Hex } from '../../lib/secrets.js';
 import { insertAuditEntry } from '../audit/audit.repository.js';
 import type { AppServices } from '../../services.js';
 import { dashboardAssets, type DashboardAssets } from './assets.js';
-import { deleteSession } from './dashboard.repository.js';
+import { deleteSession } from '../sessions/sessions.service.js';
 import { auditUserAction } from './context.js';
 import { confirmPage, errorPage, linkInvalidPage, linkSentPage, signInPage } from './pages/sign-in.js';
 import { accountRoutes } from './sections/account.routes.js';
@@ -23,8 +23,8 @@ import {
   safeReturnPath,
   setSessionMode,
   startSession,
-} from './session.js';
-import { redeemSignInLink, requestSignInLink } from './sign-in.service.js';
+} from '../sessions/session.js';
+import { redeemSignInLink, requestSignInLink } from '../sessions/sign-in.service.js';
 
 const hidden = { schema: { hide: true } };
 

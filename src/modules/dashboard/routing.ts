@@ -4,7 +4,7 @@ import { portalSecurityHeaders } from '../portal/portal.security.js';
 import type { AppServices } from '../../services.js';
 import type { DashboardAssets } from './assets.js';
 import { dashboardContext, type DashboardContext } from './context.js';
-import { assertCsrf } from './session.js';
+import { assertCsrf } from '../sessions/session.js';
 
 /** Form fields as posted (application/x-www-form-urlencoded). */
 export type Form = URLSearchParams;

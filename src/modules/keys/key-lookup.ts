@@ -1,7 +1,9 @@
 import type { Db } from '../../db/database.js';
 import { cachedReader } from '../../db/read-cache.js';
 import { andThen, type MaybePromise } from '../../lib/maybe-promise.js';
-import { findActiveKeyByHash, type AccountRow, type ApiKeyRow } from './keys.repository.js';
+import type { ApiKeyStore } from '../../http/auth.js';
+import { API_KEY_PATTERN, hashApiKey } from './keys.domain.js';
+import { findActiveKeyByHash, touchKey, type AccountRow, type ApiKeyRow } from './keys.repository.js';
 
 export interface FoundKey {
   readonly key: Readonly<ApiKeyRow>;
@@ -28,4 +30,13 @@ export function findKeyForRequest(db: Db, hash: string, at: Date): MaybePromise<
     const expiresAt = found?.key.expires_at ?? null;
     return expiresAt !== null && expiresAt <= at.toISOString() ? undefined : found;
   });
+}
+
+/** The API key store the authentication hook reads (see ApiKeyStore in the HTTP layer). */
+export function apiKeyStore(db: Db): ApiKeyStore {
+  return {
+    isKeyShaped: (token) => API_KEY_PATTERN.test(token),
+    find: (token, at) => findKeyForRequest(db, hashApiKey(token), at),
+    touch: (keyId, at) => touchKey(db.kysely, keyId, at.toISOString()),
+  };
 }

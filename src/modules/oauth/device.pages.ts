@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { formatUserCode, normalizeUserCode } from '../../domain/oauth.js';
 import type { AppServices } from '../../services.js';
-import { assertCsrf, csrfToken, requireUser } from '../dashboard/session.js';
+import { assertCsrf, csrfToken, requireUser } from '../sessions/session.js';
 import { html } from '../portal/page/html.js';
 import { decideDeviceAuthorization } from './device.service.js';
 import { chosenGrant, modeChoices, scopeChoices } from './grant-form.js';

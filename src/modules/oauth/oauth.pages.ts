@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isPkceChallenge, parseScopes } from '../../domain/oauth.js';
 import { SCOPES, type Scope } from '../../domain/scopes.js';
 import type { AppServices } from '../../services.js';
-import { assertCsrf, csrfToken, requireUser, type SignedInUser } from '../dashboard/session.js';
+import { assertCsrf, csrfToken, requireUser, type SignedInUser } from '../sessions/session.js';
 import { html } from '../portal/page/html.js';
 import { chosenGrant, modeChoices, scopeChoices } from './grant-form.js';
 import { findClient, type OAuthClientRow } from './oauth.repository.js';

@@ -5,7 +5,7 @@ import { manageBillingForm, planChangeForm } from '../../billing/billing.pages.j
 import { flag, html, raw, type Html } from '../../portal/page/html.js';
 import type { Template } from '../../templates/templates.schemas.js';
 import type { AuditRow } from '../../audit/audit.repository.js';
-import type { UserRow } from '../dashboard.repository.js';
+import type { UserRow } from '../../sessions/sessions.service.js';
 import type { ItemFormRow } from '../item-form.js';
 import { actionForm, csrfField, dataTable, renderPage, when, type Chrome } from '../layout.js';
 import { itemRows } from './item-rows.js';

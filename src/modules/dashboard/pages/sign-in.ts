@@ -2,7 +2,7 @@ import type { TFunction } from 'i18next';
 import { html } from '../../portal/page/html.js';
 import type { DashboardAssets } from '../assets.js';
 import { csrfField, renderBarePage } from '../layout.js';
-import { SIGN_IN_LINK_TTL_MS } from '../sign-in.service.js';
+import { SIGN_IN_LINK_TTL_MS } from '../../sessions/sign-in.service.js';
 
 interface BareChrome {
   t: TFunction;

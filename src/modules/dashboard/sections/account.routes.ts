@@ -16,12 +16,12 @@ import {
 import { usageRecord } from '../../usage/usage.service.js';
 import { auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
 import { auditPage, distinctAuditActions, intakesPerDay } from '../dashboard.queries.js';
-import { deleteSessionsOfUser, deleteUser, listUsers } from '../dashboard.repository.js';
+import { deleteSessionsOfUser, deleteUser, listUsers } from '../../sessions/sessions.service.js';
 import { definitionOfRow, emptyRow, rowOfDefinition, rowsOf } from '../item-form.js';
 import { auditLogPage, settingsPage, templateFormPage, templatesPage, usagePage } from '../pages/account.js';
 import { action, notices, page, redirect, sendHtml, type Deps, type Form } from '../routing.js';
-import { assertCsrf } from '../session.js';
-import { inviteUser } from '../sign-in.service.js';
+import { assertCsrf } from '../../sessions/session.js';
+import { inviteUser } from '../../sessions/sign-in.service.js';
 import { describeIssues } from './intakes.routes.js';
 
 type IdParams = { id: string };

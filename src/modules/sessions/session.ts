@@ -19,7 +19,7 @@ import { ApiError } from '../../http/errors.js';
 import { deriveKey } from '../../lib/crypto.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
-import { deleteExpired, findLiveSession, insertSession, updateSession } from './dashboard.repository.js';
+import { deleteExpired, findLiveSession, insertSession, updateSession } from './sessions.repository.js';
 
 export const SESSION_TTL_MS = 12 * 3_600_000;
 export const SIGN_IN_PATH = '/dashboard/sign-in';

@@ -16,7 +16,7 @@ import {
   insertUser,
   markSignedIn,
   type UserRow,
-} from './dashboard.repository.js';
+} from './sessions.repository.js';
 
 /** A sign-in link works once, for 15 minutes. */
 export const SIGN_IN_LINK_TTL_MS = 15 * 60_000;

@@ -1,0 +1,11 @@
+/**
+ * The sessions module's surface for the dashboard: the people of an account and their sessions.
+ * Signing in lives in sign-in.service.ts, the request side (cookies, CSRF) in session.ts.
+ */
+export {
+  deleteSession,
+  deleteSessionsOfUser,
+  deleteUser,
+  listUsers,
+  type UserRow,
+} from './sessions.repository.js';
