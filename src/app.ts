@@ -22,6 +22,7 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { keyRoutes } from './modules/keys/keys.routes.js';
 import { mcpRoutes } from './modules/mcp/mcp.routes.js';
 import { notifyRoutes } from './modules/notify/notify.routes.js';
+import { chasesInboundRoutes } from './modules/chases/chases.inbound.routes.js';
 import { pricingRoutes } from './modules/pricing/pricing.routes.js';
 import { recipientRoutes } from './modules/recipients/recipients.routes.js';
 import { simulateRoutes } from './modules/testmode/simulate.routes.js';
@@ -102,6 +103,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   chaseRoutes(app, services);
   recipientRoutes(app, services);
   await notifyRoutes(app, services);
+  await chasesInboundRoutes(app, services);
   templateRoutes(app, services);
   mcpRoutes(app, services);
   webhookRoutes(app, services);

@@ -1,15 +1,82 @@
-import { subscribe } from './kernel/domain-events.js';
+import { answer, subscribe } from './kernel/domain-events.js';
+import {
+  chaseRecords,
+  createChasePlan,
+  currentChaseInput,
+  deleteChaseData,
+  notifyClient,
+  onIntakeSent,
+  replanChases,
+  scheduleOverdueCheck,
+  stopChases,
+  syncChases,
+} from './modules/chases/chases.service.js';
 import { recordEvent } from './modules/events/events.repository.js';
+import { deleteMessagesOfIntake, deliverQueuedSoon } from './modules/notify/notify.service.js';
+import {
+  anonymizeRecipients,
+  insertAlsoNotify,
+  recipientRecords,
+  recipientsOf,
+} from './modules/recipients/recipients.service.js';
 import { fanOutEvent } from './modules/webhooks/webhooks.outbox.js';
 
 /**
- * Who hears which domain event: the one place where a change in one module becomes work in another.
- * Every subscriber runs in the raising transaction. Registered once per process, when this module is
- * first imported (by the server, the worker and the CLI through server.ts).
+ * Who hears which domain event, and who answers which question: the one place where a change in one
+ * module becomes work in another. Every subscriber runs in the raising transaction, in the order given
+ * here. Registered once per process, when this module is first imported (server.ts imports it, so the
+ * server, the worker and the CLI all have it).
  */
-subscribe('event.emitted', async (trx, event) => {
+
+// Public events: recorded in the outbox, then fanned out to the webhooks that subscribe to them.
+subscribe('publicEventEmitted', async (trx, event) => {
   await recordEvent(trx, event);
 });
-subscribe('event.recorded', async (trx, event) => {
+subscribe('publicEventRecorded', async (trx, event) => {
   await fanOutEvent(trx, event);
 });
+
+// An intake's life: its reminder plan, the people notified with the client, and their messages.
+subscribe('intakeCreated', async (trx, { world, intake, chasePlan, alsoNotify }) => {
+  await createChasePlan(trx, world, intake.id, chasePlan);
+  await insertAlsoNotify(trx, world, intake.id, alsoNotify);
+  // A sent intake has its overdue check planned when it is sent (intakeSent).
+  if (intake.status === 'draft') await scheduleOverdueCheck(trx, world, intake);
+});
+subscribe('intakeSent', async (trx, { world, intake }) => {
+  await onIntakeSent(trx, world, intake);
+  await scheduleOverdueCheck(trx, world, intake);
+});
+subscribe('intakeSettled', async (trx, { world, intake, items, previousStatus }) => {
+  await syncChases(trx, world, intake, items, previousStatus);
+});
+subscribe('intakeScheduleChanged', async (trx, { world, intake, chaseInput, planId }) => {
+  await replanChases(trx, world, intake, chaseInput, planId);
+});
+subscribe('intakeArchived', async (trx, { world, intakeId }) => {
+  await stopChases(trx, world, intakeId);
+});
+subscribe('intakeDeleted', async (trx, { intakeId }) => {
+  await deleteChaseData(trx, intakeId);
+});
+subscribe('intakeAnonymized', async (trx, { intakeId, anonymize }) => {
+  await deleteMessagesOfIntake(trx, intakeId);
+  await anonymizeRecipients(trx, intakeId, anonymize);
+});
+subscribe('intakeChangeCommitted', async (_db, { services, world, intakeId }) => {
+  await deliverQueuedSoon(services, world, intakeId);
+});
+
+answer('notifyClient', (trx, { world, intake, notice, data }) =>
+  notifyClient(trx, world, intake, notice, data),
+);
+answer('intakeRecipients', (db, { world, intake }) => recipientRecords(db, world, intake));
+answer('intakeReminders', async (db, { world, intake }) => {
+  const others = await recipientsOf(db, intake.id);
+  const [chases, recipients] = await Promise.all([
+    chaseRecords(db, intake.id, others),
+    recipientRecords(db, world, intake, others),
+  ]);
+  return { chases, recipients };
+});
+answer('intakeChaseSettings', (db, { intakeId }) => currentChaseInput(db, intakeId));

@@ -20,7 +20,12 @@ function isTypeOnly(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean 
   if (ts.isExportDeclaration(node)) {
     if (node.isTypeOnly) return true;
     const clause = node.exportClause;
-    return !!clause && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly);
+    return (
+      !!clause &&
+      ts.isNamedExports(clause) &&
+      clause.elements.length > 0 &&
+      clause.elements.every((e) => e.isTypeOnly)
+    );
   }
   const clause = node.importClause;
   if (!clause) return false; // a side-effect import runs the module
@@ -38,7 +43,11 @@ export function valueImports(root: string): ValueImport[] {
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
     const specifiers: string[] = [];
     const visit = (node: ts.Node): void => {
-      if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      if (
+        (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+        node.moduleSpecifier &&
+        ts.isStringLiteral(node.moduleSpecifier)
+      ) {
         if (!isTypeOnly(node)) specifiers.push(node.moduleSpecifier.text);
       } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
         const [arg] = node.arguments;
@@ -50,7 +59,10 @@ export function valueImports(root: string): ValueImport[] {
     for (const specifier of specifiers) {
       if (!specifier.startsWith('.')) continue;
       const target = resolve(dirname(file), specifier).replace(/\.js$/, '.ts');
-      imports.push({ from: relative(root, file).split(sep).join('/'), to: relative(root, target).split(sep).join('/') });
+      imports.push({
+        from: relative(root, file).split(sep).join('/'),
+        to: relative(root, target).split(sep).join('/'),
+      });
     }
   }
   return imports;

@@ -1,3 +1,4 @@
+import type { PlanId } from './plans.js';
 /**
  * Follow-up guidance returned with a new intake: how the caller (often an agent) should learn about
  * the client's progress. A webhook endpoint is best (called the moment the client acts); without one,
@@ -60,3 +61,10 @@ export function followUpPlan(input: FollowUpInput): FollowUp {
     },
   };
 }
+
+/** SPEC "Limits": the most often an agent should poll, per plan, to stay within its hourly budget. */
+export const POLL_AT_MOST_EVERY_SECONDS: Readonly<Record<PlanId, number>> = {
+  free: 300,
+  solo: 30,
+  agency: 12,
+};

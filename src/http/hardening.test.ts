@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { safeFileName } from '../modules/portal/portal.service.js';
+import { safeFileName } from '../lib/file-names.js';
 import { jsonHasNul } from './input-safety.js';
 import { errorStatusesFor } from './openapi.js';
 import { wantsHsts } from './security-headers.js';

@@ -11,7 +11,7 @@ import type { Database } from '../db/schema.js';
  * Each module declares the events it raises by merging into `DomainEventMap`:
  *
  *   declare module '../../kernel/domain-events.js' {
- *     interface DomainEventMap { 'recipients.changed': { world: World; intakeId: string } }
+ *     interface DomainEventMap { recipientsChanged: { world: World; intakeId: string } }
  *   }
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
@@ -47,4 +47,44 @@ export async function raise<N extends DomainEventName>(
     throw new Error(`No subscriber for domain event "${name}": the composition root did not wire it`);
   }
   for (const subscriber of list) await subscriber(trx, event);
+}
+
+/**
+ * Questions: what a module needs from a module above it (one that depends on it), answered by exactly
+ * one function registered at the composition root. They keep the dependency one-way: the intakes
+ * module asks for its reminders' status without importing the chases module.
+ * Declared like events, by merging: `interface DomainQueryMap { 'name': { input: I; output: O } }`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface DomainQueryMap {}
+
+export type DomainQueryName = keyof DomainQueryMap;
+type QueryShape = { input: unknown; output: unknown };
+type InputOf<N extends DomainQueryName> = DomainQueryMap[N] extends QueryShape
+  ? DomainQueryMap[N]['input']
+  : never;
+type OutputOf<N extends DomainQueryName> = DomainQueryMap[N] extends QueryShape
+  ? DomainQueryMap[N]['output']
+  : never;
+
+const answerers = new Map<string, (db: Kysely<Database>, input: unknown) => Promise<unknown>>();
+
+/** Registers the one answer to a question (composition root only); a second one throws. */
+export function answer<N extends DomainQueryName>(
+  name: N,
+  answerer: (db: Kysely<Database>, input: InputOf<N>) => Promise<OutputOf<N>>,
+): void {
+  if (answerers.has(name)) throw new Error(`Question "${name}" already has an answer`);
+  answerers.set(name, answerer as (db: Kysely<Database>, input: unknown) => Promise<unknown>);
+}
+
+/** Asks a question, in the caller's transaction or outside one, as `db` is. */
+export async function ask<N extends DomainQueryName>(
+  db: Kysely<Database>,
+  name: N,
+  input: InputOf<N>,
+): Promise<OutputOf<N>> {
+  const answerer = answerers.get(name);
+  if (!answerer) throw new Error(`No answer for question "${name}": the composition root did not wire it`);
+  return (await answerer(db, input)) as OutputOf<N>;
 }

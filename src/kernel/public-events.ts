@@ -26,15 +26,15 @@ export interface RecordedEvent {
 declare module './domain-events.js' {
   interface DomainEventMap {
     /** A public event happened: it is recorded (events module), then delivered (webhooks). */
-    'event.emitted': PublicEvent;
+    publicEventEmitted: PublicEvent;
     /** A public event was written to the outbox with its id. */
-    'event.recorded': RecordedEvent;
+    publicEventRecorded: RecordedEvent;
   }
 }
 
 /** Emits a public event in the caller's transaction: it is recorded and fanned out to webhooks with it. */
 export async function emitEvent(trx: Kysely<Database>, event: PublicEvent): Promise<void> {
-  await raise(trx, 'event.emitted', event);
+  await raise(trx, 'publicEventEmitted', event);
 }
 
 /** Emits an intake's public event in the caller's transaction, timed by the intake's world clock. */

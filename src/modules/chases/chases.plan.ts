@@ -8,8 +8,6 @@ import type { Database } from '../../db/schema.js';
 import {
   CHASE_SCHEDULES,
   DEFAULT_MAX_REMINDERS,
-  MAX_CUSTOM_INTERVAL_MINUTES,
-  MIN_CUSTOM_INTERVAL_MINUTES,
   isTimeZone,
   nextReminder,
   reminderStopReason,
@@ -17,10 +15,9 @@ import {
   type ChaseScheduleName,
   type ChaseSettings,
 } from '../../domain/chases.js';
-import { planOf } from '../../domain/plans.js';
-import { ApiError } from '../../http/errors.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
+import { chasePlanValues, type ChasePlanValues, type ChaseSettingsInput } from '../intakes/chase-settings.js';
 import {
   clientItems,
   definitionOf,
@@ -47,52 +44,6 @@ import {
   type SeriesId,
 } from './chases.repository.js';
 import { deleteRecipientsOf, recipientsOf } from '../recipients/recipients.repository.js';
-
-export interface ChaseSettingsInput {
-  chase_schedule?: string | undefined;
-  chase_interval?: number | undefined;
-  chase_interval_unit?: 'hours' | 'days' | undefined;
-  max_reminders?: number | undefined;
-  respect_quiet_hours?: boolean | undefined;
-  chase_at_time?: string | undefined;
-}
-
-export interface ChasePlanValues {
-  interval_minutes: number | null;
-  max_reminders: number;
-  respect_quiet_hours: number;
-  chase_at_time: string | null;
-}
-
-/** Checks chase settings against each other and the plan: 422 when inconsistent, 402 when custom needs a plan. */
-export function chasePlanValues(input: ChaseSettingsInput, planId: string): ChasePlanValues {
-  const schedule = input.chase_schedule ?? 'default';
-  let intervalMinutes: number | null = null;
-  if (schedule === 'custom') {
-    if (input.chase_interval === undefined) {
-      throw new ApiError('unprocessable', 'chase_interval: required with chase_schedule custom.');
-    }
-    const plan = planOf(planId);
-    if (!plan.features.custom_chase_schedules) {
-      throw new ApiError(
-        'plan_required',
-        `Custom chase schedules are not part of the ${plan.name} plan; upgrade to use chase_schedule custom.`,
-      );
-    }
-    intervalMinutes = input.chase_interval * ((input.chase_interval_unit ?? 'days') === 'hours' ? 60 : 1440);
-    if (intervalMinutes < MIN_CUSTOM_INTERVAL_MINUTES || intervalMinutes > MAX_CUSTOM_INTERVAL_MINUTES) {
-      throw new ApiError('unprocessable', 'chase_interval: must be between 1 hour and 90 days.');
-    }
-  } else if (input.chase_interval !== undefined || input.chase_interval_unit !== undefined) {
-    throw new ApiError('unprocessable', 'chase_interval applies to chase_schedule custom only.');
-  }
-  return {
-    interval_minutes: intervalMinutes,
-    max_reminders: input.max_reminders ?? DEFAULT_MAX_REMINDERS,
-    respect_quiet_hours: input.respect_quiet_hours === false ? 0 : 1,
-    chase_at_time: input.chase_at_time ?? null,
-  };
-}
 
 export function settingsOf(intake: IntakeRow, plan: ChasePlanRow | undefined): ChaseSettings {
   const schedule = (CHASE_SCHEDULES as readonly string[]).includes(intake.chase_schedule)
@@ -417,4 +368,23 @@ export async function replanChases(
       series: person.id,
     });
   }
+}
+
+/** The intake's stored chase settings, as the request fields that would set them. */
+export async function currentChaseInput(db: Kysely<Database>, intakeId: string): Promise<ChaseSettingsInput> {
+  const plan = await findPlan(db, intakeId);
+  if (!plan) return {};
+  const minutes = plan.interval_minutes;
+  const interval =
+    minutes === null
+      ? {}
+      : minutes % 1440 === 0
+        ? { chase_interval: minutes / 1440, chase_interval_unit: 'days' as const }
+        : { chase_interval: Math.round(minutes / 60), chase_interval_unit: 'hours' as const };
+  return {
+    ...interval,
+    max_reminders: plan.max_reminders,
+    respect_quiet_hours: plan.respect_quiet_hours === 1,
+    ...(plan.chase_at_time ? { chase_at_time: plan.chase_at_time } : {}),
+  };
 }

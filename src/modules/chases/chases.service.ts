@@ -39,21 +39,20 @@ import {
 } from './chases.repository.js';
 
 export {
-  chasePlanValues,
   createChasePlan,
+  currentChaseInput,
   deleteChaseData,
   notifyClient,
   onIntakeSent,
   settingsOf,
   stopChases,
   syncChases,
-  type ChasePlanValues,
-  type ChaseSettingsInput,
 } from './chases.plan.js';
 export { dispatchChase, optOutSignature, optOutUrl } from './chases.dispatch.js';
 export { scheduleOverdueCheck } from './chases.overdue.js';
 import { scheduleOverdueCheck } from './chases.overdue.js';
-import { replanChases as replanSeries, type ChaseSettingsInput } from './chases.plan.js';
+import type { ChaseSettingsInput } from '../intakes/chase-settings.js';
+import { replanChases as replanSeries } from './chases.plan.js';
 
 /**
  * New chase settings, due date or client time zone for an intake (PATCH /v1/intakes/:id, in its

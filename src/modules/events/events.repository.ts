@@ -31,7 +31,7 @@ export async function recordEvent(db: Kysely<Database>, event: PublicEvent): Pro
       occurred_at: event.occurredAt,
     })
     .execute();
-  await raise(db, 'event.recorded', {
+  await raise(db, 'publicEventRecorded', {
     id,
     accountId: event.accountId,
     livemode: event.livemode,

@@ -14,7 +14,7 @@ import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { inspectFile } from '../files/inspect.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
-import { safeFileName } from '../portal/portal.service.js';
+import { safeFileName } from '../../lib/file-names.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import type { BriefFile } from './brief-files.schemas.js';
 import { BRIEF_FILES_KEY, briefFileLinks } from './brief-files.links.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Constraints, ItemDefinition, ItemOption } from '../../domain/items.js';
 import { LanguageTag, optional } from '../../http/schemas.js';
-import { ChaseSettingsFields } from '../chases/chases.schemas.js';
+import { ChaseSettingsFields } from './chase-settings.js';
 import { CHASE_SCHEDULES, TimeZone } from './intakes.schemas.js';
 
 /**

@@ -14,9 +14,8 @@ import { ApiError } from '../../http/errors.js';
 import { cancelJobs } from '../../jobs/jobs.js';
 import { compileJsonSchema, validateJsonSchema } from '../../lib/json-schema.js';
 import type { AppServices } from '../../services.js';
-import { replanChases, type ChaseSettingsInput } from '../chases/chases.service.js';
-import { findPlan } from '../chases/chases.repository.js';
-import { ChaseSettingsFields } from '../chases/chases.schemas.js';
+import { ask, raise } from '../../kernel/domain-events.js';
+import { ChaseSettingsFields, type ChaseSettingsInput } from './chase-settings.js';
 import { requireFolder } from '../folders/folders.service.js';
 import { historyOf } from '../history/history.repository.js';
 import { addUsage } from '../usage/usage.service.js';
@@ -48,25 +47,6 @@ function assertOwnerMayChange(intake: IntakeRow): void {
 
 const CHASE_FIELDS = ['chase_schedule', ...Object.keys(ChaseSettingsFields)];
 
-/** The intake's stored chase settings, as the request fields that would set them. */
-async function currentChaseInput(db: Kysely<Database>, intakeId: string): Promise<ChaseSettingsInput> {
-  const plan = await findPlan(db, intakeId);
-  if (!plan) return {};
-  const minutes = plan.interval_minutes;
-  const interval =
-    minutes === null
-      ? {}
-      : minutes % 1440 === 0
-        ? { chase_interval: minutes / 1440, chase_interval_unit: 'days' as const }
-        : { chase_interval: Math.round(minutes / 60), chase_interval_unit: 'hours' as const };
-  return {
-    ...interval,
-    max_reminders: plan.max_reminders,
-    respect_quiet_hours: plan.respect_quiet_hours === 1,
-    ...(plan.chase_at_time ? { chase_at_time: plan.chase_at_time } : {}),
-  };
-}
-
 /**
  * The chase settings after the patch: what is stored, overridden by what the body gives. An interval
  * stored for a custom schedule is dropped when the schedule stops being custom.
@@ -76,7 +56,7 @@ async function mergedChaseInput(
   intake: IntakeRow,
   body: Record<string, unknown>,
 ): Promise<ChaseSettingsInput> {
-  const current = await currentChaseInput(db, intake.id);
+  const current = await ask(db, 'intakeChaseSettings', { intakeId: intake.id });
   const given = Object.fromEntries(
     CHASE_FIELDS.filter((k) => body[k] !== undefined).map((k) => [k, body[k]]),
   );
@@ -119,8 +99,13 @@ export async function updateIntakeSettings(
       (body.due_date !== undefined && body.due_date !== intake.due_date) ||
       (body.client?.timezone !== undefined && body.client.timezone !== intake.client_timezone);
     if (chaseChanged || timingChanged) {
-      const updated = { ...intake, ...patch };
-      await replanChases(trx, world, updated, await mergedChaseInput(trx, intake, record), planId);
+      const chaseInput = await mergedChaseInput(trx, intake, record);
+      await raise(trx, 'intakeScheduleChanged', {
+        world,
+        intake: { ...intake, ...patch },
+        chaseInput,
+        planId,
+      });
     }
   });
   return getIntake(services, world, found.id);

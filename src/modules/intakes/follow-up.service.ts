@@ -1,8 +1,7 @@
-import { followUpPlan, type FollowUp } from '../../domain/follow-up.js';
+import { POLL_AT_MOST_EVERY_SECONDS, followUpPlan, type FollowUp } from '../../domain/follow-up.js';
 import { planOf } from '../../domain/plans.js';
 import type { AppServices } from '../../services.js';
-import { POLL_AT_MOST_EVERY_SECONDS } from '../mcp/mcp.guidance.js';
-import { enabledEndpoints } from '../webhooks/webhooks.repository.js';
+import { enabledSubscriptions } from '../webhooks/webhooks.service.js';
 import type { World } from '../../kernel/world.js';
 
 /** The creation response's follow_up: webhook when the world has an enabled endpoint, else a polling plan. */
@@ -12,10 +11,10 @@ export async function followUpFor(
   planId: string,
   dueDate: string | null,
 ): Promise<FollowUp> {
-  const endpoints = await enabledEndpoints(services.db.kysely, world);
+  const endpoints = await enabledSubscriptions(services.db.kysely, world);
   return followUpPlan({
     activeEndpoints: endpoints.length,
-    subscribedEvents: endpoints.flatMap((e) => JSON.parse(e.events) as string[]),
+    subscribedEvents: endpoints.flat(),
     minPollSeconds: POLL_AT_MOST_EVERY_SECONDS[planOf(planId).id],
     dueDate,
     now: world.clock.now(),

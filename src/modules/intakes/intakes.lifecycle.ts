@@ -10,7 +10,7 @@ import {
 import { isOwnerItem } from '../../domain/items.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
 import { adoptProposals } from './decisions.adopt.js';
-import { syncChases } from '../chases/chases.service.js';
+import { raise } from '../../kernel/domain-events.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import { definitionOf, itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
 import { RETENTION_PURGE } from './intakes.jobs.js';
@@ -69,7 +69,12 @@ export async function settleIntake(
     }
   }
   // Reminders follow the items: cancelled once nothing is owed, resumed when something is again.
-  await syncChases(db, world, { ...intake, status: next }, afterRows, current);
+  await raise(db, 'intakeSettled', {
+    world,
+    intake: { ...intake, status: next },
+    items: afterRows,
+    previousStatus: current,
+  });
   if (next === current) return current;
 
   const patch: Parameters<typeof updateIntake>[2] = { status: next, updated_at: now.toISOString() };

@@ -3,8 +3,8 @@ import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
 import { DECIDED_BY } from '../../domain/decisions.js';
 import { ASSIGNEES, ItemDefinition, ItemOption, Constraints } from '../../domain/items.js';
 import { LanguageTag, PageLimit, Timestamp, optional } from '../../http/schemas.js';
-import { ChaseSettingsFields } from '../chases/chases.schemas.js';
-import { AlsoNotify, Recipient } from '../recipients/recipients.schemas.js';
+import { ChaseSettingsFields } from './chase-settings.js';
+import { AlsoNotify, Recipient } from './people.schemas.js';
 
 export const CHASE_SCHEDULES = ['default', 'gentle', 'aggressive', 'custom', 'off'] as const;
 

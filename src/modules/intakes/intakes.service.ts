@@ -15,23 +15,12 @@ import { idempotentCreate } from '../../http/idempotency.js';
 import { newId } from '../../lib/ids.js';
 import { compileJsonSchema } from '../../lib/json-schema.js';
 import type { AppServices } from '../../services.js';
-import {
-  chasePlanValues,
-  chaseRecords,
-  createChasePlan,
-  deleteChaseData,
-  notifyClient,
-  onIntakeSent,
-  scheduleOverdueCheck,
-  stopChases,
-} from '../chases/chases.service.js';
 import { deleteHistoryOf, historyOf } from '../history/history.repository.js';
-import { recipientsOf } from '../recipients/recipients.repository.js';
-import { checkAlsoNotify, insertAlsoNotify, recipientRecords } from '../recipients/recipients.service.js';
-import { deliverQueuedSoon } from '../notify/notify.service.js';
 import { findTemplateItems } from '../templates/templates.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import { requireFolder } from '../folders/folders.service.js';
+import { ask, raise } from '../../kernel/domain-events.js';
+import { chasePlanValues } from './chase-settings.js';
 import { followUpFor } from './follow-up.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import { toCreatedIntake, toIntake, toStatusObject } from './intakes.mappers.js';
@@ -118,6 +107,7 @@ export async function createIntake(
   const chasePlan = chasePlanValues(body, plan);
   if (body.folder_id) await requireFolder(db, world, body.folder_id);
   checkAlsoNotify(body.client.email, body.also_notify ?? []);
+  const alsoNotify = body.also_notify ?? [];
 
   const outcome = await idempotentCreate(
     db,
@@ -168,18 +158,16 @@ export async function createIntake(
         await insertIntake(trx, intake);
         const rows = itemRows(world, id, items, 0, at);
         await insertItems(trx, rows);
-        await createChasePlan(trx, world, id, chasePlan);
-        await insertAlsoNotify(trx, world, id, body.also_notify ?? []);
-        await scheduleOverdueCheck(trx, world, intake);
+        await raise(trx, 'intakeCreated', { world, intake, chasePlan, alsoNotify });
         if (send) {
           await emitSent(trx, world, intake);
-          await onIntakeSent(trx, world, intake);
+          await raise(trx, 'intakeSent', { world, intake });
         }
         return { id, value: toCreatedIntake(services.config.appUrl, intake, rows) };
       },
     },
   );
-  if (outcome.created) await deliverQueuedSoon(services, world, outcome.value.intake_id);
+  if (outcome.created) await changeCommitted(services, world, outcome.value.intake_id);
   const followUp = await followUpFor(services, world, plan, body.due_date ?? null);
   return { created: outcome.created, value: { ...outcome.value, follow_up: followUp } };
 }
@@ -245,7 +233,7 @@ export async function getIntake(
   const [items, history, recipients] = await Promise.all([
     itemsOf(db, intake.id),
     historyOf(db, intake.id),
-    recipientRecords(db, world, intake),
+    ask(db, 'intakeRecipients', { world, intake }),
   ]);
   return toIntake(services.config.appUrl, intake, items, { history, recipients });
 }
@@ -254,10 +242,9 @@ export async function getIntakeStatus(services: AppServices, world: World, id: s
   const db = services.db.kysely;
   const intake = await requireIntake(db, world, id);
   // Independent reads side by side: on PostgreSQL each is a round trip.
-  const [items, others] = await Promise.all([itemsOf(db, intake.id), recipientsOf(db, intake.id)]);
-  const [chases, recipients] = await Promise.all([
-    chaseRecords(db, intake.id, others),
-    recipientRecords(db, world, intake, others),
+  const [items, { chases, recipients }] = await Promise.all([
+    itemsOf(db, intake.id),
+    ask(db, 'intakeReminders', { world, intake }),
   ]);
   return toStatusObject(intake, items, chases, recipients);
 }
@@ -288,14 +275,15 @@ export async function addItems(
     // Decisions are the owner's: adding only those tells the client nothing.
     const forClient = clientItems(rows);
     if (forClient.length > 0) {
-      await notifyClient(trx, world, intake, 'items_added', { item_keys: forClient.map((r) => r.key) });
+      const data = { item_keys: forClient.map((r) => r.key) };
+      await ask(trx, 'notifyClient', { world, intake, notice: 'items_added', data });
     }
     return {
       intake_id: intake.id,
       items_added: rows.map((r) => ({ key: r.key, status: 'pending' as const })),
     };
   });
-  await deliverQueuedSoon(services, world, found.id);
+  await changeCommitted(services, world, found.id);
   return added;
 }
 
@@ -309,10 +297,9 @@ export async function sendIntake(services: AppServices, world: World, id: string
     const at = world.clock.now().toISOString();
     await updateIntake(trx, intake.id, { status: move.next, sent_at: at, updated_at: at });
     await emitSent(trx, world, intake);
-    await onIntakeSent(trx, world, { ...intake, status: move.next, sent_at: at });
-    await scheduleOverdueCheck(trx, world, intake);
+    await raise(trx, 'intakeSent', { world, intake: { ...intake, status: move.next, sent_at: at } });
   });
-  await deliverQueuedSoon(services, world, found.id);
+  await changeCommitted(services, world, found.id);
   return getIntake(services, world, found.id);
 }
 
@@ -325,7 +312,7 @@ export async function archiveIntake(services: AppServices, world: World, id: str
     if (move.ok && move.changed) {
       const at = world.clock.now().toISOString();
       await updateIntake(trx, intake.id, { status: 'archived', archived_at: at, updated_at: at });
-      await stopChases(trx, world, intake.id);
+      await raise(trx, 'intakeArchived', { world, intakeId: intake.id });
     }
   });
   return getIntake(services, world, found.id);
@@ -337,8 +324,8 @@ export async function deleteIntake(services: AppServices, world: World, id: stri
   const intake = await requireIntake(db, world, id);
   const files = await filesOf(db, intake.id);
   await db.transaction().execute(async (trx) => {
+    await raise(trx, 'intakeDeleted', { world, intakeId: intake.id });
     await deleteIntakeRows(trx, intake.id);
-    await deleteChaseData(trx, intake.id);
     await deleteHistoryOf(trx, intake.id);
     const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
     if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, world.clock.now());
@@ -346,3 +333,25 @@ export async function deleteIntake(services: AppServices, world: World, id: stri
   // Rows first: once they are gone no URL can reach the files, so a crash here leaves only orphans.
   for (const file of files) await services.storage.delete(file.storage_key);
 }
+
+/** After a change's commit: the work it queued (messages) may be done at once. */
+export async function changeCommitted(services: AppServices, world: World, intakeId: string): Promise<void> {
+  await raise(services.db.kysely, 'intakeChangeCommitted', { services, world, intakeId });
+}
+
+/** also_notify at creation: nobody twice, and never the client. */
+function checkAlsoNotify(clientEmail: string, list: readonly { email: string }[]): void {
+  const seen = new Set([clientEmail.toLowerCase()]);
+  for (const [index, person] of list.entries()) {
+    const email = person.email.toLowerCase();
+    if (seen.has(email)) {
+      throw new ApiError(
+        'unprocessable',
+        `also_notify[${index}].email: ${email} is already a recipient of this intake (the client or an earlier entry).`,
+      );
+    }
+    seen.add(email);
+  }
+}
+
+export { canonicalIntakeId, findIntakeById } from './intakes.repository.js';

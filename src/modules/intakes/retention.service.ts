@@ -1,8 +1,7 @@
 import type { AppServices } from '../../services.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { addUsage } from '../usage/usage.service.js';
-import { deleteMessagesOfIntake } from '../notify/notify.repository.js';
-import { anonymizeRecipients } from '../recipients/recipients.repository.js';
+import { raise } from '../../kernel/domain-events.js';
 import { filesOf, findIntakeById, updateIntake } from './intakes.repository.js';
 import { withLockedIntake } from './review.service.js';
 import { worldOfIntake } from '../../kernel/world.js';
@@ -46,14 +45,13 @@ export async function runRetentionPurge(
           }
         : {}),
     });
-    // The emails and SMS sent to the client name them: they go with the identity.
-    if (anonymize) await deleteMessagesOfIntake(trx, locked.id);
+    // The emails and SMS sent to the client, and the people notified with them, go with the identity.
     if (anonymize) {
-      await anonymizeRecipients(
-        trx,
-        locked.id,
-        (email) => `anonymized-${sha256Hex(email).slice(0, 12)}@invalid`,
-      );
+      await raise(trx, 'intakeAnonymized', {
+        world,
+        intakeId: locked.id,
+        anonymize: (email) => `anonymized-${sha256Hex(email).slice(0, 12)}@invalid`,
+      });
     }
   });
   // After the commit: no row points at these objects any more.

@@ -10,9 +10,8 @@ import {
 import { ApiError, notFound } from '../../http/errors.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import type { AppServices } from '../../services.js';
-import { notifyClient } from '../chases/chases.service.js';
+import { ask } from '../../kernel/domain-events.js';
 import { recordItemHistory } from '../history/history.repository.js';
-import { deliverQueuedSoon } from '../notify/notify.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import {
   definitionOf,
@@ -26,7 +25,7 @@ import {
   type ItemRow,
 } from './intakes.repository.js';
 import { AUTO_APPROVE, itemSubject } from './intakes.jobs.js';
-import { requireIntake } from './intakes.service.js';
+import { changeCommitted, requireIntake } from './intakes.service.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 
 export async function requireItem(db: Kysely<Database>, intake: IntakeRow, key: string): Promise<ItemRow> {
@@ -147,9 +146,9 @@ export async function requestRevision(
     });
     await settleIntake(trx, world, intake, before, true);
     // The email is queued with the change; false when the address is suppressed (it bounced before).
-    return notifyClient(trx, world, intake, 'revision', { item_key: key, note });
+    return ask(trx, 'notifyClient', { world, intake, notice: 'revision', data: { item_key: key, note } });
   });
-  await deliverQueuedSoon(services, world, found.id);
+  await changeCommitted(services, world, found.id);
   return {
     intake_id: found.id,
     item_key: key,

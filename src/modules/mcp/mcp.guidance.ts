@@ -1,16 +1,10 @@
-import { PLANS, PLAN_IDS, type PlanId } from '../../domain/plans.js';
+import { POLL_AT_MOST_EVERY_SECONDS } from '../../domain/follow-up.js';
+import { PLANS, PLAN_IDS } from '../../domain/plans.js';
 
 /**
  * What an agent needs to know to use the tools well, written once and quoted by the tool
  * descriptions and the server's instructions.
  */
-
-/** SPEC "Limits": the most often an agent should poll, per plan, to stay within its hourly budget. */
-export const POLL_AT_MOST_EVERY_SECONDS: Readonly<Record<PlanId, number>> = {
-  free: 300,
-  solo: 30,
-  agency: 12,
-};
 
 function interval(seconds: number): string {
   return seconds % 60 === 0 ? `${seconds / 60} minutes` : `${seconds} seconds`;

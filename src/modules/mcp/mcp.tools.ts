@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ChaseBody } from '../chases/chases.schemas.js';
 import { IdempotencyHeaders } from '../intakes/intakes.routes.js';
-import { Recipient, RecipientInput } from '../recipients/recipients.schemas.js';
+import { Recipient, RecipientInput } from '../intakes/people.schemas.js';
 import {
   AddItemsBody,
   ApprovalResult,

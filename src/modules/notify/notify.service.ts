@@ -367,3 +367,5 @@ async function heldMessagesRecorded(services: AppServices, intakeId: string): Pr
     await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_POLL_MS));
   }
 }
+
+export { deleteMessagesOfIntake } from './notify.repository.js';

@@ -17,6 +17,7 @@ import { ApiError } from '../../http/errors.js';
 import { deriveKey, encryptSecret, keyedHash } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { validateJsonSchema } from '../../lib/json-schema.js';
+import { safeFileName } from '../../lib/file-names.js';
 import type { AppServices } from '../../services.js';
 import { toFileRecord } from '../files/files.schemas.js';
 import { briefFileLinks } from '../intakes/brief-files.links.js';
@@ -265,16 +266,6 @@ export interface IncomingFile {
   stream: Readable;
   filename: string;
   declaredBytes: number | undefined;
-}
-
-/** Keeps a display name safe: no path, no control characters, at most 255 characters. */
-export function safeFileName(raw: string): string {
-  const base = raw.split(/[/\\]/).pop() ?? '';
-  // Controls, format characters (bidi overrides that turn "gnp.exe" into "exe.png", zero-width
-  // marks) and line separators have no place in a name shown to people or put in a header.
-  const printable = [...base].filter((ch) => !/[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/u.test(ch));
-  const cleaned = printable.slice(0, 255).join('').trim();
-  return cleaned === '' || cleaned === '.' || cleaned === '..' ? 'file' : cleaned;
 }
 
 /** How large one file of this item may be: the smaller of max_bytes and the plan's per-file limit. */

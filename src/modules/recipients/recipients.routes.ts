@@ -5,7 +5,8 @@ import { authOf } from '../../http/auth.js';
 import type { AppServices } from '../../services.js';
 import { IntakeParams } from '../intakes/intakes.schemas.js';
 import { worldOfAuth } from '../../kernel/world.js';
-import { Recipient, RecipientInput, RecipientParams } from './recipients.schemas.js';
+import { Recipient, RecipientInput } from '../intakes/people.schemas.js';
+import { RecipientParams } from './recipients.schemas.js';
 import { addRecipient, reinstateRecipient, removeRecipient } from './recipients.service.js';
 
 const tags = ['Intakes'];

@@ -31,7 +31,7 @@ import {
   updateRecipient,
   type RecipientRow,
 } from './recipients.repository.js';
-import { MAX_RECIPIENTS, type Recipient, type RecipientInput } from './recipients.schemas.js';
+import { MAX_RECIPIENTS, type Recipient, type RecipientInput } from '../intakes/people.schemas.js';
 
 type RecipientRecord = z.infer<typeof Recipient>;
 type NewRecipient = z.output<typeof RecipientInput>;
@@ -221,3 +221,5 @@ export async function reinstateRecipient(
   });
   return recordOf(db, world, found.id, address);
 }
+
+export { anonymizeRecipients, deleteRecipientsOf, recipientsOf } from './recipients.repository.js';

@@ -19,6 +19,7 @@ import type { EndpointFormat } from './webhooks.format.js';
 import {
   countEnabledEndpoints,
   deleteEndpoint,
+  enabledEndpoints,
   findEndpoint,
   insertEndpoint,
   listAttempts,
@@ -257,4 +258,10 @@ export async function listDeliveries(
     deliveries: rows.slice(0, query.limit).map(toDeliveryAttempt),
     has_more: rows.length > query.limit,
   };
+}
+
+/** The event types each enabled endpoint of the world subscribes to, one list per endpoint. */
+export async function enabledSubscriptions(db: Kysely<Database>, world: World): Promise<string[][]> {
+  const endpoints = await enabledEndpoints(db, world);
+  return endpoints.map((e) => JSON.parse(e.events) as string[]);
 }
