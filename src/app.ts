@@ -102,7 +102,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   await briefFileRoutes(app, services);
   chaseRoutes(app, services);
   recipientRoutes(app, services);
-  await notifyRoutes(app, services);
+  notifyRoutes(app, services);
   await chasesInboundRoutes(app, services);
   templateRoutes(app, services);
   mcpRoutes(app, services);

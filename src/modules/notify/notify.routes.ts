@@ -28,7 +28,7 @@ const OutboxQuery = z.strictObject({
   limit: PageLimit(100, 100),
 });
 
-export async function notifyRoutes(app: FastifyInstance, services: AppServices): Promise<void> {
+export function notifyRoutes(app: FastifyInstance, services: AppServices): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get('/v1/test_helpers/outbox', {
