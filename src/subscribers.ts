@@ -1,12 +1,16 @@
 import { answer, subscribe } from './kernel/domain-events.js';
 import {
+  callOffRecipient,
   chaseRecords,
+  clientReminderState,
   createChasePlan,
   currentChaseInput,
   deleteChaseData,
+  inviteRecipient,
   notifyClient,
   onIntakeSent,
   replanChases,
+  resumeSeriesOf,
   scheduleOverdueCheck,
   stopChases,
   syncChases,
@@ -66,6 +70,18 @@ subscribe('intakeAnonymized', async (trx, { intakeId, anonymize }) => {
 subscribe('intakeChangeCommitted', async (_db, { services, world, intakeId }) => {
   await deliverQueuedSoon(services, world, intakeId);
 });
+
+// The people of an intake: each has their own reminder series.
+subscribe('recipientInvited', async (trx, { world, intake, email }) => {
+  await inviteRecipient(trx, world, intake, email);
+});
+subscribe('recipientRemoved', async (trx, { world, intakeId, recipientId }) => {
+  await callOffRecipient(trx, world, intakeId, recipientId);
+});
+subscribe('recipientReinstated', async (trx, { world, intake, email }) => {
+  await resumeSeriesOf(trx, world, intake, email);
+});
+answer('clientReminderState', (db, { intakeId }) => clientReminderState(db, intakeId));
 
 answer('notifyClient', (trx, { world, intake, notice, data }) =>
   notifyClient(trx, world, intake, notice, data),

@@ -189,3 +189,17 @@ export function registerAuth(app: FastifyInstance, services: AppServices, keys: 
     }
   }
 }
+
+/** Test helpers act on test data only: the error for a live key, undefined for a test key. */
+export function testModeError(auth: AuthContext): ApiError | undefined {
+  if (!auth.livemode) return undefined;
+  return new ApiError(
+    'forbidden',
+    'Test helpers work in test mode only: call /v1/test_helpers/… with a test key (svc_test_…), not a live key.',
+  );
+}
+
+export function assertTestMode(auth: AuthContext): void {
+  const error = testModeError(auth);
+  if (error) throw error;
+}

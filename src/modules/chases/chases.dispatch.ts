@@ -45,7 +45,7 @@ import {
   type ChaseRow,
   type SeriesId,
 } from './chases.repository.js';
-import { findRecipientById, updateRecipient } from '../recipients/recipients.repository.js';
+import { findRecipientById, markRecipientStalled } from '../recipients/recipients.service.js';
 import {
   cancelPending,
   chaseItems,
@@ -413,7 +413,7 @@ export async function stallIfThirdBounce(
   if (!bounceStallsIntake(chases)) return false;
   const at = world.clock.now().toISOString();
   if (series !== null) {
-    await updateRecipient(trx, series, { stalled_at: at, updated_at: at });
+    await markRecipientStalled(trx, series, at);
     await cancelPending(trx, world, intake.id, 'stalled', series);
     return true;
   }

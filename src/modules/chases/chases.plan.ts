@@ -43,7 +43,7 @@ import {
   type ChasePlanRow,
   type SeriesId,
 } from './chases.repository.js';
-import { deleteRecipientsOf, recipientsOf } from '../recipients/recipients.repository.js';
+import { deleteRecipientsOf, recipientsOf } from '../recipients/recipients.service.js';
 
 export function settingsOf(intake: IntakeRow, plan: ChasePlanRow | undefined): ChaseSettings {
   const schedule = (CHASE_SCHEDULES as readonly string[]).includes(intake.chase_schedule)
@@ -387,4 +387,54 @@ export async function currentChaseInput(db: Kysely<Database>, intakeId: string):
     respect_quiet_hours: plan.respect_quiet_hours === 1,
     ...(plan.chase_at_time ? { chase_at_time: plan.chase_at_time } : {}),
   };
+}
+
+/** A person added to an intake that is out: their invitation and the first reminder of their series. */
+export async function inviteRecipient(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  email: string,
+): Promise<void> {
+  const plan = await ensurePlan(trx, world, intake);
+  const person = (await seriesOf(trx, intake, plan)).find((p) => p.email === email);
+  if (person) await startSeries(trx, world, intake, plan, person, world.clock.now().getTime());
+}
+
+/** A person leaves the intake: their pending reminder is called off. */
+export async function callOffRecipient(
+  trx: Kysely<Database>,
+  world: World,
+  intakeId: string,
+  recipientId: string,
+): Promise<void> {
+  await cancelPending(trx, world, intakeId, 'recipient_removed', recipientId);
+}
+
+/**
+ * An address may be written to again: a stalled client series is un-stalled (a recipient's stall is
+ * cleared on their row by the recipients module), and the person's reminders resume when owed.
+ */
+export async function resumeSeriesOf(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  email: string,
+): Promise<void> {
+  let plan = await findPlan(trx, intake.id);
+  if (email === intake.client_email && plan?.stalled_at) {
+    await updatePlan(trx, intake.id, { stalled_at: null, updated_at: world.clock.now().toISOString() });
+    plan = await findPlan(trx, intake.id);
+  }
+  const person = (await seriesOf(trx, intake, plan)).find((p) => p.email === email);
+  if (person) await syncSeries(trx, world, intake, await itemsOf(trx, intake.id), plan, person);
+}
+
+/** The client's own reminder state: opted out, stalled by bounces. */
+export async function clientReminderState(
+  db: Kysely<Database>,
+  intakeId: string,
+): Promise<{ optedOutAt: string | null; stalledAt: string | null }> {
+  const plan = await findPlan(db, intakeId);
+  return { optedOutAt: plan?.opted_out_at ?? null, stalledAt: plan?.stalled_at ?? null };
 }

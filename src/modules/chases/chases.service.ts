@@ -23,10 +23,10 @@ import { tenantOf } from '../notify/notify.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import {
   findRecipientById,
+  markRecipientOptedOut,
   recipientsOf,
-  updateRecipient,
   type RecipientRow,
-} from '../recipients/recipients.repository.js';
+} from '../recipients/recipients.service.js';
 import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
 import {
   chasesOf,
@@ -39,7 +39,11 @@ import {
 } from './chases.repository.js';
 
 export {
+  callOffRecipient,
+  clientReminderState,
   createChasePlan,
+  inviteRecipient,
+  resumeSeriesOf,
   currentChaseInput,
   deleteChaseData,
   notifyClient,
@@ -337,7 +341,7 @@ export async function optOut(
       const recipient = await findRecipientById(trx, locked.id, recipientId);
       if (!recipient || recipient.opted_out_at) return;
       email = recipient.email;
-      await updateRecipient(trx, recipient.id, { opted_out_at: at, updated_at: at });
+      await markRecipientOptedOut(trx, recipient.id, at);
     }
     await cancelPending(trx, world, locked.id, 'opted_out', recipientId);
     await emit(trx, world, locked, 'chase.opted_out', {

@@ -354,4 +354,14 @@ function checkAlsoNotify(clientEmail: string, list: readonly { email: string }[]
   }
 }
 
-export { canonicalIntakeId, findIntakeById } from './intakes.repository.js';
+/** What other modules read of intakes (their rows are this module's). */
+export {
+  canonicalIntakeId,
+  clientItems,
+  definitionOf,
+  filesOf,
+  findIntake,
+  findIntakeById,
+  itemsOf,
+  lockIntake,
+} from './intakes.repository.js';

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authOf } from '../../http/auth.js';
 import { PageLimit, Timestamp, optional } from '../../http/schemas.js';
 import type { AppServices } from '../../services.js';
 import { canonicalIntakeId } from '../intakes/intakes.service.js';
-import { testModeError } from '../testmode/testmode.service.js';
+import { authOf, testModeError } from '../../http/auth.js';
 import { outboxMessages } from './notify.repository.js';
 
 export const OutboxMessage = z

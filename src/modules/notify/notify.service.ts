@@ -368,4 +368,4 @@ async function heldMessagesRecorded(services: AppServices, intakeId: string): Pr
   }
 }
 
-export { deleteMessagesOfIntake } from './notify.repository.js';
+export { deleteMessagesOfIntake, liftSuppression } from './notify.repository.js';

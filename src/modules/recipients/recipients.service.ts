@@ -9,19 +9,11 @@ import type { Database } from '../../db/schema.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
-import {
-  ensurePlan,
-  seriesOf,
-  startSeries,
-  syncSeries,
-  cancelPending,
-  type Series,
-} from '../chases/chases.plan.js';
-import { findPlan, updatePlan } from '../chases/chases.repository.js';
-import { findIntake, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.repository.js';
+import { ask, raise } from '../../kernel/domain-events.js';
+import { findIntake, lockIntake } from '../intakes/intakes.service.js';
+import type { IntakeRow } from '../intakes/intakes.repository.js';
 import type { World } from '../../kernel/world.js';
-import { liftSuppression } from '../notify/notify.repository.js';
-import { deliverQueuedSoon, tenantOf } from '../notify/notify.service.js';
+import { deliverQueuedSoon, liftSuppression, tenantOf } from '../notify/notify.service.js';
 import {
   deleteRecipient,
   findRecipient,
@@ -34,27 +26,30 @@ import {
 import { MAX_RECIPIENTS, type Recipient, type RecipientInput } from '../intakes/people.schemas.js';
 
 type RecipientRecord = z.infer<typeof Recipient>;
+
+declare module '../../kernel/domain-events.js' {
+  interface DomainEventMap {
+    /** A person was added to an intake that is out: they get the portal link and their reminders. */
+    recipientInvited: { world: World; intake: IntakeRow; email: string };
+    /** A person is about to be removed: their pending reminder is called off. */
+    recipientRemoved: { world: World; intakeId: string; recipientId: string };
+    /** An address may be written to again (client or recipient): their reminders resume when owed. */
+    recipientReinstated: { world: World; intake: IntakeRow; email: string };
+  }
+  interface DomainQueryMap {
+    /** The client's own reminder state (the others' is on their recipient rows). */
+    clientReminderState: {
+      input: { intakeId: string };
+      output: { optedOutAt: string | null; stalledAt: string | null };
+    };
+  }
+}
 type NewRecipient = z.output<typeof RecipientInput>;
 
 async function requireIntake(db: Kysely<Database>, world: World, id: string): Promise<IntakeRow> {
   const intake = await findIntake(db, world, id);
   if (!intake) throw notFound('intake', id);
   return intake;
-}
-
-/** 422 when the list repeats an address or names the client's: each person is there once. */
-export function checkAlsoNotify(clientEmail: string, list: readonly NewRecipient[]): void {
-  const seen = new Set([clientEmail.toLowerCase()]);
-  for (const [index, person] of list.entries()) {
-    const email = person.email.toLowerCase();
-    if (seen.has(email)) {
-      throw new ApiError(
-        'unprocessable',
-        `also_notify[${index}].email: ${email} is already a recipient of this intake (the client or an earlier entry).`,
-      );
-    }
-    seen.add(email);
-  }
 }
 
 /** Stores the also_notify list of a new intake, in its creating transaction (before it is sent). */
@@ -92,8 +87,8 @@ export async function recipientRecords(
   /** The intake's also_notify rows, when the caller has them already. */
   knownRecipients?: readonly RecipientRow[],
 ): Promise<RecipientRecord[]> {
-  const [plan, others] = await Promise.all([
-    findPlan(db, intake.id),
+  const [client, others] = await Promise.all([
+    ask(db, 'clientReminderState', { intakeId: intake.id }),
     knownRecipients ?? recipientsOf(db, intake.id),
   ]);
   const suppressed = await suppressedAmong(db, tenantOf(world), [
@@ -105,9 +100,9 @@ export async function recipientRecords(
       email: intake.client_email,
       name: intake.client_name,
       role: 'client' as const,
-      opted_out_at: plan?.opted_out_at ?? null,
+      opted_out_at: client.optedOutAt,
       suppressed: suppressed.has(intake.client_email.toLowerCase()),
-      stalled_at: plan?.stalled_at ?? null,
+      stalled_at: client.stalledAt,
       added_at: intake.created_at,
     },
     ...others.map((r) => ({
@@ -157,10 +152,7 @@ export async function addRecipient(
     }
     const next = Math.max(-1, ...others.map((r) => r.position)) + 1;
     await insertAlsoNotify(trx, world, intake.id, [body], next);
-    if (!INVITING.has(intake.status)) return;
-    const plan = await ensurePlan(trx, world, intake);
-    const person = (await seriesOf(trx, intake, plan)).find((p) => p.email === email);
-    if (person) await startSeries(trx, world, intake, plan, person, world.clock.now().getTime());
+    if (INVITING.has(intake.status)) await raise(trx, 'recipientInvited', { world, intake, email });
   });
   await deliverQueuedSoon(services, world, found.id);
   return recordOf(db, world, found.id, email);
@@ -185,7 +177,7 @@ export async function removeRecipient(
     }
     const recipient = await findRecipient(trx, intake.id, email);
     if (!recipient) throw notFound('recipient', email);
-    await cancelPending(trx, world, intake.id, 'recipient_removed', recipient.id);
+    await raise(trx, 'recipientRemoved', { world, intakeId: intake.id, recipientId: recipient.id });
     await deleteRecipient(trx, recipient.id);
   });
 }
@@ -205,21 +197,46 @@ export async function reinstateRecipient(
   const address = email.toLowerCase();
   await db.transaction().execute(async (trx) => {
     const intake = (await lockIntake(trx, found.id)) ?? found;
-    const plan = await findPlan(trx, intake.id);
-    const person: Series | undefined = (await seriesOf(trx, intake, plan)).find((p) => p.email === address);
-    if (!person) throw new ApiError('not_found', `${email} is not a recipient of intake ${intake.id}.`);
-    await liftSuppression(trx, tenantOf(world), address);
-    const at = world.clock.now().toISOString();
-    if (person.stalled) {
-      if (person.id === null) await updatePlan(trx, intake.id, { stalled_at: null, updated_at: at });
-      else await updateRecipient(trx, person.id, { stalled_at: null, updated_at: at });
+    const recipient =
+      address === intake.client_email ? undefined : await findRecipient(trx, intake.id, address);
+    if (address !== intake.client_email && !recipient) {
+      throw new ApiError('not_found', `${email} is not a recipient of intake ${intake.id}.`);
     }
-    await syncSeries(trx, world, intake, await itemsOf(trx, intake.id), await findPlan(trx, intake.id), {
-      ...person,
-      stalled: false,
-    });
+    await liftSuppression(trx, tenantOf(world), address);
+    if (recipient?.stalled_at) {
+      await updateRecipient(trx, recipient.id, {
+        stalled_at: null,
+        updated_at: world.clock.now().toISOString(),
+      });
+    }
+    await raise(trx, 'recipientReinstated', { world, intake, email: address });
   });
   return recordOf(db, world, found.id, address);
 }
 
-export { anonymizeRecipients, deleteRecipientsOf, recipientsOf } from './recipients.repository.js';
+/** Three reminder emails in a row bounced: this person's series stops until reinstated. */
+export async function markRecipientStalled(
+  trx: Kysely<Database>,
+  recipientId: string,
+  at: string,
+): Promise<void> {
+  await updateRecipient(trx, recipientId, { stalled_at: at, updated_at: at });
+}
+
+/** The person used their opt-out link: no more reminders to them. */
+export async function markRecipientOptedOut(
+  trx: Kysely<Database>,
+  recipientId: string,
+  at: string,
+): Promise<void> {
+  await updateRecipient(trx, recipientId, { opted_out_at: at, updated_at: at });
+}
+
+/** What other modules read of recipients (their rows are this module's). */
+export {
+  anonymizeRecipients,
+  deleteRecipientsOf,
+  findRecipientById,
+  recipientsOf,
+  type RecipientRow,
+} from './recipients.repository.js';

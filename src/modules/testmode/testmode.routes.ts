@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authOf } from '../../http/auth.js';
 import { Timestamp } from '../../http/schemas.js';
 import type { Worker } from '../../jobs/worker.js';
 import type { AppServices } from '../../services.js';
-import { MAX_ADVANCE_SECONDS, advanceTestClock, testModeError } from './testmode.service.js';
+import { authOf, testModeError } from '../../http/auth.js';
+import { MAX_ADVANCE_SECONDS, advanceTestClock } from './testmode.service.js';
 
 export const AdvanceClockBody = z.strictObject({
   seconds: z

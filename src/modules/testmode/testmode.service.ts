@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { AuthContext } from '../../http/auth.js';
+import { assertTestMode, type AuthContext } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { GAVE_UP_LOCKED_UNTIL, type Worker } from '../../jobs/worker.js';
@@ -12,20 +12,6 @@ const MAX_JOBS_PER_ADVANCE = 10_000;
 /** How long to wait for due test jobs that another worker is running right now. */
 const IN_FLIGHT_WAIT_MS = 10_000;
 const IN_FLIGHT_POLL_MS = 25;
-
-/** Test helpers act on test data only: the error for a live key, undefined for a test key. */
-export function testModeError(auth: AuthContext): ApiError | undefined {
-  if (!auth.livemode) return undefined;
-  return new ApiError(
-    'forbidden',
-    'Test helpers work in test mode only: call /v1/test_helpers/… with a test key (svc_test_…), not a live key.',
-  );
-}
-
-export function assertTestMode(auth: AuthContext): void {
-  const error = testModeError(auth);
-  if (error) throw error;
-}
 
 export interface ClockAdvance {
   test_clock: string;
