@@ -1,6 +1,5 @@
 import type { Db } from '../../db/database.js';
 import { assertTestMode, type AuthContext } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { GAVE_UP_LOCKED_UNTIL, type Worker } from '../../jobs/worker.js';
 
