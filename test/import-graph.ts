@@ -129,3 +129,10 @@ export function cycles(graph: Map<string, Set<string>>): string[][] {
   for (const v of graph.keys()) if (!indexOf.has(v)) connect(v);
   return found;
 }
+
+/** Imports of a module's repository from another unit (the composition root may wire anything). */
+export function repositoryReaches(imports: ValueImport[]): ValueImport[] {
+  return imports.filter(
+    ({ from, to }) => /\.repository\.ts$/.test(to) && unitOf(from) !== unitOf(to) && unitOf(from) !== 'root',
+  );
+}

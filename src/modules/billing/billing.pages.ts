@@ -5,7 +5,7 @@ import { isPaidPlanId, isPlanId, type PaidPlanId } from '../../domain/billing.js
 import { PLANS, planOf, type Plan } from '../../domain/plans.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
-import { insertAuditEntry } from '../audit/audit.repository.js';
+import { insertAuditEntry } from '../audit/audit.service.js';
 import { assertCsrf, requireUser, safeReturnPath } from '../sessions/session.js';
 import { acceptForms, field, sendPage } from '../oauth/page.js';
 import { html, type Html } from '../portal/page/html.js';

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { planOf, type PlanId } from '../../domain/plans.js';
 import { notFound } from '../../http/errors.js';
-import { insertAuditEntry } from '../audit/audit.repository.js';
+import { insertAuditEntry } from '../audit/audit.service.js';
 import { emitEvent } from '../../kernel/public-events.js';
 
 export interface PlanChange {

@@ -20,9 +20,9 @@ import { newId } from '../../lib/ids.js';
 import { hmacHex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
-import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.repository.js';
+import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.service.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
-import { insertMessage, isSuppressed, suppressAddress } from '../notify/notify.repository.js';
+import { insertMessage, isSuppressed, suppressAddress } from '../notify/notify.service.js';
 import {
   MAX_SEND_ATTEMPTS,
   SEND_LEASE_MS,

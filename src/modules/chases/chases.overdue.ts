@@ -10,7 +10,7 @@ import { dueDatePassesAt, isTimeZone, missingRequiredItems } from '../../domain/
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import type { AppServices } from '../../services.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
-import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.repository.js';
+import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.service.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { INTAKE_OVERDUE, overdueSubject } from './chases.jobs.js';
 import { chaseItems, ensurePlan } from './chases.plan.js';

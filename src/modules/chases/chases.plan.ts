@@ -24,9 +24,9 @@ import {
   itemsOf,
   type IntakeRow,
   type ItemRow,
-} from '../intakes/intakes.repository.js';
+} from '../intakes/intakes.service.js';
 import { realTimeOf, type World } from '../../kernel/world.js';
-import { deleteMessagesOfIntake } from '../notify/notify.repository.js';
+import { deleteMessagesOfIntake } from '../notify/notify.service.js';
 import { queueEmail } from '../notify/notify.service.js';
 import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
 import {

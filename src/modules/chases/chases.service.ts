@@ -16,9 +16,9 @@ import {
   itemsOf,
   lockIntake,
   type IntakeRow,
-} from '../intakes/intakes.repository.js';
+} from '../intakes/intakes.service.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
-import { isSuppressed, suppressAddress } from '../notify/notify.repository.js';
+import { isSuppressed, suppressAddress } from '../notify/notify.service.js';
 import { tenantOf } from '../notify/notify.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import {

@@ -3,7 +3,7 @@ import type { AuthContext } from '../../http/auth.js';
 import { translator } from '../../i18n/index.js';
 import { offsetClock } from '../../lib/clock.js';
 import type { AppServices } from '../../services.js';
-import { insertAuditEntry } from '../audit/audit.repository.js';
+import { insertAuditEntry } from '../audit/audit.service.js';
 import type { World } from '../../kernel/world.js';
 import type { AccountRow } from '../keys/keys.repository.js';
 import type { DashboardAssets } from './assets.js';

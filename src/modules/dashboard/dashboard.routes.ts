@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError } from '../../http/errors.js';
 import { translator, supportedLanguage } from '../../i18n/index.js';
 import { sha256Hex } from '../../lib/secrets.js';
-import { insertAuditEntry } from '../audit/audit.repository.js';
+import { insertAuditEntry } from '../audit/audit.service.js';
 import type { AppServices } from '../../services.js';
 import { dashboardAssets, type DashboardAssets } from './assets.js';
 import { deleteSession } from '../sessions/sessions.service.js';

@@ -17,7 +17,7 @@ import { intakeAcceptsOwnerChanges, type IntakeStatus } from '../../domain/intak
 import { isOwnerItem } from '../../domain/items.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
-import { historyOf, recordItemHistory } from '../history/history.repository.js';
+import { historyOf, recordItemHistory } from '../history/history.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import { toIntakeItem } from './intakes.mappers.js';
 import { definitionOf, findItem, itemsOf, updateIntake, updateItem } from './intakes.repository.js';

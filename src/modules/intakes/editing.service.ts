@@ -17,7 +17,7 @@ import type { AppServices } from '../../services.js';
 import { ask, raise } from '../../kernel/domain-events.js';
 import { ChaseSettingsFields, type ChaseSettingsInput } from './chase-settings.js';
 import { requireFolder } from '../folders/folders.service.js';
-import { historyOf } from '../history/history.repository.js';
+import { historyOf } from '../history/history.service.js';
 import { addUsage } from '../usage/usage.service.js';
 import type { UpdateIntakeBody, UpdateItemBody } from './editing.schemas.js';
 import { itemStates, settleIntake } from './intakes.lifecycle.js';

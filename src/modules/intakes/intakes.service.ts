@@ -15,7 +15,7 @@ import { idempotentCreate } from '../../http/idempotency.js';
 import { newId } from '../../lib/ids.js';
 import { compileJsonSchema } from '../../lib/json-schema.js';
 import type { AppServices } from '../../services.js';
-import { deleteHistoryOf, historyOf } from '../history/history.repository.js';
+import { deleteHistoryOf, historyOf } from '../history/history.service.js';
 import { findTemplateItems } from '../templates/templates.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import { requireFolder } from '../folders/folders.service.js';
@@ -364,4 +364,13 @@ export {
   findIntakeById,
   itemsOf,
   lockIntake,
+} from './intakes.repository.js';
+
+/** Read and written by other modules through this module's surface (the rows are this module's). */
+export {
+  type FileRow,
+  type IntakeRow,
+  type ItemRow,
+  updateIntake,
+  updateItem,
 } from './intakes.repository.js';

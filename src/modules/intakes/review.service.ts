@@ -11,7 +11,7 @@ import { ApiError, notFound } from '../../http/errors.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import type { AppServices } from '../../services.js';
 import { ask } from '../../kernel/domain-events.js';
-import { recordItemHistory } from '../history/history.repository.js';
+import { recordItemHistory } from '../history/history.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import {
   definitionOf,

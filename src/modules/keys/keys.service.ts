@@ -83,3 +83,6 @@ export async function revokeKeyAs(db: Kysely<Database>, auth: AuthContext, keyId
   const revoked = await revokeKey(db, auth.account.id, keyId, !auth.livemode, auth.clock.now().toISOString());
   if (!revoked) throw notFound('api_key', keyId);
 }
+
+/** Read and written by other modules through this module's surface (the rows are this module's). */
+export { findActiveKeyByHash, listKeys } from './keys.repository.js';

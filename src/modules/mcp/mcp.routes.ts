@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { API_KEY_PATTERN, hashApiKey } from '../keys/keys.domain.js';
-import { findActiveKeyByHash } from '../keys/keys.repository.js';
+import { findActiveKeyByHash } from '../keys/keys.service.js';
 import type { RestCaller } from './mcp.executor.js';
 import { createMcpServer } from './mcp.server.js';
 import { resourceMetadataUrl } from '../oauth/oauth.routes.js';

@@ -12,7 +12,7 @@ import {
   itemsOf,
   type IntakeRow,
   type ItemRow,
-} from '../intakes/intakes.repository.js';
+} from '../intakes/intakes.service.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { MailError } from './mailer.js';
@@ -369,3 +369,6 @@ async function heldMessagesRecorded(services: AppServices, intakeId: string): Pr
 }
 
 export { deleteMessagesOfIntake, liftSuppression } from './notify.repository.js';
+
+/** Read and written by other modules through this module's surface (the rows are this module's). */
+export { insertMessage, isSuppressed, outboxMessages, suppressAddress } from './notify.repository.js';

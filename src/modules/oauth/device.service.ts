@@ -9,7 +9,7 @@ import {
 } from '../../domain/oauth.js';
 import type { Scope } from '../../domain/scopes.js';
 import { sha256Hex } from '../../lib/secrets.js';
-import { insertAuditEntry } from '../audit/audit.repository.js';
+import { insertAuditEntry } from '../audit/audit.service.js';
 import { createKey } from '../keys/keys.service.js';
 import {
   deleteExpiredDevices,

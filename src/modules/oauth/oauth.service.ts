@@ -4,7 +4,7 @@ import { pkceS256Matches } from '../../domain/oauth.js';
 import type { Scope } from '../../domain/scopes.js';
 import { newId, randomBase62 } from '../../lib/ids.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/secrets.js';
-import { insertAuditEntry } from '../audit/audit.repository.js';
+import { insertAuditEntry } from '../audit/audit.service.js';
 import { createKey } from '../keys/keys.service.js';
 import {
   findClient,

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify
 import { ApiError } from '../../http/errors.js';
 import { toArray } from '../../lib/arrays.js';
 import type { AppServices } from '../../services.js';
-import { canonicalIntakeId } from '../intakes/intakes.repository.js';
+import { canonicalIntakeId } from '../intakes/intakes.service.js';
 
 /**
  * The portal's protections. The intake id is the only capability, so: strict headers on every portal

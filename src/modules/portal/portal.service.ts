@@ -25,7 +25,7 @@ import { itemBasics } from '../intakes/intakes.mappers.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
 import { inspectFile } from '../files/inspect.js';
 import { sanitizeUploadedSvg } from './svg-upload.js';
-import { recordItemHistory } from '../history/history.repository.js';
+import { recordItemHistory } from '../history/history.service.js';
 import { emit, itemStates, settleIntake } from '../intakes/intakes.lifecycle.js';
 import {
   clientItems,
@@ -38,7 +38,7 @@ import {
   type FileRow,
   type IntakeRow,
   type ItemRow,
-} from '../intakes/intakes.repository.js';
+} from '../intakes/intakes.service.js';
 import { secretContext, secretKeyOf } from '../intakes/results.service.js';
 import {
   requireItem as requireAnyItem,

@@ -6,7 +6,7 @@ import { Server } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
-import { canonicalIntakeId } from '../intakes/intakes.repository.js';
+import { canonicalIntakeId } from '../intakes/intakes.service.js';
 import { loadPage, uploadErrorMessage } from './page/page.service.js';
 import { acceptReceivedFile, uploadAllowance } from './portal.service.js';
 import { portalSecurityHeaders } from './portal.security.js';

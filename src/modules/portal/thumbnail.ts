@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
-import { canonicalIntakeId, findIntakeById } from '../intakes/intakes.repository.js';
+import { canonicalIntakeId, findIntakeById } from '../intakes/intakes.service.js';
 
 const PREVIEWABLE = /^image\/(png|jpeg|webp|gif|svg\+xml)$/;
 const SIZE = 112;

@@ -5,9 +5,9 @@ import { translator } from '../../i18n/index.js';
 import { newId } from '../../lib/ids.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
-import { insertAuditEntry } from '../audit/audit.repository.js';
+import { insertAuditEntry } from '../audit/audit.service.js';
 import { escapeHtml } from '../notify/notify.templates.js';
-import { insertMessage } from '../notify/notify.repository.js';
+import { insertMessage } from '../notify/notify.service.js';
 import { transmit } from '../notify/notify.service.js';
 import {
   consumeSignInToken,

@@ -3,7 +3,7 @@ import { isFileType } from '../../domain/items.js';
 import { syntheticFilePlan, syntheticValue } from '../../domain/synthetic.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
-import { clientItems, definitionOf, filesOf, itemsOf } from '../intakes/intakes.repository.js';
+import { clientItems, definitionOf, filesOf, itemsOf } from '../intakes/intakes.service.js';
 import { simulateBounce } from '../chases/chases.service.js';
 import { getIntakeStatus, requireIntake } from '../intakes/intakes.service.js';
 import type { World } from '../../kernel/world.js';

@@ -3,7 +3,7 @@ import { planOf, rateLimitFor } from '../../../domain/plans.js';
 import { ApiError } from '../../../http/errors.js';
 import { PatchAccountBody } from '../../accounts/accounts.schemas.js';
 import { updateAccount } from '../../accounts/accounts.service.js';
-import { listKeys } from '../../keys/keys.repository.js';
+import { listKeys } from '../../keys/keys.service.js';
 import { brandingSettingsOf } from '../../portal/branding.js';
 import { CreateTemplateBody, UpdateTemplateBody } from '../../templates/templates.schemas.js';
 import {

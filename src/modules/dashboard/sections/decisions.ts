@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { decideOwnerItem } from '../../intakes/decisions.service.js';
-import { definitionOf } from '../../intakes/intakes.repository.js';
+import { definitionOf } from '../../intakes/intakes.service.js';
 import { requireIntake } from '../../intakes/intakes.service.js';
 import { requireItem } from '../../intakes/review.service.js';
 import { auditUserAction } from '../context.js';

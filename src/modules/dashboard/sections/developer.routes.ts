@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../http/errors.js';
 import { CreateKeyBody } from '../../keys/keys.schemas.js';
 import { createKeyAs, listKeysAs, revokeKeyAs } from '../../keys/keys.service.js';
-import { outboxMessages } from '../../notify/notify.repository.js';
+import { outboxMessages } from '../../notify/notify.service.js';
 import { CreateWebhookBody, DeliveriesQuery } from '../../webhooks/webhooks.schemas.js';
 import {
   createWebhook,

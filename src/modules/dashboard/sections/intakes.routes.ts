@@ -7,7 +7,7 @@ import { ApiError } from '../../../http/errors.js';
 import { chaseNow } from '../../chases/chases.service.js';
 import { signFileUrl } from '../../files/signed-url.js';
 import { itemStates } from '../../intakes/intakes.lifecycle.js';
-import { definitionOf } from '../../intakes/intakes.repository.js';
+import { definitionOf } from '../../intakes/intakes.service.js';
 import { CreateIntakeBody } from '../../intakes/intakes.schemas.js';
 import {
   archiveIntake,

@@ -6,7 +6,7 @@ import { ApiError } from '../../../http/errors.js';
 import { supportedLanguage, translator } from '../../../i18n/index.js';
 import { jsonSchemaIssues } from '../../../lib/json-schema.js';
 import type { AppServices } from '../../../services.js';
-import { findIntakeById, type IntakeRow } from '../../intakes/intakes.repository.js';
+import { findIntakeById, type IntakeRow } from '../../intakes/intakes.service.js';
 import { worldOfIntake } from '../../../kernel/world.js';
 import { brandingSettingsOf, portalBranding } from '../branding.js';
 import { buildView, recordView, removeFile, saveValue, submitItem } from '../portal.service.js';

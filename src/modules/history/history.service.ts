@@ -1,0 +1,2 @@
+/** Read and written by other modules through this module's surface (the rows are this module's). */
+export { deleteHistoryOf, historyOf, recordItemHistory } from './history.repository.js';
