@@ -129,6 +129,14 @@ export async function cancelJobs(
   return Number(result.numDeletedRows);
 }
 
+/** Deletes every pending job about a record or about a part of it (subjects `<id>` and `<id>/…`). */
+export async function cancelJobsUnder(db: Kysely<Database>, subjectId: string): Promise<void> {
+  await db
+    .deleteFrom('jobs')
+    .where((eb) => eb.or([eb('subject_id', '=', subjectId), eb('subject_id', 'like', `${subjectId}/%`)]))
+    .execute();
+}
+
 /** What a handler is given: the job row, its payload parsed with the kind's schema. */
 export interface Job<P> {
   id: string;

@@ -18,8 +18,13 @@ import {
   type IntakeRow,
 } from '../intakes/intakes.service.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
-import { isSuppressed, suppressAddress } from '../notify/notify.service.js';
-import { tenantOf } from '../notify/notify.service.js';
+import {
+  findMessage,
+  isSuppressed,
+  markMessageBounced,
+  suppressAddress,
+  tenantOf,
+} from '../notify/notify.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import {
   findRecipientById,
@@ -273,22 +278,14 @@ export async function applyReportedBounce(
   report: { messageId: string; reason: 'hard_bounce' | 'spam_complaint'; detail: string | null },
 ): Promise<'suppressed' | 'ignored'> {
   const db = services.db.kysely;
-  const message = await db
-    .selectFrom('messages')
-    .selectAll()
-    .where('id', '=', report.messageId)
-    .executeTakeFirst();
+  const message = await findMessage(db, report.messageId);
   if (!message || message.channel !== 'email') return 'ignored';
   const intake = message.intake_id ? await findIntakeById(db, message.intake_id) : undefined;
   const tenant = { accountId: message.account_id, livemode: message.livemode === 1 };
   const world = intake ? await worldOfIntake(db, intake, systemActor, services.clock) : undefined;
   const at = (world?.clock ?? services.clock).now().toISOString();
   await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('messages')
-      .set({ status: 'bounced', error: report.detail ?? report.reason })
-      .where('id', '=', message.id)
-      .execute();
+    await markMessageBounced(trx, message.id, report.detail ?? report.reason);
     await suppressAddress(trx, tenant, {
       address: message.to_address,
       reason: report.reason,

@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { cancelJobsUnder } from '../../jobs/jobs.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
 import type { World } from '../../kernel/world.js';
@@ -193,10 +194,7 @@ export async function deleteIntakeRows(db: Kysely<Database>, id: string): Promis
   await db.deleteFrom('intake_items').where('intake_id', '=', id).execute();
   await db.deleteFrom('events').where('intake_id', '=', id).execute();
   // Jobs about the intake (subject: its id) or about one of its items (subject: `<id>/<key>`).
-  await db
-    .deleteFrom('jobs')
-    .where((eb) => eb.or([eb('subject_id', '=', id), eb('subject_id', 'like', `${id}/%`)]))
-    .execute();
+  await cancelJobsUnder(db, id);
   await db.deleteFrom('idempotency_keys').where('resource_id', '=', id).execute();
   await db.deleteFrom('intakes').where('id', '=', id).execute();
 }

@@ -368,7 +368,22 @@ async function heldMessagesRecorded(services: AppServices, intakeId: string): Pr
   }
 }
 
-export { deleteMessagesOfIntake, liftSuppression } from './notify.repository.js';
-
 /** Read and written by other modules through this module's surface (the rows are this module's). */
-export { insertMessage, isSuppressed, outboxMessages, suppressAddress } from './notify.repository.js';
+export {
+  deleteMessagesOfIntake,
+  findMessage,
+  insertMessage,
+  isSuppressed,
+  liftSuppression,
+  outboxMessages,
+  suppressAddress,
+} from './notify.repository.js';
+
+/** A provider reported that the message bounced (or was marked as spam). */
+export async function markMessageBounced(
+  trx: Kysely<Database>,
+  messageId: string,
+  error: string,
+): Promise<void> {
+  await updateMessage(trx, messageId, { status: 'bounced', error });
+}
