@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AuditEntriesTable, Database } from '../../db/schema.js';
+import type { World } from '../../kernel/world.js';
 import { newId } from '../../lib/ids.js';
 
 export type AuditRow = Selectable<AuditEntriesTable>;
@@ -48,4 +49,42 @@ export async function listAuditEntries(
     .limit(page.limit + 1)
     .execute();
   return { rows, cursorFound: true };
+}
+
+export interface AuditFilters {
+  action?: string | undefined;
+  actorType?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+export async function auditPage(db: Kysely<Database>, world: World, filters: AuditFilters) {
+  let query = db
+    .selectFrom('audit_entries')
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0);
+  if (filters.action)
+    query = query.where('action', 'like', `${filters.action.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
+  if (filters.actorType) query = query.where('actor_type', '=', filters.actorType);
+  const rows = await query
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(filters.limit + 1)
+    .offset(filters.offset)
+    .execute();
+  return { rows: rows.slice(0, filters.limit), hasMore: rows.length > filters.limit };
+}
+
+export async function distinctAuditActions(db: Kysely<Database>, world: World): Promise<string[]> {
+  const rows = await db
+    .selectFrom('audit_entries')
+    .select('action')
+    .distinct()
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .orderBy('action')
+    .limit(200)
+    .execute();
+  return rows.map((r) => r.action);
 }

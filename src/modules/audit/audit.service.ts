@@ -1,2 +1,2 @@
 /** Read and written by other modules through this module's surface (the rows are this module's). */
-export { insertAuditEntry } from './audit.repository.js';
+export { auditPage, distinctAuditActions, insertAuditEntry, type AuditFilters } from './audit.repository.js';

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { raise } from '../../kernel/domain-events.js';
 import type { PublicEvent } from '../../kernel/public-events.js';
+import type { World } from '../../kernel/world.js';
 import { newId } from '../../lib/ids.js';
 
 /**
@@ -40,4 +41,18 @@ export async function recordEvent(db: Kysely<Database>, event: PublicEvent): Pro
     occurredAt: event.occurredAt,
   });
   return id;
+}
+
+/** An intake's recorded events, newest first (at most 200). */
+export async function eventsOfIntake(db: Kysely<Database>, world: World, intakeId: string) {
+  return db
+    .selectFrom('events')
+    .select(['id', 'type', 'occurred_at', 'payload'])
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .where('intake_id', '=', intakeId)
+    .orderBy('occurred_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(200)
+    .execute();
 }

@@ -198,3 +198,48 @@ export async function deleteIntakeRows(db: Kysely<Database>, id: string): Promis
   await db.deleteFrom('idempotency_keys').where('resource_id', '=', id).execute();
   await db.deleteFrom('intakes').where('id', '=', id).execute();
 }
+
+/** The items of several intakes at once (a list page shows each one's progress). */
+export async function itemsOfIntakes(db: Kysely<Database>, world: World, ids: string[]): Promise<ItemRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('intake_items')
+    .selectAll()
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .where('intake_id', 'in', ids)
+    .orderBy('position')
+    .execute();
+}
+
+export async function filesOfIntake(db: Kysely<Database>, world: World, intakeId: string) {
+  return db
+    .selectFrom('item_files')
+    .selectAll()
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .where('intake_id', '=', intakeId)
+    .orderBy('created_at')
+    .execute();
+}
+
+/** Intakes created per day (UTC) since `sinceIso`, for the usage chart. */
+export async function intakesPerDay(
+  db: Kysely<Database>,
+  world: World,
+  sinceIso: string,
+): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('intakes')
+    .select(['created_at'])
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .where('created_at', '>=', sinceIso)
+    .execute();
+  const perDay = new Map<string, number>();
+  for (const row of rows) {
+    const day = row.created_at.slice(0, 10);
+    perDay.set(day, (perDay.get(day) ?? 0) + 1);
+  }
+  return perDay;
+}

@@ -361,8 +361,12 @@ export {
   definitionOf,
   filesOf,
   findIntake,
+  filesOfIntake,
   findIntakeById,
+  intakesPerDay,
   itemsOf,
+  itemsOfIntakes,
+  listIntakes,
   lockIntake,
 } from './intakes.repository.js';
 

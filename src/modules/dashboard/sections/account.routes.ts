@@ -15,7 +15,8 @@ import {
 } from '../../templates/templates.service.js';
 import { usageRecord } from '../../usage/usage.service.js';
 import { auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
-import { auditPage, distinctAuditActions, intakesPerDay } from '../dashboard.queries.js';
+import { auditPage, distinctAuditActions } from '../../audit/audit.service.js';
+import { intakesPerDay } from '../../intakes/intakes.service.js';
 import { deleteSessionsOfUser, deleteUser, listUsers } from '../../sessions/sessions.service.js';
 import { definitionOfRow, emptyRow, rowOfDefinition, rowsOf } from '../item-form.js';
 import { auditLogPage, settingsPage, templateFormPage, templatesPage, usagePage } from '../pages/account.js';

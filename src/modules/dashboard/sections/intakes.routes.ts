@@ -7,7 +7,7 @@ import { ApiError } from '../../../http/errors.js';
 import { chaseNow } from '../../chases/chases.service.js';
 import { signFileUrl } from '../../files/signed-url.js';
 import { itemStates } from '../../intakes/intakes.lifecycle.js';
-import { definitionOf } from '../../intakes/intakes.service.js';
+import { definitionOf, filesOfIntake, itemsOfIntakes, listIntakes } from '../../intakes/intakes.service.js';
 import { CreateIntakeBody } from '../../intakes/intakes.schemas.js';
 import {
   archiveIntake,
@@ -22,7 +22,7 @@ import { approveItem, requestRevision } from '../../intakes/review.service.js';
 import { thumbnailOf } from '../../portal/thumbnail.js';
 import { listTemplates } from '../../templates/templates.service.js';
 import { auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
-import { eventsOfIntake, filesOfIntake, itemsOfIntakes, searchIntakes } from '../dashboard.queries.js';
+import { eventsOfIntake } from '../../events/events.service.js';
 import { definitionOfRow, emptyRow, rowsOf } from '../item-form.js';
 import {
   intakeDetailPage,
@@ -132,9 +132,9 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
     const q = (query.q ?? '').slice(0, 200);
     const pageNo = Math.max(1, Math.min(10_000, Number(query.page) || 1));
     const db = ctx.services.db.kysely;
-    const found = await searchIntakes(db, ctx.world, {
+    const found = await listIntakes(db, ctx.world, {
       status: status || undefined,
-      q,
+      text: q.trim() || undefined,
       limit: PAGE_SIZE,
       offset: (pageNo - 1) * PAGE_SIZE,
     });

@@ -1,0 +1,2 @@
+/** What other modules read of the event outbox. */
+export { eventsOfIntake } from './events.repository.js';
