@@ -245,18 +245,21 @@ describe('progressOf', () => {
       total: 3,
       outstanding: 2,
       percent: 33,
+      awaiting_review: 1,
     });
     expect(progressOf([item('submitted'), item('approved'), item('pending')])).toEqual({
       submitted: 2,
       total: 3,
       outstanding: 1,
       percent: 67,
+      awaiting_review: 1,
     });
     expect(progressOf([item('approved'), item('pending', false)])).toEqual({
       submitted: 1,
       total: 2,
       outstanding: 1,
       percent: 50,
+      awaiting_review: 0,
     });
   });
 
@@ -271,6 +274,7 @@ describe('progressOf', () => {
       total: 2,
       outstanding: 1,
       percent: 50,
+      awaiting_review: 1,
     });
   });
 
@@ -282,16 +286,23 @@ describe('progressOf', () => {
         item('submitted', true, true),
         item('pending'),
       ]),
-    ).toEqual({ submitted: 1, total: 2, outstanding: 1, percent: 50 });
+    ).toEqual({ submitted: 1, total: 2, outstanding: 1, percent: 50, awaiting_review: 1 });
   });
 
   it('is 0 percent for no items, and 100 when all are in', () => {
-    expect(progressOf([])).toEqual({ submitted: 0, total: 0, outstanding: 0, percent: 0 });
-    expect(progressOf([item('approved', true, false)])).toEqual({
+    expect(progressOf([])).toEqual({
       submitted: 0,
       total: 0,
       outstanding: 0,
       percent: 0,
+      awaiting_review: 0,
+    });
+    expect(progressOf([item('approved', true, false), item('submitted', true, false)])).toEqual({
+      submitted: 0,
+      total: 0,
+      outstanding: 0,
+      percent: 0,
+      awaiting_review: 0,
     });
     expect(progressOf([item('approved'), item('submitted')]).percent).toBe(100);
   });

@@ -102,6 +102,8 @@ export interface Progress {
   total: number;
   outstanding: number;
   percent: number;
+  /** Submitted, not yet approved or sent back: what waits for the owner. */
+  awaiting_review: number;
 }
 
 /** CONTRACT: counts client-facing items; submitted includes approved. */
@@ -114,6 +116,7 @@ export function progressOf(items: readonly ItemState[]): Progress {
     total,
     outstanding: total - submitted,
     percent: total === 0 ? 0 : Math.round((100 * submitted) / total),
+    awaiting_review: facing.filter((i) => i.status === 'submitted').length,
   };
 }
 

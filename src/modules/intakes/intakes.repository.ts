@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
@@ -85,6 +85,8 @@ export interface IntakeFilters {
   folderId?: string | undefined;
   /** Contained in the project name, client name or client email, case-insensitively. */
   text?: string | undefined;
+  /** true: only intakes with submitted items waiting for review; false: only those without. */
+  awaitingReview?: boolean | undefined;
   limit: number;
   offset: number;
 }
@@ -93,12 +95,23 @@ export async function listIntakes(
   db: Kysely<Database>,
   world: World,
   filters: IntakeFilters,
-): Promise<{ total: number; rows: IntakeRow[] }> {
+): Promise<{ total: number; rows: (IntakeRow & { awaiting_review: number })[] }> {
   let query = db
     .selectFrom('intakes')
     .where('account_id', '=', world.accountId)
     .where('livemode', '=', world.livemode ? 1 : 0);
   if (filters.status) query = query.where('status', '=', filters.status);
+  if (filters.awaitingReview !== undefined) {
+    const waiting = (eb: ExpressionBuilder<Database, 'intakes'>) =>
+      eb.exists(
+        eb
+          .selectFrom('intake_items')
+          .select('intake_items.key')
+          .whereRef('intake_items.intake_id', '=', 'intakes.id')
+          .where('intake_items.status', '=', 'submitted'),
+      );
+    query = query.where((eb) => (filters.awaitingReview ? waiting(eb) : eb.not(waiting(eb))));
+  }
   if (filters.clientEmail) query = query.where('client_email', '=', filters.clientEmail.toLowerCase());
   if (filters.folderId) query = query.where('folder_id', '=', filters.folderId);
   if (filters.text) {
@@ -116,14 +129,22 @@ export async function listIntakes(
   const [count, rows] = await Promise.all([
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     query
-      .selectAll()
+      .selectAll('intakes')
+      .select((eb) =>
+        eb
+          .selectFrom('intake_items')
+          .select((inner) => inner.fn.countAll<number>().as('n'))
+          .whereRef('intake_items.intake_id', '=', 'intakes.id')
+          .where('intake_items.status', '=', 'submitted')
+          .as('awaiting_review'),
+      )
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(filters.limit)
       .offset(filters.offset)
       .execute(),
   ]);
-  return { total: Number(count.n), rows };
+  return { total: Number(count.n), rows: rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) })) };
 }
 
 export async function itemsOf(db: Kysely<Database>, intakeId: string): Promise<ItemRow[]> {

@@ -10,6 +10,8 @@ import {
   AddItemsBody,
   ApprovalResult,
   ApproveBody,
+  ApproveItemsBody,
+  ApprovedItems,
   CreateIntakeBody,
   CreatedIntake,
   Intake,
@@ -36,7 +38,7 @@ import {
   sendIntake,
 } from './intakes.service.js';
 import { collectResults, revealSecret } from './results.service.js';
-import { approveItem, requestRevision } from './review.service.js';
+import { approveItem, approveItems, requestRevision } from './review.service.js';
 import { worldOfAuth } from '../../kernel/world.js';
 
 const tags = ['Intakes'];
@@ -181,6 +183,22 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
         request.params.key,
         request.body?.note ?? null,
       );
+    },
+  });
+
+  api.post('/v1/intakes/:id/approve', {
+    config: { scope: 'intakes:write', audit: { action: 'intake.approve', resourceType: 'intake' } },
+    schema: {
+      tags,
+      summary: 'Approve every submitted item at once',
+      description:
+        'Approves every submitted item (or only item_keys) in one transaction: each gets its item.approved event and history entry, and the intake completes when nothing required is left. Items already approved are left as they are, so the call can be repeated.',
+      params: IntakeParams,
+      body: ApproveItemsBody,
+      response: { 200: ApprovedItems },
+    },
+    handler: (request) => {
+      return approveItems(services, worldOfAuth(authOf(request)), request.params.id, request.body?.item_keys);
     },
   });
 

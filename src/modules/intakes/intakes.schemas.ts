@@ -204,6 +204,11 @@ export const IntakeListQuery = z.strictObject({
   q: optional(z.string().trim().min(1).max(200)).meta({
     description: 'Text search: project name, client name or client email contains it (case-insensitive)',
   }),
+  awaiting_review: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .meta({ description: 'true: only intakes with submitted items waiting for review; false: only those without' }),
   limit: PageLimit(100, 20),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -218,6 +223,7 @@ export const IntakeList = z
         clientEmail: z.string(),
         status: z.enum(INTAKE_STATUSES),
         createdAt: Timestamp,
+        awaiting_review: z.number().meta({ description: 'Submitted items nobody has approved or sent back yet' }),
       }),
     ),
   })
@@ -251,6 +257,7 @@ export const IntakeStatusObject = z
       total: z.number(),
       outstanding: z.number(),
       percent: z.number(),
+      awaiting_review: z.number().meta({ description: 'Submitted items nobody has approved or sent back yet' }),
     }),
     items: z.array(
       z.object({
@@ -292,6 +299,23 @@ export const ApproveBody = z
     }),
   })
   .nullish();
+
+export const ApproveItemsBody = z
+  .strictObject({
+    item_keys: optional(z.array(z.string().min(1).max(64)).min(1).max(100)).meta({
+      description:
+        'Only these items (each submitted or already approved; 404 for an unknown key, 409 for one not submitted). Without it: every submitted item.',
+    }),
+  })
+  .nullish();
+
+export const ApprovedItems = z
+  .object({
+    intake_id: z.string(),
+    approved: z.array(z.string()).meta({ description: 'The keys approved by this call (already approved ones are not repeated)' }),
+    status: z.enum(INTAKE_STATUSES).meta({ description: "The intake's status after the approvals" }),
+  })
+  .meta({ id: 'ApprovedItems' });
 
 export const ApprovalResult = z
   .object({ intake_id: z.string(), item_key: z.string(), status: z.literal('approved') })

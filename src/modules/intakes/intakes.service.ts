@@ -207,6 +207,7 @@ export async function listIntakesOf(
     clientEmail: query.client_email,
     folderId: query.folder_id,
     text: query.q,
+    awaitingReview: query.awaiting_review,
     limit: query.limit,
     offset: query.offset,
   });
@@ -218,6 +219,7 @@ export async function listIntakesOf(
       clientEmail: r.client_email,
       status: r.status as IntakeStatus,
       createdAt: r.created_at,
+      awaiting_review: r.awaiting_review,
     })),
   };
 }

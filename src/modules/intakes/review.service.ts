@@ -191,3 +191,42 @@ export async function runAutoApproval(
     await approveLocked(trx, world, locked, item, true);
   });
 }
+
+/**
+ * POST /v1/intakes/:id/approve: approves every submitted item (or the given ones) in one transaction.
+ * A given key must name a submitted or already approved item; already approved ones are left as they
+ * are, so the call can be repeated. Answers the keys approved now and the intake's status after.
+ */
+export async function approveItems(
+  services: AppServices,
+  world: World,
+  id: string,
+  itemKeys: readonly string[] | undefined,
+) {
+  const db = services.db.kysely;
+  const found = await requireIntake(db, world, id);
+  return withLockedIntake(db, found, async (trx, locked) => {
+    assertOwnerMayChange(locked);
+    const items = await itemsOf(trx, locked.id);
+    const chosen = itemKeys ? itemKeys.map((key) => chosenItem(items, locked.id, key)) : items;
+    const approved: string[] = [];
+    for (const item of chosen) {
+      if (item.status !== 'submitted') continue;
+      // Each approval moves the intake's counter and status: read it fresh for the next one.
+      const intake = (await findIntakeById(trx, locked.id)) ?? locked;
+      await approveLocked(trx, world, intake, item, false);
+      approved.push(item.key);
+    }
+    const after = (await findIntakeById(trx, locked.id)) ?? locked;
+    return { intake_id: locked.id, approved, status: after.status as IntakeStatus };
+  });
+}
+
+function chosenItem(items: readonly ItemRow[], intakeId: string, key: string): ItemRow {
+  const item = items.find((i) => i.key === key);
+  if (!item) throw new ApiError('not_found', `Intake ${intakeId} has no item with key ${key}.`);
+  if (item.status !== 'submitted' && item.status !== 'approved') {
+    throw new ApiError('conflict', `Cannot approve ${key}: it is ${item.status}, not submitted.`);
+  }
+  return item;
+}

@@ -6,6 +6,8 @@ import {
   AddItemsBody,
   ApprovalResult,
   ApproveBody,
+  ApproveItemsBody,
+  ApprovedItems,
   ChaseRecord,
   CreateIntakeBody,
   CreatedIntake,
@@ -233,6 +235,21 @@ export const TOOLS: readonly ToolSpec[] = [
     output: ApprovalResult,
     annotations: { ...internalWrite, idempotentHint: true },
     summarize: (r) => `Item ${r.item_key} of ${r.intake_id} approved.`,
+  }),
+  defineTool({
+    name: 'approve_items',
+    title: 'Approve all submitted items',
+    description:
+      'Accept every submitted item of an intake in one step (or only item_keys), after checking them with get_intake_results include_pending. Items already approved are left as they are, so a retry is safe. The intake completes when every required item is approved.',
+    method: 'POST',
+    path: '/v1/intakes/:intake_id/approve',
+    input: z.strictObject({ intake_id: intakeId, ...bodyObject(ApproveItemsBody).shape }),
+    output: ApprovedItems,
+    annotations: { ...internalWrite, idempotentHint: true },
+    summarize: (r) =>
+      r.approved.length === 0
+        ? `Nothing new to approve in ${r.intake_id} (${r.status}).`
+        : `Approved ${listed(r.approved)} in ${r.intake_id}; the intake is ${r.status}.`,
   }),
   defineTool({
     name: 'send_intake',
