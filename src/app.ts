@@ -19,6 +19,7 @@ import { fileRoutes } from './modules/files/files.routes.js';
 import { chaseRoutes } from './modules/chases/chases.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { siteRoutes } from './modules/site/site.routes.js';
 import { keyRoutes } from './modules/keys/keys.routes.js';
 import { mcpRoutes } from './modules/mcp/mcp.routes.js';
 import { notifyRoutes } from './modules/notify/notify.routes.js';
@@ -88,6 +89,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   await registerOpenApi(app, services.config);
 
   healthRoutes(app, services);
+  siteRoutes(app);
   pricingRoutes(app);
   accountRoutes(app, services);
   keyRoutes(app, services);
