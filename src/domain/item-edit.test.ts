@@ -36,6 +36,13 @@ describe('answerLostBy', () => {
     ).toBeUndefined();
   });
 
+  it('an empty optional answer submitted in the past is not lost by a change of its label', () => {
+    const before = def({ required: false });
+    expect(
+      answerLostBy(before, def({ required: false, label: 'New' }), answer({ value: '' }), noSchema),
+    ).toBeUndefined();
+  });
+
   it('a draft is held to the draft checks only (lower bounds wait for submission)', () => {
     const after = def({ constraints: { min_chars: 10 } });
     expect(

@@ -1,5 +1,5 @@
 import { FORMATS, isFileType, type Format, type ItemDefinition } from './items.js';
-import { checkDraftValue, checkFile, checkSubmission, type SchemaValidator } from './values.js';
+import { checkDraftValue, checkFile, checkSubmission, isEmptyValue, type SchemaValidator } from './values.js';
 
 /**
  * Editing an item after sending (PATCH /v1/intakes/:id/items/:key): would the client's answer
@@ -70,8 +70,10 @@ export function answerLostBy(
     }
     return undefined;
   }
-  const checked = submitted
-    ? checkSubmission(after, { value: answer.value, fileCount: 0 }, validateSchema)
-    : checkDraftValue(after, answer.value, validateSchema);
+  // An empty answer submitted before empty submissions were refused is judged like a draft.
+  const checked =
+    submitted && !isEmptyValue(answer.value)
+      ? checkSubmission(after, { value: answer.value, fileCount: 0 }, validateSchema)
+      : checkDraftValue(after, answer.value, validateSchema);
   return checked.ok ? undefined : `${checked.constraint}: ${checked.message}`;
 }

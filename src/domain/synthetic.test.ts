@@ -70,7 +70,11 @@ describe('syntheticValue: each value type', () => {
       { type: 'color_list', constraints: { min_count: 3 } },
       ['#1a2b3c', '#1a2b3d', '#1a2b3e'],
     ],
-    ['structured default', { type: 'structured', schema: { type: 'object' } }, {}],
+    [
+      'structured default',
+      { type: 'structured', schema: { type: 'object' } },
+      { note: 'Synthetic answer from test mode. Lorem ipsum dolor sit amet, consectetur adipisc' },
+    ],
   ])('%s', (_name, input, expected) => {
     const d = def(input);
     expect(expectSyntheticPasses(d)).toEqual(expected);

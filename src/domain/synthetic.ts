@@ -112,6 +112,10 @@ export function valueForSchema(schema: Record<string, unknown>, depth = 0, varia
         if (typeof name === 'string' && !Object.hasOwn(out, name))
           out[name] = valueForSchema(extra, depth + 1, variant);
       }
+      // An empty object is no answer (it cannot be submitted): say something where the schema allows.
+      if (Object.keys(out).length === 0 && schema.additionalProperties !== false) {
+        out.note = valueForSchema(extra, depth + 1, variant);
+      }
       return out;
     }
     case 'array': {

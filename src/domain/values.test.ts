@@ -256,20 +256,18 @@ describe('checkSubmission: value kinds', () => {
     );
   });
 
-  it.each([undefined, null, '', []])(
-    'an optional item passes with %j, whatever its lower bounds',
-    (value) => {
-      expect(submit(def('text', { required: false, constraints: { min_chars: 5 } }), value)).toEqual(
-        ok(null),
-      );
-      expect(
-        submit(
-          def('multiselect', { required: false, options: OPTIONS, constraints: { min_count: 2 } }),
-          value,
-        ),
-      ).toEqual(ok(null));
-    },
-  );
+  it.each([undefined, null, '', [], {}])('an optional item with %j in it cannot be submitted', (value) => {
+    const nothing = fail('empty', 'there is nothing to send yet: fill it in first');
+    expect(submit(def('text', { required: false, constraints: { min_chars: 5 } }), value)).toEqual(nothing);
+    expect(
+      submit(def('multiselect', { required: false, options: OPTIONS, constraints: { min_count: 2 } }), value),
+    ).toEqual(nothing);
+  });
+
+  it('false and 0 are answers, not empty', () => {
+    expect(submit(def('boolean', { required: false }), false)).toEqual(ok(null));
+    expect(submit(def('number', { required: false }), 0)).toEqual(ok(null));
+  });
 
   it('runs the draft checks', () => {
     expect(submit(def('email'), 'nope')).toEqual(fail('type', 'value must be an email address'));
@@ -368,11 +366,12 @@ describe('checkSubmission: file kinds', () => {
     expect(submit(d, undefined, 1)).toEqual(ok(null));
   });
 
-  it('an optional item may be left without files, whatever min_count says', () => {
-    expect(submit(def('file', { required: false }), undefined, 0)).toEqual(ok(null));
+  it('an optional item without files cannot be submitted, whatever min_count says', () => {
+    const nothing = fail('empty', 'there is nothing to send yet: upload a file first');
+    expect(submit(def('file', { required: false }), undefined, 0)).toEqual(nothing);
     expect(
       submit(def('file_list', { required: false, constraints: { min_count: 2 } }), undefined, 0),
-    ).toEqual(ok(null));
+    ).toEqual(nothing);
   });
 
   it('min_count bounds a non-empty answer', () => {

@@ -136,7 +136,18 @@ export function checkDraftValue(
   }
 }
 
-/** What a submission must satisfy: the draft checks plus required, lower bounds and the JSON Schema. */
+/** Nothing in it: no value, an empty text, list or object. False and 0 are answers. */
+export function isEmptyValue(value: unknown): boolean {
+  if (value === undefined || value === null || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
+}
+
+/**
+ * What a submission must satisfy: something in it, the draft checks, lower bounds and the JSON Schema.
+ * An empty item is never submitted, optional or not: a submission says "this is my answer", and an
+ * optional item the client leaves alone simply stays open.
+ */
 export function checkSubmission(
   def: ItemDefinition,
   supplied: { value: unknown; fileCount: number },
@@ -144,9 +155,11 @@ export function checkSubmission(
 ): Check<null> {
   const c = def.constraints;
   if (isFileType(def.type)) {
-    // As for values: an optional item may be left empty, and a required one needs something whatever
-    // min_count says; min_count bounds how many files make an answer.
-    if (supplied.fileCount === 0 && !def.required) return pass(null);
+    // A required item needs something whatever min_count says; min_count bounds how many files
+    // make an answer.
+    if (supplied.fileCount === 0 && !def.required) {
+      return fail('empty', 'there is nothing to send yet: upload a file first');
+    }
     const min = Math.max(c.min_count ?? 0, def.required ? 1 : 0);
     if (supplied.fileCount < min) {
       return fail(
@@ -159,12 +172,11 @@ export function checkSubmission(
       return fail('max_count', `at most ${max} file${max === 1 ? '' : 's'}; ${supplied.fileCount} uploaded`);
     return pass(null);
   }
-  const empty =
-    supplied.value === undefined ||
-    supplied.value === null ||
-    supplied.value === '' ||
-    (Array.isArray(supplied.value) && supplied.value.length === 0);
-  if (empty) return def.required ? fail('required', 'this item needs a value') : pass(null);
+  if (isEmptyValue(supplied.value)) {
+    return def.required
+      ? fail('required', 'this item needs a value')
+      : fail('empty', 'there is nothing to send yet: fill it in first');
+  }
   const draft = checkDraftValue(def, supplied.value, validateSchema);
   if (!draft.ok) return draft;
   if (
