@@ -81,4 +81,70 @@ describe.each(DATABASES)('sending answers from the portal on %s', (database) => 
     expect((await upload(id, 'contract')).status).toBe(201);
     expect((await portal.post(`/portal/api/${id}/items/contract/submit`)).status).toBe(200);
   });
+
+  interface SubmitAll {
+    submitted: string[];
+    still_needed: string[];
+    invalid: { item_key: string; message: string }[];
+  }
+
+  const eventsOf = async (id: string, type: string) =>
+    server.server.services.db.kysely
+      .selectFrom('events')
+      .select('payload')
+      .where('intake_id', '=', id)
+      .where('type', '=', type)
+      .execute();
+
+  it('one send submits every saved, valid, unsent answer and names what is still needed', async () => {
+    const id = await intake();
+    expect((await save(id, 'about', 'Hi')).status).toBe(200);
+    expect((await save(id, 'site', 'https://example.com')).status).toBe(200);
+    expect((await save(id, 'note', '')).status).toBe(200);
+    expect((await upload(id, 'contract')).status).toBe(201);
+    const sent = await portal.post<SubmitAll>(`/portal/api/${id}/submit`);
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body.submitted).toEqual(['site', 'contract']);
+    expect(sent.body.still_needed).toEqual(['about', 'logo']);
+    expect(sent.body.invalid).toEqual([
+      { item_key: 'about', message: 'about.min_chars: at least 5 characters needed' },
+    ]);
+    expect(await statusOf(id, 'site')).toBe('submitted');
+    expect(await statusOf(id, 'contract')).toBe('submitted');
+    expect(await statusOf(id, 'about')).toBe('pending');
+    expect(await statusOf(id, 'note')).toBe('pending');
+    const submittedEvents = await eventsOf(id, 'item.submitted');
+    expect(
+      submittedEvents.map((e) => (JSON.parse(e.payload) as { item_key: string }).item_key).sort(),
+    ).toEqual(['contract', 'site']);
+    const status = await api.get<{ status: string; progress: { submitted: number } }>(
+      `/v1/intakes/${id}/status`,
+    );
+    expect(status.body.status).toBe('in_progress');
+    expect(status.body.progress.submitted).toBe(2);
+
+    // Nothing new saved: nothing sent again.
+    const again = await portal.post<SubmitAll>(`/portal/api/${id}/submit`, {});
+    expect(again.body).toEqual({
+      submitted: [],
+      still_needed: ['about', 'logo'],
+      invalid: [{ item_key: 'about', message: 'about.min_chars: at least 5 characters needed' }],
+    });
+    expect(await eventsOf(id, 'item.submitted')).toHaveLength(2);
+
+    // The rest arrives: everything required is sent, intake.completed fires once.
+    await save(id, 'about', 'We build boats.');
+    await upload(id, 'logo');
+    const last = await portal.post<SubmitAll>(`/portal/api/${id}/submit`);
+    expect(last.body).toEqual({ submitted: ['about', 'logo'], still_needed: [], invalid: [] });
+    expect(await eventsOf(id, 'intake.completed')).toHaveLength(1);
+  });
+
+  it('answers 404 for unknown intakes, 410 for archived ones, 400 for a body with fields', async () => {
+    expectError(await portal.post(`/portal/api/in_${'Q'.repeat(22)}/submit`), 404, 'not_found');
+    const id = await intake();
+    expectError(await portal.post(`/portal/api/${id}/submit`, { items: ['about'] }), 400, 'invalid_request');
+    await api.post(`/v1/intakes/${id}/archive`);
+    expectError(await portal.post(`/portal/api/${id}/submit`), 410, 'gone');
+  });
 });

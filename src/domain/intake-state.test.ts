@@ -10,6 +10,8 @@ import {
   itemTransition,
   ITEM_STATUSES,
   progressOf,
+  stillNeeded,
+  unsentAnswer,
   sendTransition,
   type IntakeStatus,
   type ItemAction,
@@ -311,5 +313,38 @@ describe('progressOf', () => {
 describe('AUTO_APPROVE_AFTER_MS', () => {
   it('is 72 hours', () => {
     expect(AUTO_APPROVE_AFTER_MS).toBe(259_200_000);
+  });
+});
+
+describe('unsentAnswer', () => {
+  const at = (status: ItemStatus, saved: string | null, submitted: string | null, hasContent = true) =>
+    unsentAnswer({ status, hasContent, saved_at: saved, submitted_at: submitted });
+  const t1 = '2026-05-01T10:00:00.000Z';
+  const t2 = '2026-05-01T11:00:00.000Z';
+
+  it('an open item with something saved is unsent; one with nothing is not', () => {
+    expect(at('pending', t1, null)).toBe(true);
+    expect(at('pending', t1, null, false)).toBe(false);
+  });
+
+  it('a change saved after the last submission is unsent, until sent again', () => {
+    expect(at('submitted', t1, t1)).toBe(false);
+    expect(at('submitted', t2, t1)).toBe(true);
+    expect(at('needs_revision', t1, t1)).toBe(false);
+    expect(at('needs_revision', t2, t1)).toBe(true);
+  });
+
+  it('an approved item has nothing to send', () => {
+    expect(at('approved', t2, t1)).toBe(false);
+  });
+});
+
+describe('stillNeeded', () => {
+  it('required items not sent, and items sent back for changes', () => {
+    expect(stillNeeded(true, 'pending')).toBe(true);
+    expect(stillNeeded(false, 'pending')).toBe(false);
+    expect(stillNeeded(false, 'needs_revision')).toBe(true);
+    expect(stillNeeded(true, 'submitted')).toBe(false);
+    expect(stillNeeded(true, 'approved')).toBe(false);
   });
 });

@@ -45,6 +45,39 @@ export function itemTransition(status: ItemStatus, action: ItemAction): Transiti
   }
 }
 
+/** What the portal knows about one item's answer, to tell a sent answer from one still to send. */
+export interface AnswerState {
+  status: ItemStatus;
+  /** A value, a secret or a file is saved (an empty text or list is nothing). */
+  hasContent: boolean;
+  saved_at: string | null;
+  submitted_at: string | null;
+}
+
+/**
+ * A saved answer the client has not sent: anything saved in an open item, or a change saved after
+ * the last submission of an item that waits for review or a revision. An approved item is closed.
+ */
+export function unsentAnswer(answer: AnswerState): boolean {
+  if (!answer.hasContent) return false;
+  switch (answer.status) {
+    case 'pending':
+      return true;
+    case 'approved':
+      return false;
+    case 'submitted':
+    case 'needs_revision':
+      return (
+        answer.saved_at !== null && (answer.submitted_at === null || answer.saved_at > answer.submitted_at)
+      );
+  }
+}
+
+/** Still needed from the client: a required item not sent yet, or any item sent back for changes. */
+export function stillNeeded(required: boolean, status: ItemStatus): boolean {
+  return status === 'needs_revision' || (required && status === 'pending');
+}
+
 /** Whether the caller (account holder) may change the intake's items in this intake status. */
 export function intakeAcceptsOwnerChanges(status: IntakeStatus): Transition<IntakeStatus> {
   return status === 'archived' ? refuse('the intake is archived') : to(status, false);

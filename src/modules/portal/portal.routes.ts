@@ -13,12 +13,14 @@ import {
   PortalParams,
   PortalView,
   SaveBody,
+  SubmitAllResult,
   TimezoneBody,
 } from './portal.schemas.js';
 import {
   recordClientTimezone,
   removeFile,
   saveValue,
+  submitAll,
   submitItem,
   uploadFile,
   viewPortal,
@@ -127,6 +129,19 @@ export async function portalApiRoutes(app: FastifyInstance, services: AppService
       response: { 200: PortalItem },
     },
     handler: (request) => submitItem(services, request.params.intake_id, request.params.key),
+  });
+
+  api.post('/portal/api/:intake_id/submit', {
+    schema: {
+      tags,
+      summary: 'Send every saved answer not sent yet',
+      description:
+        'Submits, in one transaction, every item with a saved answer that is valid and not yet sent (including changes saved after an earlier submission that is not reviewed yet). Answers that break a constraint stay unsent and are listed under invalid with the reason; the others are sent all the same.',
+      params: PortalParams,
+      body: z.strictObject({}).nullish(),
+      response: { 200: SubmitAllResult },
+    },
+    handler: (request) => submitAll(services, request.params.intake_id),
   });
 
   // Uploads live in their own scope: there, any content type reaches the handler as an unread stream.

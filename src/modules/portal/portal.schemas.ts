@@ -48,4 +48,17 @@ export const PortalItemParams = z.strictObject({
 export const PortalFileParams = PortalItemParams.extend({ file_id: z.string().min(1).max(64) });
 export const SaveBody = z.strictObject({ value: z.unknown() });
 
+export const SubmitAllResult = z
+  .object({
+    submitted: z.array(z.string()).meta({ description: 'Items this call sent for review' }),
+    still_needed: z.array(z.string()).meta({
+      description:
+        'Items still needed from the client: required items not sent, and items sent back for changes',
+    }),
+    invalid: z
+      .array(z.object({ item_key: z.string(), message: z.string() }))
+      .meta({ description: 'Saved answers that break a constraint: not sent, with the reason' }),
+  })
+  .meta({ id: 'PortalSubmitAllResult' });
+
 export const TimezoneBody = z.strictObject({ timezone: TimeZone });

@@ -7,12 +7,21 @@ import {
   intakeAcceptsClientWork,
   itemTransition,
   progressOf,
+  stillNeeded,
+  unsentAnswer,
   type IntakeStatus,
   type ItemStatus,
 } from '../../domain/intake-state.js';
 import { isFileType } from '../../domain/items.js';
 import { planOf, type Plan } from '../../domain/plans.js';
-import { checkDraftValue, checkFile, checkSubmission, type FileFacts } from '../../domain/values.js';
+import {
+  checkDraftValue,
+  checkFile,
+  checkSubmission,
+  isEmptyValue,
+  type Check,
+  type FileFacts,
+} from '../../domain/values.js';
 import { ApiError } from '../../http/errors.js';
 import { deriveKey, encryptSecret, keyedHash } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
@@ -47,7 +56,7 @@ import {
 } from '../intakes/review.service.js';
 import { worldOfIntake, type World } from '../../kernel/world.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
-import type { PortalItem, PortalView } from './portal.schemas.js';
+import type { PortalItem, PortalView, SubmitAllResult } from './portal.schemas.js';
 
 const CLIENT_VIEW_EVERY_MS = 30 * 60 * 1000;
 
@@ -218,48 +227,117 @@ async function portalItem(db: Kysely<Database>, intakeId: string, key: string) {
   return toPortalItem(item, await filesOf(db, intakeId, key));
 }
 
+/** What the client has put into an item, as the submission checks see it (a secret's text stays sealed). */
+function suppliedOf(item: ItemRow, fileCount: number): { value: unknown; fileCount: number } {
+  const def = definitionOf(item);
+  if (def.type === 'secret') {
+    return { value: item.secret_ciphertext === null ? undefined : '(sealed)', fileCount };
+  }
+  return {
+    value: item.value_json === null ? undefined : (JSON.parse(item.value_json) as unknown),
+    fileCount,
+  };
+}
+
+function checkItemSubmission(item: ItemRow, fileCount: number): Check<null> {
+  const def = definitionOf(item);
+  return checkSubmission(
+    def,
+    suppliedOf(item, isFileType(def.type) ? fileCount : 0),
+    def.type === 'secret' ? () => undefined : validateJsonSchema,
+  );
+}
+
+/** Marks a checked item submitted: history, item.submitted and the auto-approval timer, in `trx`. */
+async function recordSubmission(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  item: ItemRow,
+  now: Date,
+): Promise<void> {
+  // A new submission awaits a new review: the previous reviewer's note no longer applies.
+  await updateItem(trx, intake.id, item.key, {
+    status: 'submitted',
+    submitted_at: now.toISOString(),
+    review_note: null,
+  });
+  await scheduleAutoApproval(trx, world, intake, item.key, now);
+  await recordItemHistory(trx, world, { intakeId: intake.id, itemKey: item.key, action: 'submitted' });
+  await emit(trx, world, intake, 'item.submitted', {
+    item_key: item.key,
+    item_type: definitionOf(item).type,
+    status: 'submitted',
+    submitted_at: now.toISOString(),
+  });
+}
+
 /** POST /portal/api/:id/items/:key/submit. */
 export async function submitItem(services: AppServices, id: string, key: string) {
   const { db, intake: found, world } = await clientContext(services, id);
   await withLockedIntake(db, found, async (trx, intake) => {
     const item = await requireItem(trx, intake, key);
-    const def = definitionOf(item);
     const move = itemTransition(item.status as ItemStatus, 'submit');
     if (!move.ok) throw new ApiError('conflict', `${key}: ${move.reason}.`);
-    const files = isFileType(def.type) ? await filesOf(trx, intake.id, key) : [];
-    const value =
-      def.type === 'secret'
-        ? item.secret_ciphertext === null
-          ? undefined
-          : '(sealed)'
-        : item.value_json === null
-          ? undefined
-          : (JSON.parse(item.value_json) as unknown);
-    const checked = checkSubmission(
-      def,
-      { value, fileCount: files.length },
-      def.type === 'secret' ? () => undefined : validateJsonSchema,
-    );
+    const files = isFileType(definitionOf(item).type) ? await filesOf(trx, intake.id, key) : [];
+    const checked = checkItemSubmission(item, files.length);
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const before = itemStates(await itemsOf(trx, intake.id));
-    const now = world.clock.now();
-    // A new submission awaits a new review: the previous reviewer's note no longer applies.
-    await updateItem(trx, intake.id, key, {
-      status: 'submitted',
-      submitted_at: now.toISOString(),
-      review_note: null,
-    });
-    await scheduleAutoApproval(trx, world, intake, key, now);
-    await recordItemHistory(trx, world, { intakeId: intake.id, itemKey: key, action: 'submitted' });
-    await emit(trx, world, intake, 'item.submitted', {
-      item_key: key,
-      item_type: def.type,
-      status: 'submitted',
-      submitted_at: now.toISOString(),
-    });
+    await recordSubmission(trx, world, intake, item, world.clock.now());
     await settleIntake(trx, world, intake, before, true);
   });
   return portalItem(db, found.id, key);
+}
+
+/**
+ * POST /portal/api/:id/submit: the page's one send. Every item with a saved answer the client has
+ * not sent yet is submitted, in one transaction; an answer that breaks a constraint stays unsent and
+ * is named with the reason, without holding back the others.
+ */
+export async function submitAll(services: AppServices, id: string): Promise<z.infer<typeof SubmitAllResult>> {
+  const { db, intake: found, world } = await clientContext(services, id);
+  return withLockedIntake(db, found, async (trx, intake) => {
+    const all = await itemsOf(trx, intake.id);
+    const items = clientItems(all);
+    const files = await filesOf(trx, intake.id);
+    const fileCount = (key: string) => files.filter((f) => f.item_key === key).length;
+    const before = itemStates(all);
+    const now = world.clock.now();
+    const submitted: string[] = [];
+    const invalid: { item_key: string; message: string }[] = [];
+    const outcome = new Map<string, ItemStatus>();
+    for (const item of items) {
+      const status = item.status as ItemStatus;
+      outcome.set(item.key, status);
+      const answer = {
+        status,
+        hasContent: hasContent(item, fileCount(item.key)),
+        saved_at: item.saved_at,
+        submitted_at: item.submitted_at,
+      };
+      if (!unsentAnswer(answer)) continue;
+      const checked = checkItemSubmission(item, fileCount(item.key));
+      if (!checked.ok) {
+        invalid.push({
+          item_key: item.key,
+          message: `${item.key}.${checked.constraint}: ${checked.message}`,
+        });
+        continue;
+      }
+      await recordSubmission(trx, world, intake, item, now);
+      submitted.push(item.key);
+      outcome.set(item.key, 'submitted');
+    }
+    if (submitted.length > 0) await settleIntake(trx, world, intake, before, true);
+    const needed = items
+      .filter((item) => stillNeeded(definitionOf(item).required, outcome.get(item.key) ?? 'pending'))
+      .map((item) => item.key);
+    return { submitted, still_needed: needed, invalid };
+  });
+}
+
+function hasContent(item: ItemRow, fileCount: number): boolean {
+  return fileCount > 0 || !isEmptyValue(suppliedOf(item, 0).value);
 }
 
 export interface IncomingFile {
