@@ -14,11 +14,11 @@ const ITEMS = [
   { key: 'logo', label: 'Logo', type: 'image', constraints: { formats: ['png'] } },
 ];
 
-interface ItemView {
+type ItemView = Record<string, unknown> & {
   key: string;
   status: string;
   value: unknown;
-}
+};
 
 describe.each(DATABASES)('sending answers from the portal on %s', (database) => {
   let server: TestServer;
@@ -146,5 +146,56 @@ describe.each(DATABASES)('sending answers from the portal on %s', (database) => 
     expectError(await portal.post(`/portal/api/${id}/submit`, { items: ['about'] }), 400, 'invalid_request');
     await api.post(`/v1/intakes/${id}/archive`);
     expectError(await portal.post(`/portal/api/${id}/submit`), 410, 'gone');
+  });
+
+  interface HistoryItem {
+    key: string;
+    history: { action: string }[];
+  }
+  const historyOf = async (id: string, key: string) =>
+    (await api.get<{ items: HistoryItem[] }>(`/v1/intakes/${id}`)).body.items
+      .find((i) => i.key === key)
+      ?.history.map((h) => h.action);
+  const autoApprovals = async (id: string, key: string) =>
+    server.server.services.db.kysely
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', 'auto_approve')
+      .where('subject_id', '=', `${id}/${key}`)
+      .execute();
+
+  it('a submitted answer can be changed and sent again until it is reviewed; after approval, 409', async () => {
+    const id = await intake();
+    await save(id, 'site', 'https://example.com');
+    expect((await portal.post(`/portal/api/${id}/items/site/submit`)).status).toBe(200);
+    const changed = await save(id, 'site', 'https://example.org');
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body).toMatchObject({ status: 'submitted', value: 'https://example.org' });
+    const sent = await portal.post<SubmitAll>(`/portal/api/${id}/submit`);
+    expect(sent.body.submitted).toEqual(['site']);
+    expect(await historyOf(id, 'site')).toEqual(['submitted', 'submitted']);
+    expect(await eventsOf(id, 'item.submitted')).toHaveLength(2);
+    expect((await portal.post(`/portal/api/${id}/items/site/submit`)).status).toBe(200);
+
+    // A sent file can be replaced; emptied, the item is open again and nobody can approve nothing.
+    const file = await upload(id, 'contract');
+    expect((await portal.post(`/portal/api/${id}/items/contract/submit`)).status).toBe(200);
+    expect(await autoApprovals(id, 'contract')).toHaveLength(1);
+    expect((await portal.delete(`/portal/api/${id}/items/contract/files/${file.body.file_id}`)).status).toBe(
+      204,
+    );
+    expect(await statusOf(id, 'contract')).toBe('pending');
+    expect(await autoApprovals(id, 'contract')).toHaveLength(0);
+    expect((await upload(id, 'contract')).status).toBe(201);
+    expect((await portal.post<SubmitAll>(`/portal/api/${id}/submit`)).body.submitted).toEqual(['contract']);
+
+    // Reviewed: accepted, and no longer the client's to change.
+    expect((await api.post(`/v1/intakes/${id}/items/site/approve`)).status).toBe(200);
+    expectError(await save(id, 'site', 'https://example.net'), 409, 'conflict');
+    expectError(await portal.post(`/portal/api/${id}/items/site/submit`), 409, 'conflict');
+    expect((await api.post(`/v1/intakes/${id}/items/contract/approve`)).status).toBe(200);
+    expectError(await upload(id, 'contract'), 409, 'conflict');
+    const page = await portal.get(`/portal/${id}`);
+    expect(page.text).toContain('Accepted: nothing more to do here.');
   });
 });

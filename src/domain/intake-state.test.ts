@@ -10,6 +10,7 @@ import {
   itemTransition,
   ITEM_STATUSES,
   progressOf,
+  statusAfterClientChange,
   stillNeeded,
   unsentAnswer,
   sendTransition,
@@ -36,14 +37,11 @@ const ITEM_MACHINE: Record<ItemStatus, Record<ItemAction, Transition<ItemStatus>
     auto_approve: refused('the item is pending; auto-approval applies to submitted items only'),
     request_revision: refused('the client has not submitted this item yet: there is nothing to revise'),
   },
+  // Not reviewed yet: the client may change it and send it again (a new submission).
   submitted: {
-    save: refused(
-      'this item is submitted and waits for review; it can be changed if a revision is requested',
-    ),
-    remove_file: refused(
-      'this item is submitted and waits for review; it can be changed if a revision is requested',
-    ),
-    submit: refused('this item is already submitted'),
+    save: move('submitted', false),
+    remove_file: move('submitted', false),
+    submit: move('submitted', true),
     approve: move('approved', true),
     auto_approve: move('approved', true),
     request_revision: move('needs_revision', true),
@@ -51,7 +49,7 @@ const ITEM_MACHINE: Record<ItemStatus, Record<ItemAction, Transition<ItemStatus>
   approved: {
     save: refused('this item is approved and can no longer be changed'),
     remove_file: refused('this item is approved and can no longer be changed'),
-    submit: refused('this item is already approved'),
+    submit: refused('this item is already approved and can no longer be changed'),
     approve: move('approved', false),
     auto_approve: refused('the item is approved; auto-approval applies to submitted items only'),
     request_revision: move('needs_revision', true),
@@ -91,10 +89,10 @@ describe('itemTransition: every status × action', () => {
     expect(itemTransition(status, action)).toEqual(expected);
   });
 
-  it('never moves an item into pending, and only submit leads to submitted', () => {
+  it('never moves an item into pending, and only submit moves one into submitted', () => {
     for (const { expected, action } of itemCases) {
-      if (!expected.ok) continue;
-      if (expected.changed) expect(expected.next).not.toBe('pending');
+      if (!expected.ok || !expected.changed) continue;
+      expect(expected.next).not.toBe('pending');
       if (expected.next === 'submitted') expect(action).toBe('submit');
     }
   });
@@ -346,5 +344,14 @@ describe('stillNeeded', () => {
     expect(stillNeeded(false, 'needs_revision')).toBe(true);
     expect(stillNeeded(true, 'submitted')).toBe(false);
     expect(stillNeeded(true, 'approved')).toBe(false);
+  });
+});
+
+describe('statusAfterClientChange', () => {
+  it('a submission the client empties again is open again; anything else keeps its status', () => {
+    expect(statusAfterClientChange('submitted', false)).toBe('pending');
+    expect(statusAfterClientChange('submitted', true)).toBe('submitted');
+    expect(statusAfterClientChange('needs_revision', false)).toBe('needs_revision');
+    expect(statusAfterClientChange('pending', false)).toBe('pending');
   });
 });

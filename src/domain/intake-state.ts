@@ -18,19 +18,14 @@ const to = <S>(next: S, changed = true): Transition<S> => ({ ok: true, next, cha
 /** What an item action does from each item status. */
 export function itemTransition(status: ItemStatus, action: ItemAction): Transition<ItemStatus> {
   switch (action) {
+    // Until the owner reviews a submission, the client may still change it and send it again.
     case 'save':
     case 'remove_file':
-      if (status === 'pending' || status === 'needs_revision') return to(status, false);
-      return refuse(
-        status === 'approved'
-          ? 'this item is approved and can no longer be changed'
-          : 'this item is submitted and waits for review; it can be changed if a revision is requested',
-      );
+      if (status !== 'approved') return to(status, false);
+      return refuse('this item is approved and can no longer be changed');
     case 'submit':
-      if (status === 'pending' || status === 'needs_revision') return to('submitted');
-      return refuse(
-        status === 'approved' ? 'this item is already approved' : 'this item is already submitted',
-      );
+      if (status !== 'approved') return to('submitted');
+      return refuse('this item is already approved and can no longer be changed');
     case 'approve':
       if (status === 'submitted') return to('approved');
       if (status === 'approved') return to('approved', false);
@@ -71,6 +66,15 @@ export function unsentAnswer(answer: AnswerState): boolean {
         answer.saved_at !== null && (answer.submitted_at === null || answer.saved_at > answer.submitted_at)
       );
   }
+}
+
+/**
+ * The status after the client changed an item's answer. A submission that waits for review and is
+ * emptied (its last file removed, its text cleared) is no answer any more: it is open again, so
+ * nobody approves nothing. A revision request stays until the client sends again.
+ */
+export function statusAfterClientChange(status: ItemStatus, hasContent: boolean): ItemStatus {
+  return status === 'submitted' && !hasContent ? 'pending' : status;
 }
 
 /** Still needed from the client: a required item not sent yet, or any item sent back for changes. */

@@ -158,6 +158,15 @@ export async function requestRevision(
 }
 
 /** Schedules the 72-hour auto-approval of a just-submitted item (inside the submission's transaction). */
+/** Stops the 72-hour auto-approval of an item (its submission was withdrawn). */
+export async function cancelAutoApproval(
+  trx: Kysely<Database>,
+  intakeId: string,
+  key: string,
+): Promise<void> {
+  await cancelJobs(trx, { subjectId: itemSubject(intakeId, key), kind: AUTO_APPROVE.kind });
+}
+
 export async function scheduleAutoApproval(
   trx: Kysely<Database>,
   world: World,

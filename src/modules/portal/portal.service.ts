@@ -7,6 +7,7 @@ import {
   intakeAcceptsClientWork,
   itemTransition,
   progressOf,
+  statusAfterClientChange,
   stillNeeded,
   unsentAnswer,
   type IntakeStatus,
@@ -50,6 +51,7 @@ import {
 } from '../intakes/intakes.service.js';
 import { secretContext, secretKeyOf } from '../intakes/results.service.js';
 import {
+  cancelAutoApproval,
   requireItem as requireAnyItem,
   scheduleAutoApproval,
   withLockedIntake,
@@ -205,6 +207,7 @@ export async function saveValue(services: AppServices, id: string, key: string, 
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const before = itemStates(await itemsOf(trx, intake.id));
     const now = world.clock.now().toISOString();
+    await reopenIfEmptied(trx, intake, item, !isEmptyValue(checked.value));
     if (def.type === 'secret') {
       const sealed = encryptSecret(
         secretKeyOf(services),
@@ -218,6 +221,19 @@ export async function saveValue(services: AppServices, id: string, key: string, 
     await settleIntake(trx, world, intake, before, true);
   });
   return portalItem(db, found.id, key);
+}
+
+/** A submission waiting for review that the client empties is open again (statusAfterClientChange). */
+async function reopenIfEmptied(
+  trx: Kysely<Database>,
+  intake: IntakeRow,
+  item: ItemRow,
+  hasContentNow: boolean,
+): Promise<void> {
+  const next = statusAfterClientChange(item.status as ItemStatus, hasContentNow);
+  if (next === item.status) return;
+  await updateItem(trx, intake.id, item.key, { status: next });
+  await cancelAutoApproval(trx, intake.id, item.key);
 }
 
 async function portalItem(db: Kysely<Database>, intakeId: string, key: string) {
@@ -530,8 +546,14 @@ export async function removeFile(
       .where('item_key', '=', key)
       .executeTakeFirst();
     if (!file) throw new ApiError('not_found', `No file ${fileId} in item ${key}.`);
+    const before = itemStates(await itemsOf(trx, intake.id));
+    const now = world.clock.now();
     await trx.deleteFrom('item_files').where('id', '=', fileId).execute();
-    await addUsage(trx, world, 'storage_bytes', -Number(file.size), world.clock.now());
+    await addUsage(trx, world, 'storage_bytes', -Number(file.size), now);
+    // A removal is a change of the answer: a sent item with it has something to send again.
+    await updateItem(trx, intake.id, key, { saved_at: now.toISOString() });
+    await reopenIfEmptied(trx, intake, item, (await filesOf(trx, intake.id, key)).length > 0);
+    await settleIntake(trx, world, intake, before, true);
     return file;
   });
   await services.storage.delete(removed.storage_key);
