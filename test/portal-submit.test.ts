@@ -198,4 +198,35 @@ describe.each(DATABASES)('sending answers from the portal on %s', (database) => 
     const page = await portal.get(`/portal/${id}`);
     expect(page.text).toContain('Accepted: nothing more to do here.');
   });
+
+  it('the page sends everything with one plain form post, and shows what was held back', async () => {
+    const id = await intake();
+    await save(id, 'about', 'Hi');
+    await save(id, 'site', 'https://example.com');
+    const post = () =>
+      fetch(`${server.url}/portal/${id}/submit`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: '',
+      });
+    const page = await portal.get(`/portal/${id}`);
+    expect(page.text).toContain('2 answers are saved but not sent yet.');
+    expect(page.text).toContain('Saved, not sent yet');
+    expect(page.text).not.toContain('All done');
+    const partly = await post();
+    expect(partly.status).toBe(200);
+    const html = await partly.text();
+    expect(html).toContain('1 answer sent. Thank you!');
+    expect(html).toContain('1 answer was not sent: see the message at the item.');
+    expect(html).toMatch(/id="item-about-error"[^>]*>\s*Too short: at least 5 characters\./);
+    expect(await statusOf(id, 'site')).toBe('submitted');
+    await save(id, 'about', 'We build boats.');
+    const sent = await post();
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get('location')).toBe(`/portal/${id}?notice=sent&count=1#summary`);
+    expect((await portal.get(`/portal/${id}?notice=sent&count=1`)).text).toContain(
+      '1 answer sent. Thank you!',
+    );
+  });
 });

@@ -106,6 +106,8 @@ describe.skipIf(!available)('the client portal in a browser', () => {
     page.on('pageerror', (error) => {
       throw error;
     });
+    // Reloading with saved answers not sent yet asks first (portal-send.browser.test checks that).
+    page.on('dialog', (dialog) => void dialog.accept());
     return { context, page };
   }
 
@@ -281,7 +283,8 @@ describe.skipIf(!available)('the client portal in a browser', () => {
 
     // A reload shows the saved state; the secret is not in the page.
     await page.reload();
-    expect(await card(page, 'about').locator('.value').innerText()).toBe(
+    // Sent, and still the client's to change until it is reviewed.
+    expect(await card(page, 'about').locator('textarea').inputValue()).toBe(
       'We build wooden boats in Bergen, since 1921.',
     );
     expect(await card(page, 'logo').locator('.badge').innerText()).toContain('Sent for review');

@@ -1,4 +1,4 @@
-import { postForm, showFormError, withBusy } from './cards.js';
+import { postForm, refreshStatus, showFormError, withBusy } from './cards.js';
 import { apiPath, data, formatTime, t } from './messages.js';
 import { charParams, fieldMessage, setFieldError, validateForm } from './validate.js';
 
@@ -19,6 +19,23 @@ interface Backup {
 
 const pendingFlushes = new Set<() => Promise<void>>();
 window.addEventListener('online', () => pendingFlushes.forEach((flush) => void flush()));
+
+/** Every value form on the page: whether it has typing the server does not have yet, and how to save it. */
+const forms = new Map<HTMLFormElement, { dirty: () => boolean; flush: () => Promise<void> }>();
+
+/** Saves whatever was typed and not saved yet, in every card (before the page's one send). */
+export async function flushAll(): Promise<void> {
+  await Promise.all(Array.from(forms.values(), (form) => form.flush()));
+}
+
+/** Whether any card holds typing the server does not have yet. */
+export function hasUnsavedTyping(): boolean {
+  for (const [form, state] of forms) {
+    if (!form.isConnected) forms.delete(form);
+    else if (state.dirty()) return true;
+  }
+  return false;
+}
 
 function entriesOf(form: HTMLFormElement): Entries {
   const out: Entries = [];
@@ -202,6 +219,7 @@ export function enhanceValueForm(form: HTMLFormElement): void {
         clearBackupIf(snapshot);
         pendingFlushes.delete(flush);
         setState(`${t('js.saved')} ${formatTime(new Date())}`);
+        void refreshStatus(key).catch(() => undefined);
         if (secret) {
           const input = form.querySelector<HTMLInputElement>('input[type="password"]');
           if (input) input.value = '';
@@ -230,6 +248,7 @@ export function enhanceValueForm(form: HTMLFormElement): void {
     saving = save().finally(() => (saving = null));
     await saving;
   };
+  forms.set(form, { dirty: () => dirty && valueOf(form, type).ok, flush });
   const schedule = () => {
     dirty = true;
     backup();

@@ -14,6 +14,8 @@ export function setEnhancer(fn: Enhancer): void {
 interface CardAnswer {
   card: string | null;
   summary: string;
+  /** The send bar (the page's one send), re-rendered with the count of unsent answers. */
+  send?: string;
   ok?: boolean;
   message?: string | null;
 }
@@ -25,10 +27,63 @@ function fragment(markup: string): HTMLElement | null {
   return node instanceof HTMLElement ? node : null;
 }
 
-export function applyAnswer(key: string, answer: CardAnswer, focus: boolean): HTMLElement | null {
+/** Counts summary updates, so that a slower, older answer never overwrites a newer one. */
+let summaryVersion = 0;
+
+/** Swaps in the progress summary and the send bar. */
+export function applySummary(answer: { summary: string; send?: string }): void {
+  summaryVersion++;
   const summary = document.getElementById('summary');
   const freshSummary = fragment(answer.summary);
   if (summary && freshSummary) summary.replaceWith(freshSummary);
+  const send = document.getElementById('send');
+  const freshSend = answer.send ? fragment(answer.send) : null;
+  if (send && freshSend) {
+    send.replaceWith(freshSend);
+    enhanceSend(freshSend);
+  }
+}
+
+type SendEnhancer = (bar: HTMLElement) => void;
+let enhanceSend: SendEnhancer = () => undefined;
+
+export function setSendEnhancer(fn: SendEnhancer): void {
+  enhanceSend = fn;
+}
+
+/** How many saved answers wait to be sent, as the server last said. */
+export function unsentCount(): number {
+  return Number(document.getElementById('send')?.dataset.unsent ?? 0);
+}
+
+/**
+ * After an autosave: the summary, the send bar and the card's status badge follow, while the card's
+ * fields (where the client is typing) stay as they are.
+ */
+export async function refreshStatus(key: string): Promise<void> {
+  const asked = summaryVersion;
+  const response = await fetch(portalPath('partials', key), { headers: { Accept: 'application/json' } });
+  if (!response.ok) return;
+  const answer = (await response.json()) as CardAnswer;
+  if (asked !== summaryVersion) return;
+  applySummary(answer);
+  const tags = document.getElementById(`item-${key}`)?.querySelector('.tags');
+  const freshTags = answer.card ? fragment(answer.card)?.querySelector('.tags') : null;
+  if (tags && freshTags) tags.replaceWith(freshTags);
+}
+
+/** Replaces a card with the server's rendering of it. */
+export function applyCard(key: string, markup: string): HTMLElement | null {
+  const card = document.getElementById(`item-${key}`);
+  const fresh = fragment(markup);
+  if (!card || !fresh) return null;
+  card.replaceWith(fresh);
+  enhance(fresh);
+  return fresh;
+}
+
+export function applyAnswer(key: string, answer: CardAnswer, focus: boolean): HTMLElement | null {
+  applySummary(answer);
   const card = document.getElementById(`item-${key}`);
   const fresh = answer.card ? fragment(answer.card) : null;
   if (!card || !fresh) return null;

@@ -1,5 +1,13 @@
-import { enhanceValueForm } from './autosave.js';
-import { postForm, setEnhancer, withBusy } from './cards.js';
+import { enhanceValueForm, flushAll, hasUnsavedTyping } from './autosave.js';
+import {
+  applyCard,
+  applySummary,
+  postForm,
+  setEnhancer,
+  setSendEnhancer,
+  unsentCount,
+  withBusy,
+} from './cards.js';
 import { apiPath, t } from './messages.js';
 import { enhanceUploadForm } from './uploads.js';
 
@@ -125,5 +133,75 @@ function enhanceCard(card: HTMLElement): void {
   });
 }
 
+interface SendAnswer {
+  ok: boolean;
+  cards: Record<string, string>;
+  summary: string;
+  send: string;
+}
+
+/**
+ * The page's one send: whatever is still being typed is saved first, then every saved answer goes
+ * in one request; the cards it touched, the summary and the send bar come back rendered.
+ */
+function enhanceSendBar(bar: HTMLElement): void {
+  const form = bar.querySelector<HTMLFormElement>('form.send-form');
+  form?.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
+    void withBusy(button, t('js.sending'), async () => {
+      await flushAll();
+      let response: Response;
+      try {
+        response = await fetch(form.getAttribute('action') ?? '', {
+          method: 'POST',
+          headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: '',
+        });
+      } catch {
+        showSendError(bar, t('js.network'));
+        return;
+      }
+      if (!response.ok) {
+        showSendError(bar, t(response.status === 429 ? 'js.rate_limited' : 'js.invalid'));
+        return;
+      }
+      const answer = (await response.json()) as SendAnswer;
+      for (const [key, markup] of Object.entries(answer.cards)) applyCard(key, markup);
+      applySummary(answer);
+      const firstError = Object.keys(answer.cards).find(
+        (key) => document.getElementById(`item-${key}-error`)?.hidden === false,
+      );
+      const target = firstError
+        ? document.getElementById(`item-${firstError}-title`)
+        : document.getElementById('sent');
+      target?.scrollIntoView({ block: 'center' });
+      target?.focus();
+    });
+  });
+}
+
+function showSendError(bar: HTMLElement, message: string): void {
+  let line = bar.querySelector<HTMLElement>('.form-error');
+  if (!line) {
+    line = document.createElement('p');
+    line.className = 'form-error';
+    line.setAttribute('role', 'alert');
+    bar.querySelector('form')?.prepend(line);
+  }
+  line.textContent = message;
+}
+
 setEnhancer(enhanceCard);
+setSendEnhancer(enhanceSendBar);
 document.querySelectorAll<HTMLElement>('.card').forEach(enhanceCard);
+const sendBar = document.getElementById('send');
+if (sendBar) enhanceSendBar(sendBar);
+
+// Leaving with answers that never reached the agency: the browser asks first.
+window.addEventListener('beforeunload', (event) => {
+  if (unsentCount() === 0 && !hasUnsavedTyping()) return;
+  event.preventDefault();
+  // Older browsers show the prompt only when returnValue is set.
+  event.returnValue = '';
+});

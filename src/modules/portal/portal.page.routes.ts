@@ -11,11 +11,12 @@ import {
   loadPage,
   postItemForm,
   postRemoveFile,
+  postSendAll,
   uploadErrorMessage,
   type FormOutcome,
   type PageState,
 } from './page/page.service.js';
-import { renderMessagePage, renderPage, renderSummary } from './page/render.js';
+import { renderMessagePage, renderPage, renderSendBar, renderSummary } from './page/render.js';
 import type { FormFields } from './page/schema-form.js';
 import { uploadFile } from './portal.service.js';
 import { portalSecurityHeaders } from './portal.security.js';
@@ -111,6 +112,7 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
         message: outcome.ok ? null : outcome.error.message,
         card: item ? renderCard(item, model).value : null,
         summary: renderSummary(model).value,
+        send: renderSendBar(model).value,
       });
     }
     if (outcome.ok) {
@@ -123,12 +125,15 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
     return sendState(reply, state, outcome.status);
   }
 
-  app.get<{ Params: IntakeParams; Querystring: { notice?: string; item?: string } }>(
+  app.get<{ Params: IntakeParams; Querystring: { notice?: string; item?: string; count?: string } }>(
     '/portal/:intake_id',
     hidden,
     async (request, reply) => {
       const state = await loadPage(services, request.params.intake_id, { ip: request.ip, record: true });
-      const { notice, item } = request.query;
+      const { notice, item, count } = request.query;
+      if (state.kind === 'ready' && notice === 'sent') {
+        state.model.sent = { submitted: Math.max(0, Number(count) || 0), invalid: 0 };
+      }
       if (
         state.kind === 'ready' &&
         item &&
@@ -146,9 +151,11 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
       throw new ApiError(state.kind === 'purged' ? 'gone' : 'not_found', 'This intake is no longer open.');
     const item = state.model.view.items.find((i) => i.key === request.params.key);
     if (!item) throw new ApiError('not_found', `This intake has no item ${request.params.key}.`);
-    return reply
-      .header('Cache-Control', 'no-store')
-      .send({ card: renderCard(item, state.model).value, summary: renderSummary(state.model).value });
+    return reply.header('Cache-Control', 'no-store').send({
+      card: renderCard(item, state.model).value,
+      summary: renderSummary(state.model).value,
+      send: renderSendBar(state.model).value,
+    });
   });
 
   app.get<{ Params: IntakeParams }>('/portal/:intake_id/logo', hidden, async (request, reply) => {
@@ -203,6 +210,37 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
       if (!model) return reply;
       const outcome = await postItemForm(services, model, request.params.key, formFields(request.body));
       return answer(request, reply, outcome);
+    });
+
+    // The page's one send: a plain form without script; the script asks for JSON and swaps in the cards.
+    scope.post<{ Params: IntakeParams }>('/portal/:intake_id/submit', hidden, async (request, reply) => {
+      const id = request.params.intake_id;
+      const model = await readyModel(services, id, reply);
+      if (!model) return reply;
+      const { submitted, errors } = await postSendAll(services, model);
+      const state = await loadPage(services, id, { ip: '', record: false });
+      if (state.kind !== 'ready') return sendState(reply, state);
+      const fresh = state.model;
+      fresh.errors = errors;
+      fresh.sent = { submitted: submitted.length, invalid: errors.size };
+      if (wantsJson(request)) {
+        const touched = new Set([...submitted, ...errors.keys()]);
+        return reply.send({
+          ok: errors.size === 0,
+          cards: Object.fromEntries(
+            fresh.view.items
+              .filter((i) => touched.has(i.key))
+              .map((i) => [i.key, renderCard(i, fresh).value]),
+          ),
+          summary: renderSummary(fresh).value,
+          send: renderSendBar(fresh).value,
+        });
+      }
+      if (errors.size === 0) {
+        return reply.code(303).redirect(`${portalPath(id)}?notice=sent&count=${submitted.length}#summary`);
+      }
+      // What was valid went; the page shows the rest with their reasons.
+      return sendState(reply, state);
     });
 
     scope.post<{ Params: FileParams }>(

@@ -4,7 +4,7 @@ import { valueControl, valueDisplay } from './controls.js';
 import { formatBytes, formatDateTime, formatNumber } from './format.js';
 import { attr, flag, html, raw, type Html } from './html.js';
 import { ICONS } from './icons.js';
-import { apiPath, portalPath, type PageModel, type ViewItem } from './model.js';
+import { apiPath, isUnsent, portalPath, type PageModel, type ViewItem } from './model.js';
 
 /** One card per item: label, help, constraints in words, status, revision note, and its control. */
 
@@ -12,20 +12,23 @@ export function effectiveMaxBytes(item: ViewItem, m: PageModel): number {
   return Math.min(item.constraints.max_bytes ?? Infinity, m.planMaxFileBytes);
 }
 
+/** Until the owner accepts it, an answer stays the client's to change (a change is sent again). */
 export function editable(item: ViewItem, m: PageModel): boolean {
-  return !m.closed && (item.status === 'pending' || item.status === 'needs_revision');
+  return !m.closed && item.status !== 'approved';
 }
 
 function badge(item: ViewItem, m: PageModel): Html {
   const { t } = m;
-  const label = t(`status.${item.status}`);
+  // Saved but not sent is said as such: it is not "to do", and the agency does not have it yet.
+  const state = isUnsent(item) ? 'unsent' : item.status;
   const icon = {
     pending: ICONS.todo,
+    unsent: ICONS.todo,
     submitted: ICONS.sent,
     approved: ICONS.check,
     needs_revision: ICONS.alert,
-  }[item.status];
-  return html`<span class="badge badge-${item.status}">${raw(icon)}<span>${label}</span></span>`;
+  }[state];
+  return html`<span class="badge badge-${state}">${raw(icon)}<span>${t(`status.${state}`)}</span></span>`;
 }
 
 function fileLine(item: ViewItem, file: ViewItem['files'][number], m: PageModel, removable: boolean): Html {
@@ -150,22 +153,27 @@ function itemBody(item: ViewItem, m: PageModel): Html {
   const action = portalPath(m.view.intake_id, 'items', item.key);
   if (!canEdit) {
     const shown = fileKind ? fileArea(item, m, false) : valueDisplay(item, m);
-    const note =
-      item.status === 'approved'
-        ? t('card.approved_note')
-        : item.status === 'submitted'
-          ? t('card.submitted_note', { account: m.branding.accountName })
-          : '';
+    const note = item.status === 'approved' ? t('card.approved_note') : '';
     return html`${shown}${note ? html`<p class="state-note">${note}</p>` : ''}`;
   }
-  const submitLabel = item.status === 'needs_revision' ? t('card.resubmit') : t('card.submit');
+  const submitLabel = item.status === 'pending' ? t('card.submit') : t('card.resubmit');
+  // The page's one send is the primary action; sending one item alone stays possible, as a secondary.
+  const sendOne =
+    item.status !== 'submitted' || isUnsent(item)
+      ? html`<button type="submit" name="action" value="submit" class="secondary submit">
+          ${submitLabel}
+        </button>`
+      : '';
+  const note =
+    item.status === 'submitted'
+      ? html`<p class="state-note">${t('card.submitted_note', { account: m.branding.accountName })}</p>`
+      : '';
   const actions = (extra: Html | string) =>
-    html`<div class="actions">
-      ${extra}<button type="submit" name="action" value="submit" class="primary submit">
-        ${submitLabel}
-      </button>
-      <span class="save-state" aria-live="polite">${savedLine(item, m)}</span>
-    </div>`;
+    html`${note}
+      <div class="actions">
+        ${extra}${sendOne}
+        <span class="save-state" aria-live="polite">${savedLine(item, m)}</span>
+      </div>`;
   if (fileKind) {
     return html`${fileArea(item, m, true)}
       <form method="post" action="${action}" class="submit-form">${formError(item, m)}${actions('')}</form>`;

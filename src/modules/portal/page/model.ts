@@ -1,4 +1,6 @@
 import type { TFunction } from 'i18next';
+import { unsentAnswer } from '../../../domain/intake-state.js';
+import { isEmptyValue } from '../../../domain/values.js';
 import type { z } from 'zod';
 import type { PortalItem, PortalView } from '../portal.schemas.js';
 import type { FormFields } from './schema-form.js';
@@ -38,6 +40,18 @@ export interface PageModel {
   errors: Map<string, CardError>;
   /** Item keys whose last action succeeded, to confirm it ("Saved", "Submitted"). */
   notice: { key: string; kind: 'saved' | 'submitted' | 'uploaded' | 'removed' } | null;
+  /** The outcome of the page's one send, to confirm it (counts of items sent and refused). */
+  sent: { submitted: number; invalid: number } | null;
+}
+
+/** Whether the client saved something in this item that has not been sent (the page's one send sends it). */
+export function isUnsent(item: ViewItem): boolean {
+  return unsentAnswer({
+    status: item.status,
+    hasContent: item.files.length > 0 || item.secret_saved || !isEmptyValue(item.value),
+    saved_at: item.saved_at,
+    submitted_at: item.submitted_at,
+  });
 }
 
 export function portalPath(intakeId: string, ...rest: string[]): string {

@@ -9,7 +9,7 @@ import type { AppServices } from '../../../services.js';
 import { findIntakeById, type IntakeRow } from '../../intakes/intakes.service.js';
 import { worldOfIntake } from '../../../kernel/world.js';
 import { brandingSettingsOf, portalBranding } from '../branding.js';
-import { buildView, recordView, removeFile, saveValue, submitItem } from '../portal.service.js';
+import { buildView, recordView, removeFile, saveValue, submitAll, submitItem } from '../portal.service.js';
 import { effectiveMaxBytes } from './card.js';
 import { apiErrorMessage, clientErrorMessage, valueFromItemForm } from './form-values.js';
 import { portalPath, type Branding, type CardError, type PageModel, type ViewItem } from './model.js';
@@ -79,6 +79,7 @@ export async function loadPage(
     closed,
     errors: new Map(),
     notice: null,
+    sent: null,
   };
   return { kind: 'ready', model, intake: fresh };
 }
@@ -178,6 +179,32 @@ export async function postRemoveFile(
     removeFile(services, model.view.intake_id, key, fileId),
   );
   return failed ?? { ok: true, notice: 'removed' };
+}
+
+/**
+ * The page's one send (POST /portal/:id/submit): every saved, unsent answer goes. Each answer held
+ * back for breaking a constraint gets its reason next to it, in the page's language.
+ */
+export async function postSendAll(
+  services: AppServices,
+  model: PageModel,
+): Promise<{ submitted: string[]; errors: Map<string, CardError> }> {
+  const result = await submitAll(services, model.view.intake_id);
+  const errors = new Map<string, CardError>();
+  for (const { item_key: key, message } of result.invalid) {
+    const item = model.view.items.find((i) => i.key === key);
+    if (!item) continue;
+    const text = clientErrorMessage(
+      model.t,
+      model.language,
+      item,
+      'unprocessable',
+      message,
+      effectiveMaxBytes(item, model),
+    );
+    errors.set(key, cardError(text, {}));
+  }
+  return { submitted: result.submitted, errors };
 }
 
 /** An upload error said in the page's language, for the tus and form upload paths. */

@@ -2,9 +2,9 @@ import type { TFunction } from 'i18next';
 import { renderCard } from './card.js';
 import { accentVariables } from './colour.js';
 import { formatBytes, formatDate, formatNumber } from './format.js';
-import { html, jsonForScript, raw, type Html } from './html.js';
+import { flag, html, jsonForScript, raw, type Html } from './html.js';
 import { ICONS } from './icons.js';
-import type { Branding, PageModel } from './model.js';
+import { isUnsent, portalPath, type Branding, type PageModel } from './model.js';
 
 /** The portal page, rendered on the server in the client's language; the script only enhances it. */
 
@@ -39,6 +39,7 @@ const CLIENT_MESSAGES = [
   'js.add_colour',
   'js.removing',
   'js.submitting',
+  'js.sending',
   'js.rate_limited',
   'js.network',
   'js.required',
@@ -71,15 +72,18 @@ export function renderSummary(m: PageModel): Html {
   const items = view.items;
   const revisions = items.filter((i) => i.status === 'needs_revision');
   const requiredLeft = items.filter((i) => i.required && i.status !== 'submitted' && i.status !== 'approved');
-  const allDone = items.some((i) => i.required)
-    ? requiredLeft.length === 0
-    : submitted === total && total > 0;
+  // Nothing is "done" while something the client saved has not reached the agency.
+  const unsent = items.filter(isUnsent).length;
+  const allDone =
+    unsent === 0 &&
+    (items.some((i) => i.required) ? requiredLeft.length === 0 : submitted === total && total > 0);
   const allApproved = items.length > 0 && items.every((i) => i.status === 'approved' || !i.required);
   const progressText = t('progress', {
     done: formatNumber(m.language, submitted),
     total: formatNumber(m.language, total),
   });
   let banner: Html | string = '';
+  const sent = m.sent ? sentBanner(m, m.sent) : '';
   if (revisions.length > 0) {
     banner = html`<div class="banner banner-warn">
       ${raw(ICONS.alert)}
@@ -105,10 +109,11 @@ export function renderSummary(m: PageModel): Html {
       </div>
     </div>`;
   } else if (requiredLeft.length > 0) {
-    const next = requiredLeft[0];
+    // Points to what still needs an answer; the one primary action on the page is the send.
+    const next = requiredLeft.find((i) => !isUnsent(i));
     banner = next
       ? html`<p class="next">
-          <a href="#item-${next.key}" class="button primary">${t('banner.next', { label: next.label })}</a>
+          <a href="#item-${next.key}" class="button secondary">${t('banner.next', { label: next.label })}</a>
         </p>`
       : '';
   }
@@ -119,7 +124,50 @@ export function renderSummary(m: PageModel): Html {
         ${progressText}
       </progress>
     </div>
-    ${banner}
+    ${sent}${banner}
+  </section>`;
+}
+
+/** After the page's one send: what went, and whether anything was held back for a fix. */
+function sentBanner(m: PageModel, sent: { submitted: number; invalid: number }): Html {
+  const { t } = m;
+  const title = sent.submitted > 0 ? t('send.done', { count: sent.submitted }) : t('send.none');
+  const detail =
+    sent.invalid > 0
+      ? t('send.invalid', { count: sent.invalid })
+      : t('send.thanks', { account: m.branding.accountName });
+  return html`<div
+    class="banner ${sent.invalid > 0 ? 'banner-warn' : 'banner-sent'}"
+    id="sent"
+    role="status"
+    tabindex="-1"
+  >
+    ${raw(sent.invalid > 0 ? ICONS.alert : ICONS.sent)}
+    <div>
+      <p class="banner-title">${title}</p>
+      <p>${detail}</p>
+    </div>
+  </div>`;
+}
+
+/**
+ * The page's one primary action: send every saved answer not sent yet. A plain form (it works
+ * without script), kept in view at the bottom of the screen while anything waits to be sent.
+ */
+export function renderSendBar(m: PageModel): Html {
+  const { t } = m;
+  const unsent = m.view.items.filter(isUnsent).length;
+  return html`<section
+    class="send-bar"
+    id="send"
+    data-unsent="${unsent}"
+    aria-label="${t('send.label')}"
+    ${flag('hidden', unsent === 0)}
+  >
+    <form method="post" action="${portalPath(m.view.intake_id, 'submit')}" class="send-form">
+      <p class="send-text">${t('send.waiting', { count: unsent })}</p>
+      <button type="submit" class="primary send">${t('send.button', { count: unsent })}</button>
+    </form>
   </section>`;
 }
 
@@ -208,6 +256,7 @@ export function renderPage(m: PageModel, assets: PageAssets, nonce: string): str
       </div>
       ${closedBanner}${m.closed ? '' : renderSummary(m)} ${brief}
       <div class="items" id="items" tabindex="-1">${view.items.map((item) => renderCard(item, m))}</div>
+      ${m.closed ? '' : renderSendBar(m)}
     </main>
     <footer class="foot">
       <p>${t('footer.private')}</p>
