@@ -229,4 +229,56 @@ describe.each(DATABASES)('sending answers from the portal on %s', (database) => 
       '1 answer sent. Thank you!',
     );
   });
+
+  it('takes input as people type it: a web address without https://, an example that shows the form', async () => {
+    const id = await intake({
+      items: [
+        { key: 'site', label: 'Website', type: 'url' },
+        {
+          key: 'iban',
+          label: 'IBAN',
+          type: 'text',
+          constraints: { pattern: '[A-Z]{2}[0-9]{2}[0-9 ]{10,30}' },
+          example: 'DE89 3704 0044 0532 0130 00',
+        },
+      ],
+    });
+    const site = await save(id, 'site', 'baeckerei-mueller.de');
+    expect(site.status, site.text).toBe(200);
+    expect(site.body.value).toBe('https://baeckerei-mueller.de');
+    expectError(await save(id, 'site', 'mailto:info@example.com'), 422, 'unprocessable');
+
+    const view = await portal.get<{ items: (ItemView & { example: string | null })[] }>(`/portal/api/${id}`);
+    expect(view.body.items.map((i) => i.example)).toEqual([null, 'DE89 3704 0044 0532 0130 00']);
+    const page = await portal.get(`/portal/${id}`);
+    expect(page.text).toContain('placeholder="DE89 3704 0044 0532 0130 00"');
+    const refused = await fetch(`${server.url}/portal/${id}/items/iban`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'value=12345&action=submit',
+    });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain(
+      'This does not have the expected form. For example: DE89 3704 0044 0532 0130 00',
+    );
+
+    // The caller edits the example like any other part of the definition; null removes it.
+    const patched = await api.patch(`/v1/intakes/${id}/items/iban`, {
+      example: 'DE12 3456 7890 1234 5678 90',
+    });
+    expect(patched.status, patched.text).toBe(200);
+    const owner = await api.get<{ items: { key: string; example: string | null }[] }>(`/v1/intakes/${id}`);
+    expect(owner.body.items.find((i) => i.key === 'iban')?.example).toBe('DE12 3456 7890 1234 5678 90');
+    await api.patch(`/v1/intakes/${id}/items/iban`, { example: null });
+    expect((await portal.get(`/portal/${id}`)).text).not.toContain('DE12');
+    expect(
+      (
+        await api.post(`/v1/intakes`, {
+          project_name: 'x',
+          client: { email: 'c@example.com' },
+          items: [{ key: 'a', label: 'A', type: 'text', example: 'x'.repeat(201) }],
+        })
+      ).status,
+    ).toBe(400);
+  });
 });

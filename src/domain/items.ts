@@ -132,6 +132,15 @@ export const ItemDefinition = z
       .max(2000)
       .nullish()
       .transform((v) => v ?? undefined),
+    example: z
+      .string()
+      .max(200)
+      .nullish()
+      .transform((v) => v ?? undefined)
+      .meta({
+        description:
+          'An example answer, shown to the client as the field placeholder and in the message when an answer does not fit (e.g. "DE89 3704 0044 0532 0130 00" for a pattern)',
+      }),
     type: z.string().meta({ description: `One of: ${ITEM_TYPES.join(', ')}` }),
     required: z
       .boolean()
@@ -184,6 +193,7 @@ export const ItemDefinitionRecord = z
     key: ItemDefinition.shape.key,
     label: z.string(),
     help: z.string().optional(),
+    example: z.string().optional(),
     type: z.string(),
     required: z.boolean(),
     constraints: Constraints,

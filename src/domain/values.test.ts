@@ -93,9 +93,19 @@ describe('checkDraftValue: url', () => {
       expect(draft(d, value)).toEqual(fail('type', 'value must be an http(s) URL'));
     },
   );
-  it.each(['example.com', 'not a url', 'https://'])('refuses the non-URL %j', (value) => {
+  it.each(['not a url', 'https://'])('refuses the non-URL %j', (value) => {
     expect(draft(d, value)).toEqual(fail('type', 'value must be a URL such as https://example.com'));
   });
+  it.each([
+    ['baeckerei-mueller.de', 'https://baeckerei-mueller.de'],
+    [' www.example.com/shop?x=1 ', 'https://www.example.com/shop?x=1'],
+    ['//example.com', 'https://example.com'],
+    ['localhost:3000', 'https://localhost:3000'],
+    [' https://example.com ', 'https://example.com'],
+  ])('takes %j as people type it: %j', (value, stored) => {
+    expect(draft(d, value)).toEqual(ok(stored));
+  });
+
   it('refuses a non-string and honours max_chars', () => {
     expect(draft(d, 1)).toEqual(fail('type', 'value must be a string'));
     expect(draft(def('url', { constraints: { max_chars: 15 } }), 'https://example.com')).toEqual(

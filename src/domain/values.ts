@@ -16,6 +16,17 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PHONE = /^\+[1-9]\d{6,14}$/;
 const HEX_COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
+/**
+ * A web address as people type it: "baeckerei-mueller.de" means https://baeckerei-mueller.de. Only
+ * an address without any scheme gets one; "ftp://…" stays as typed (and is refused as not http(s)).
+ */
+export function normalizeUrl(value: string): string {
+  const trimmed = value.trim();
+  // "mailto:…" names a scheme (kept, then refused); "localhost:3000" is a host and its port.
+  if (trimmed === '' || /^[a-z][a-z0-9+.-]*:(?!\d)/i.test(trimmed)) return trimmed;
+  return `https://${trimmed.replace(/^\/+/, '')}`;
+}
+
 /** YYYY-MM-DD naming a real day: Date.parse alone rolls 2026-02-30 over to 2 March. */
 function isCalendarDate(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
@@ -69,15 +80,16 @@ export function checkDraftValue(
     }
     case 'url': {
       if (typeof value !== 'string') return fail('type', 'value must be a string');
-      if (value === '') return pass(value);
+      const address = normalizeUrl(value);
+      if (address === '') return pass(address);
       try {
-        const url = new URL(value);
+        const url = new URL(address);
         if (url.protocol !== 'http:' && url.protocol !== 'https:')
           return fail('type', 'value must be an http(s) URL');
       } catch {
         return fail('type', 'value must be a URL such as https://example.com');
       }
-      return checkText(def, value);
+      return checkText(def, address);
     }
     case 'email':
       if (typeof value !== 'string') return fail('type', 'value must be a string');

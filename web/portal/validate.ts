@@ -15,7 +15,10 @@ function messageFor(field: Field): string {
   if (v.rangeOverflow && 'max' in field) return t('js.field_max', { limit: field.max });
   if (v.tooShort && 'minLength' in field) return t('js.field_minlength', { limit: field.minLength });
   if (v.tooLong && 'maxLength' in field) return t('js.field_maxlength', { limit: field.maxLength });
-  if (v.patternMismatch) return t('js.field_pattern');
+  if (v.patternMismatch) {
+    const example = field.dataset.example;
+    return example ? `${t('js.field_pattern')} ${t('js.example', { example })}` : t('js.field_pattern');
+  }
   return v.valid ? '' : t('js.invalid');
 }
 

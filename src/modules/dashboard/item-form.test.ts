@@ -41,6 +41,20 @@ describe('the item rows of the dashboard forms', () => {
     expect(ItemDefinition.safeParse(definition).success).toBe(true);
   });
 
+  it('carries an example answer both ways', () => {
+    const row = {
+      ...emptyRow(),
+      label: 'IBAN',
+      example: ' DE89 3704 0044 0532 0130 00 ',
+      pattern: '[A-Z]{2}.+',
+    };
+    const definition = definitionOfRow(row);
+    expect(definition.example).toBe('DE89 3704 0044 0532 0130 00');
+    const parsed = ItemDefinition.parse(definition);
+    expect(rowOfDefinition(parsed).example).toBe('DE89 3704 0044 0532 0130 00');
+    expect(definitionOfRow({ ...row, example: '' }).example).toBeUndefined();
+  });
+
   it('keeps what is not a number as text, so the schema names the field', () => {
     const definition = definitionOfRow({ ...emptyRow(), label: 'Logo', type: 'image', min_width: 'wide' });
     expect(definition.constraints).toEqual({ min_width: 'wide' });

@@ -10,6 +10,7 @@ export interface ItemFormRow {
   label: string;
   type: string;
   help: string;
+  example: string;
   required: boolean;
   assignee: string;
   formats: string;
@@ -38,6 +39,7 @@ const TEXT_FIELDS = [
   'label',
   'type',
   'help',
+  'example',
   'assignee',
   'formats',
   'min_width',
@@ -62,6 +64,7 @@ export function emptyRow(): ItemFormRow {
     label: '',
     type: 'text',
     help: '',
+    example: '',
     required: true,
     assignee: 'client',
     formats: '',
@@ -185,6 +188,7 @@ export function definitionOfRow(row: ItemFormRow): Record<string, unknown> {
     key: row.key.trim() || keyFromLabel(row.label),
     label: row.label.trim(),
     help: row.help.trim() || undefined,
+    example: row.example.trim() || undefined,
     type: row.type,
     required: row.required,
     constraints: Object.keys(constraints).length > 0 ? constraints : undefined,
@@ -200,6 +204,7 @@ export function rowOfDefinition(def: {
   label: string;
   type: string;
   help?: string | null | undefined;
+  example?: string | null | undefined;
   required?: boolean | null | undefined;
   constraints?: Record<string, unknown> | null | undefined;
   options?: { value: string; label: string }[] | null | undefined;
@@ -214,6 +219,7 @@ export function rowOfDefinition(def: {
     label: def.label,
     type: def.type,
     help: def.help ?? '',
+    example: def.example ?? '',
     required: def.required ?? true,
     assignee: def.assignee ?? 'client',
     formats: Array.isArray(c.formats) ? (c.formats as string[]).join(', ') : '',

@@ -45,6 +45,7 @@ export const UpdateItemBody = z
     type: def.type.optional(),
     label: def.label.optional(),
     help: z.string().max(2000).nullable().optional(),
+    example: z.string().max(200).nullable().optional(),
     required: z.boolean().optional(),
     // Replaces the constraints as a whole (the schema's own description says so).
     constraints: optional(Constraints),
@@ -58,5 +59,5 @@ export const UpdateItemBody = z
   .meta({
     id: 'UpdateItem',
     description:
-      "Fields left out stay as they are; null removes help, schema or options. When the client's answer (draft or submitted) would no longer be valid, the change needs discard_submitted_value: true; the item then starts over as pending.",
+      "Fields left out stay as they are; null removes help, example, schema or options. When the client's answer (draft or submitted) would no longer be valid, the change needs discard_submitted_value: true; the item then starts over as pending.",
   });

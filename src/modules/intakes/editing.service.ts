@@ -134,6 +134,7 @@ function patchedDefinition(before: ItemDefinition, body: Body<typeof UpdateItemB
   if (body.required !== undefined) after.required = body.required;
   if (body.constraints !== undefined) after.constraints = body.constraints;
   if (body.help !== undefined) after.help = body.help ?? undefined;
+  if (body.example !== undefined) after.example = body.example ?? undefined;
   if (body.schema !== undefined) after.schema = body.schema ?? undefined;
   if (body.options !== undefined) after.options = body.options ?? undefined;
   return after;

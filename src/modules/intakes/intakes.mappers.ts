@@ -31,6 +31,7 @@ export function itemBasics(row: ItemRow) {
     key: row.key,
     label: def.label,
     help: def.help ?? null,
+    example: def.example ?? null,
     type: def.type,
     required: def.required,
     constraints: def.constraints,

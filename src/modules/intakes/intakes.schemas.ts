@@ -118,6 +118,10 @@ export const ItemBasics = z.object({
   key: z.string(),
   label: z.string(),
   help: z.string().nullable(),
+  example: z
+    .string()
+    .nullable()
+    .meta({ description: 'An example answer: the portal shows it as the placeholder' }),
   type: z.string(),
   required: z.boolean(),
   constraints: Constraints,

@@ -50,6 +50,7 @@ export function itemRow(chrome: Chrome, index: number, row: ItemFormRow): Html {
     </div>
     <label for="${id('help')}">${t('items.help', 'Help text')}</label>
     <textarea id="${id('help')}" name="${n('help')}" rows="2">${row.help}</textarea>
+    ${field(n('example'), id('example'), t('items.example', 'Example answer'), row.example, 'text', t('items.example_hint', 'Shown to the client as a placeholder and when an answer does not fit.'))}
     <label class="inline"
       ><input type="checkbox" name="${n('required')}" ${flag('checked', row.required)} />
       ${t('items.required', 'Required')}</label

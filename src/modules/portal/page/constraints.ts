@@ -54,6 +54,7 @@ export function formatsOf(def: PageItemDef): Format[] | undefined {
     key: 'x',
     label: 'x',
     help: undefined,
+    example: undefined,
     schema: undefined,
     options: undefined,
     assignee: undefined,

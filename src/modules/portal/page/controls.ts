@@ -35,8 +35,10 @@ export function valueControl(
   const c = item.constraints;
   const draft: FormFields | undefined = error?.draft;
   const text = draft ? (first(draft.value) ?? '') : savedText(item);
+  // The sender's example answer shows the expected form before anything is typed (and in errors).
   const common = html`id="${id}"
-  name="value"${flag('disabled', disabled)}${attr('aria-invalid', error ? 'true' : undefined)}${describedBy(item, error)}`;
+  name="value"${flag('disabled', disabled)}${attr('aria-invalid', error ? 'true' : undefined)}${describedBy(item, error)}${attr('data-example', item.example)}`;
+  const placeholder = (fallback?: string) => attr('placeholder', item.example ?? fallback);
   const label = html`<label class="visually-hidden" for="${id}">${item.label}</label>`;
   switch (item.type) {
     case 'text':
@@ -46,14 +48,19 @@ export function valueControl(
         : '';
       const input =
         item.type === 'longtext'
-          ? html`<textarea ${common} rows="6" data-autosave="text" ${attr('data-max-chars', c.max_chars)}>
+          ? html`<textarea
+              ${common}
+              rows="6"
+              data-autosave="text"
+              ${attr('data-max-chars', c.max_chars)}${placeholder()}
+            >
 ${text}</textarea>`
           : html`<input
               type="text"
               ${common}
               value="${text}"
               data-autosave="text"
-              ${attr('data-max-chars', c.max_chars)}${attr('pattern', c.pattern)}
+              ${attr('data-max-chars', c.max_chars)}${attr('pattern', c.pattern)}${placeholder()}
             />`;
       return html`${label}${input}${counter}`;
     }
@@ -78,14 +85,18 @@ ${text}</textarea>`
           </button>
         </div>`;
     }
+    // A text field, not type=url: "example.com" is a fine answer (the server adds https://), and
+    // the browser's url check would refuse it.
     case 'url':
       return html`${label}<input
-          type="url"
+          type="text"
           inputmode="url"
           ${common}
           value="${text}"
-          placeholder="https://"
+          ${placeholder('www.example.com')}
           autocomplete="url"
+          autocapitalize="off"
+          spellcheck="false"
           data-autosave="change"
         />`;
     case 'email':
@@ -93,6 +104,7 @@ ${text}</textarea>`
           type="email"
           ${common}
           value="${text}"
+          ${placeholder()}
           autocomplete="email"
           data-autosave="change"
         />`;
@@ -101,7 +113,7 @@ ${text}</textarea>`
           type="tel"
           ${common}
           value="${text}"
-          placeholder="+44 20 7946 0958"
+          ${placeholder('+44 20 7946 0958')}
           autocomplete="tel"
           data-autosave="change"
         />`;

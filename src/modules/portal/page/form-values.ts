@@ -121,11 +121,16 @@ export function clientErrorMessage(
     ),
     size: formatBytes(locale, maxBytes),
   };
+  // The form is what went wrong: the sender's example shows it.
+  const example =
+    item.example && (constraint === 'type' || constraint === 'pattern')
+      ? ` ${t('error.example', { example: item.example })}`
+      : '';
   if (constraint === 'type' && t(`error.type_${item.type}`, { defaultValue: '' }))
-    return t(`error.type_${item.type}`);
+    return t(`error.type_${item.type}`) + example;
   if (constraint === 'formats' && params.formats === '') return t('error.formats_any');
   const known = t(`error.${constraint}`, { ...params, defaultValue: '' });
-  return known || t('error.generic', { detail: message.replace(/^[a-z0-9_.]+:\s*/, '') });
+  return (known || t('error.generic', { detail: message.replace(/^[a-z0-9_.]+:\s*/, '') })) + example;
 }
 
 export function apiErrorMessage(

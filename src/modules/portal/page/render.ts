@@ -52,6 +52,7 @@ const CLIENT_MESSAGES = [
   'js.field_type_url',
   'js.field_type_number',
   'js.field_pattern',
+  'js.example',
   'js.drop_here',
   'secret.show',
   'secret.hide',
