@@ -281,4 +281,30 @@ describe.each(DATABASES)('sending answers from the portal on %s', (database) => 
       ).status,
     ).toBe(400);
   });
+
+  it('reminders list saved answers not sent yet as "saved, not yet sent", not as missing', async () => {
+    const created = await server.createAccount({ plan: 'agency' });
+    const test = client(server.url, created.test_key);
+    await client(server.url, created.live_key).patch('/v1/account', { name: 'Studio Nord' });
+    const made = await test.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Relaunch',
+      client: { email: 'dana@example.test', name: 'Dana' },
+      items: ITEMS,
+    });
+    const id = made.body.intake_id;
+    expect((await upload(id, 'contract')).status).toBe(201);
+    expect((await save(id, 'about', 'We build boats.')).status).toBe(200);
+    expect((await test.post('/v1/test_helpers/advance_clock', { seconds: 2 * 86_400 + 3600 })).status).toBe(
+      200,
+    );
+    const messages = await test.get<{ messages: { subject: string | null; text: string | null }[] }>(
+      `/v1/test_helpers/outbox?intake_id=${id}`,
+    );
+    const reminder = messages.body.messages.find((m) => m.subject === 'Reminder: Relaunch');
+    const text = reminder?.text ?? '';
+    expect(text).toContain('Items still needed: 2');
+    expect(text).toContain('Still needed:\n- Website\n- Logo\n');
+    expect(text).toContain('Saved, not yet sent:\n- About you\n- Signed contract\n');
+    expect(text).toContain('press “Send” so Studio Nord receives them');
+  });
 });

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { outstandingItems } from '../../domain/chases.js';
+import { unsentAnswer, type ItemStatus } from '../../domain/intake-state.js';
+import { isEmptyValue } from '../../domain/values.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import { retryDelayMs } from '../../jobs/worker.js';
 import { newId } from '../../lib/ids.js';
@@ -8,6 +10,7 @@ import type { AppServices } from '../../services.js';
 import {
   clientItems,
   definitionOf,
+  filesOf,
   findIntakeById,
   itemsOf,
   type IntakeRow,
@@ -139,12 +142,22 @@ export async function messageContext(
   } = {},
 ): Promise<MessageContext> {
   const items = clientItems(extra.items ?? (await itemsOf(db, intake.id)));
+  const files = await filesOf(db, intake.id);
   const facts = items.map((row) => ({
     key: row.key,
     required: definitionOf(row).required,
     status: row.status,
     label: definitionOf(row).label,
     note: row.status === 'needs_revision' ? row.revision_note : null,
+    saved: unsentAnswer({
+      status: row.status as ItemStatus,
+      hasContent:
+        files.some((f) => f.item_key === row.key) ||
+        row.secret_ciphertext !== null ||
+        (row.value_json !== null && !isEmptyValue(JSON.parse(row.value_json))),
+      saved_at: row.saved_at,
+      submitted_at: row.submitted_at,
+    }),
   }));
   const owed = outstandingItems(facts);
   const optional = facts.filter((f) => !f.required && f.status === 'pending' && !owed.includes(f));
@@ -158,8 +171,18 @@ export async function messageContext(
     optOutUrl: extra.optOutUrl ?? null,
     dueDate: intake.due_date,
     outstanding: [
-      ...owed.map((f) => ({ label: f.label, required: f.required, note: f.note, owed: true })),
-      ...optional.map((f) => ({ label: f.label, required: false, note: null, owed: false })),
+      ...owed.map((f) => ({
+        label: f.label,
+        required: f.required,
+        note: f.note,
+        owed: true,
+        saved: f.saved,
+      })),
+      ...optional.map((f) => ({ label: f.label, required: false, note: null, owed: false, saved: f.saved })),
+      // A change to a sent answer that waits for review is not owed, but it has not reached the agency.
+      ...facts
+        .filter((f) => f.saved && f.status === 'submitted')
+        .map((f) => ({ label: f.label, required: f.required, note: null, owed: false, saved: true })),
     ],
     revision: extra.revision
       ? { itemLabel: revised?.label ?? extra.revision.itemKey, note: extra.revision.note }

@@ -48,6 +48,24 @@ describe('email templates', () => {
     expect(renderEmail('invitation', { ...context, language: 'de' }).text).toContain('15. Dezember 2026');
   });
 
+  it('lists saved answers the client has not sent as "saved, not yet sent", not as missing', () => {
+    const reminder = renderEmail('reminder', {
+      ...context,
+      outstanding: [
+        { label: 'Logo', required: true, note: null, owed: true },
+        { label: 'Signed contract', required: true, note: null, owed: true, saved: true },
+        { label: 'A note', required: false, note: null, owed: false, saved: true },
+      ],
+    });
+    expect(reminder.text).toContain('Items still needed: 1');
+    expect(reminder.text).toContain(
+      'Still needed:\n- Logo\n\nSaved, not yet sent:\n- Signed contract\n- A note\n',
+    );
+    expect(reminder.text).toContain('Open your page and press “Send” so Studio <Nord> receives them.');
+    expect(reminder.html).toContain('<li>Signed contract</li>');
+    expect(reminder.html).toContain('Saved, not yet sent:');
+  });
+
   it('keeps the SMS short, with the link', () => {
     const text = renderSmsReminder(context);
     expect(text).toBe(

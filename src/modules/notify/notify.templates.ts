@@ -11,6 +11,11 @@ export interface OutstandingLine {
   note: string | null;
   /** Counted as still needed (optional items are listed, not counted, when something required is owed). */
   owed: boolean;
+  /**
+   * The client saved an answer and has not sent it: listed as "saved, not yet sent", never as
+   * missing (the agency does not have it, but the client did the work).
+   */
+  saved?: boolean;
 }
 
 /** Everything a message says, gathered from the intake when it is sent (so it is current). */
@@ -72,13 +77,18 @@ export function renderEmail(template: EmailTemplate, ctx: MessageContext): Rende
   if (template === 'revision' && ctx.revision)
     paragraphs.push(t('revision_note', { note: ctx.revision.note }));
   if (template === 'completed') paragraphs.push(t('completed.portal'));
-  const owed = ctx.outstanding.filter((line) => line.owed).length;
+  const missing = ctx.outstanding.filter((line) => !line.saved);
+  const saved = ctx.outstanding.filter((line) => line.saved);
+  const owed = missing.filter((line) => line.owed).length;
   if (template === 'reminder') paragraphs.push(t('reminder.count', { count: owed }));
-  const showItems = template !== 'completed' && ctx.outstanding.length > 0;
-  const lines = ctx.outstanding.map((line) => {
+  const listed = template !== 'completed';
+  const showItems = listed && missing.length > 0;
+  const showSaved = listed && saved.length > 0;
+  const lines = missing.map((line) => {
     const label = line.required ? line.label : `${line.label} (${t('optional')})`;
     return line.note ? `${label}: ${line.note}` : label;
   });
+  const savedLines = saved.map((line) => line.label);
   const due =
     template !== 'completed' && ctx.dueDate
       ? t('due_date', { date: formatDueDate(ctx.dueDate, ctx.language) })
@@ -90,6 +100,7 @@ export function renderEmail(template: EmailTemplate, ctx: MessageContext): Rende
     '',
     ...paragraphs.flatMap((p) => [p, '']),
     ...(showItems ? [t('outstanding_heading'), ...lines.map((l) => `- ${l}`), ''] : []),
+    ...(showSaved ? [t('saved_heading'), ...savedLines.map((l) => `- ${l}`), t('saved_hint', vars), ''] : []),
     ...(due ? [due, ''] : []),
     `${t('open_portal')}: ${ctx.portalUrl}`,
     '',
@@ -109,6 +120,7 @@ export function renderEmail(template: EmailTemplate, ctx: MessageContext): Rende
 <p>${e(greeting)}</p>
 ${paragraphs.map((p) => `<p>${e(p)}</p>`).join('\n')}
 ${showItems ? `<p style="margin-bottom:4px"><strong>${e(t('outstanding_heading'))}</strong></p>\n<ul>${lines.map((l) => `<li>${e(l)}</li>`).join('')}</ul>` : ''}
+${showSaved ? `<p style="margin-bottom:4px"><strong>${e(t('saved_heading'))}</strong></p>\n<ul>${savedLines.map((l) => `<li>${e(l)}</li>`).join('')}</ul>\n<p>${e(t('saved_hint', vars))}</p>` : ''}
 ${due ? `<p>${e(due)}</p>` : ''}
 <p style="margin:28px 0"><a href="${e(ctx.portalUrl)}" style="background:#2454d6;color:#fff;padding:12px 20px;border-radius:6px;text-decoration:none;display:inline-block">${e(t('open_portal'))}</a></p>
 <p style="font-size:13px;color:#5b6475">${e(t('portal_hint', { url: ctx.portalUrl }))}</p>
