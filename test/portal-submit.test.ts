@@ -307,4 +307,48 @@ describe.each(DATABASES)('sending answers from the portal on %s', (database) => 
     expect(text).toContain('Saved, not yet sent:\n- About you\n- Signed contract\n');
     expect(text).toContain('press “Send” so Studio Nord receives them');
   });
+
+  it('reads phone numbers in the client country and stores them in E.164', async () => {
+    const phoneItems = [{ key: 'phone', label: 'Phone', type: 'phone' }];
+    const named = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Bakery',
+      client: { email: 'c@example.com', country: 'de' },
+      items: phoneItems,
+    });
+    expect(named.status, named.text).toBe(201);
+    const id = named.body.intake_id;
+    const shown = await api.get<{ client: { country: string | null } }>(`/v1/intakes/${id}`);
+    expect(shown.body.client.country).toBe('DE');
+    const saved = await save(id, 'phone', '030 1234567');
+    expect(saved.status, saved.text).toBe(200);
+    expect(saved.body.value).toBe('+49301234567');
+    expect((await save(id, 'phone', '+44 20 7946 0958')).body.value).toBe('+442079460958');
+    expect((await portal.get(`/portal/${id}`)).text).toContain('placeholder="01512 3456789"');
+
+    // Changed by PATCH; cleared, the time zone and then the language region decide.
+    const patched = await api.patch<{ client: { country: string | null } }>(`/v1/intakes/${id}`, {
+      client: { country: 'NL' },
+    });
+    expect(patched.body.client.country).toBe('NL');
+    expect((await save(id, 'phone', '06 12345678')).body.value).toBe('+31612345678');
+    await api.patch(`/v1/intakes/${id}`, { client: { country: null, timezone: 'Europe/Vienna' } });
+    expect((await save(id, 'phone', '01 5123456')).body.value).toBe('+4315123456');
+    const byLanguage = await intake({
+      client: { email: 'c@example.com', language: 'fr-CH' },
+      items: phoneItems,
+    });
+    expect((await save(byLanguage, 'phone', '044 668 18 00')).body.value).toBe('+41446681800');
+    const unknown = await intake({ client: { email: 'c@example.com' }, items: phoneItems });
+    expectError(await save(unknown, 'phone', '030 1234567'), 422, 'unprocessable');
+
+    expectError(
+      await api.post('/v1/intakes', {
+        project_name: 'x',
+        client: { email: 'c@example.com', country: 'DEU' },
+        items: phoneItems,
+      }),
+      400,
+      'invalid_request',
+    );
+  });
 });

@@ -74,6 +74,8 @@ export interface IntakesTable {
   client_language: string;
   client_phone: string | null;
   client_timezone: string | null;
+  /** ISO 3166-1 alpha-2, set by the caller: the country of phone numbers typed without "+". */
+  client_country?: string | null;
   status: string;
   chase_schedule: string;
   due_date: string | null;

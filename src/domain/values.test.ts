@@ -127,18 +127,38 @@ describe('checkDraftValue: email', () => {
   });
 });
 
-describe('checkDraftValue: phone (E.164)', () => {
+describe('checkDraftValue: phone (stored in E.164)', () => {
   const d = def('phone');
-  const message = 'value must be a phone number in E.164 form, e.g. +14155550123';
-  it.each(['+14155550123', '+4930123456', '+1234567', '+123456789012345', ''])('accepts %j', (value) => {
-    expect(draft(d, value)).toEqual(ok(value));
+  const message = 'value must be a phone number with its country code, e.g. +14155550123';
+  it.each([
+    ['+14155552671', '+14155552671'],
+    ['+1 (415) 555-2671', '+14155552671'],
+    ['+44 20 7946 0958', '+442079460958'],
+    ['+49 30 1234567', '+49301234567'],
+    ['', ''],
+  ])('accepts %j as %j', (value, stored) => {
+    expect(draft(d, value)).toEqual(ok(stored));
   });
-  it.each(['14155550123', '+0123456789', '+123456', '+1234567890123456', '+1 415 555 0123', '+1-415'])(
-    'refuses %j',
+  it.each(['030 1234567', '+0123456789', '+123456', '+1234567890123456', '+1-415', 'call me'])(
+    'refuses %j without a country',
     (value) => {
       expect(draft(d, value)).toEqual(fail('type', message));
     },
   );
+  it('reads a number without "+" in the client’s country', () => {
+    expect(checkDraftValue(d, '030 1234567', validateJsonSchema, { country: 'DE' })).toEqual(
+      ok('+49301234567'),
+    );
+    expect(checkDraftValue(d, '06 12345678', validateJsonSchema, { country: 'NL' })).toEqual(
+      ok('+31612345678'),
+    );
+    expect(checkDraftValue(d, '+44 20 7946 0958', validateJsonSchema, { country: 'DE' })).toEqual(
+      ok('+442079460958'),
+    );
+    expect(checkDraftValue(d, '12', validateJsonSchema, { country: 'DE' })).toEqual(
+      fail('type', 'value must be a phone number of DE or one with its country code, e.g. +14155550123'),
+    );
+  });
   it('refuses a number', () => {
     expect(draft(d, 14155550123)).toEqual(fail('type', 'value must be a string'));
   });

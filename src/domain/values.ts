@@ -1,5 +1,6 @@
 import { MAX_PATTERN_VALUE_LENGTH, cachedPattern, matchesWhole } from './pattern.js';
 import { canonicalFormat, isFileType, type Format, type ItemDefinition } from './items.js';
+import { phoneInE164 } from './phone.js';
 
 /**
  * Constraint checks on what the client supplies: pure, so the portal, the test-mode simulator
@@ -13,7 +14,6 @@ const fail = <T>(constraint: string, message: string): Check<T> => ({ ok: false,
 export type SchemaValidator = (schema: Record<string, unknown>, value: unknown) => string | undefined;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const PHONE = /^\+[1-9]\d{6,14}$/;
 const HEX_COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
 /**
@@ -57,14 +57,22 @@ function checkPattern(source: string, value: string, length: number): Check<stri
     : fail('pattern', 'value does not have the expected form');
 }
 
+/** What the value's meaning depends on besides its item: the client's country (phone numbers). */
+export interface AnswerContext {
+  /** ISO 3166-1 alpha-2: the country of a phone number typed without "+". */
+  country?: string | undefined;
+}
+
 /**
  * A draft value the client may save (autosave): the type and upper bounds must hold; lower bounds
- * (min_chars, min_count, required) wait for submission.
+ * (min_chars, min_count, required) wait for submission. Values are taken as people type them and
+ * returned in their stored form (a web address with https://, a phone number in E.164).
  */
 export function checkDraftValue(
   def: ItemDefinition,
   value: unknown,
   validateSchema: SchemaValidator,
+  context: AnswerContext = {},
 ): Check<unknown> {
   if (isFileType(def.type)) return fail('type', `${def.type} items take files, not a value`);
   const c = def.constraints;
@@ -94,11 +102,18 @@ export function checkDraftValue(
     case 'email':
       if (typeof value !== 'string') return fail('type', 'value must be a string');
       return value === '' || EMAIL.test(value) ? pass(value) : fail('type', 'value must be an email address');
-    case 'phone':
+    case 'phone': {
       if (typeof value !== 'string') return fail('type', 'value must be a string');
-      return value === '' || PHONE.test(value)
-        ? pass(value)
-        : fail('type', 'value must be a phone number in E.164 form, e.g. +14155550123');
+      if (value.trim() === '') return pass('');
+      const number = phoneInE164(value, context.country);
+      if (number) return pass(number);
+      return fail(
+        'type',
+        context.country
+          ? `value must be a phone number of ${context.country} or one with its country code, e.g. +14155550123`
+          : 'value must be a phone number with its country code, e.g. +14155550123',
+      );
+    }
     case 'date': {
       if (typeof value !== 'string' || !isCalendarDate(value)) {
         return fail('type', 'value must be a date YYYY-MM-DD');

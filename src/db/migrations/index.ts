@@ -9,6 +9,7 @@ import { foldersBriefs } from './0006_folders_briefs.js';
 import { dashboard } from './0008_dashboard.js';
 import { billingAgentAuth } from './0009_billing_agent_auth.js';
 import { scaleIndexes } from './0010_scale_indexes.js';
+import { clientCountry } from './0011_client_country.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008_dashboard': dashboard,
   '0009_billing_agent_auth': billingAgentAuth,
   '0010_scale_indexes': scaleIndexes,
+  '0011_client_country': clientCountry,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Constraints, ItemDefinition, ItemOption } from '../../domain/items.js';
 import { LanguageTag, optional } from '../../http/schemas.js';
 import { ChaseSettingsFields } from './chase-settings.js';
-import { CHASE_SCHEDULES, TimeZone } from './intakes.schemas.js';
+import { CHASE_SCHEDULES, Country, TimeZone } from './intakes.schemas.js';
 
 /**
  * PATCH bodies. A field left out is unchanged. For the fields an intake may lack (due_date,
@@ -23,6 +23,7 @@ export const UpdateIntakeBody = z
         ),
         language: optional(LanguageTag),
         timezone: clearable(TimeZone),
+        country: clearable(Country),
       }),
     ),
     chase_schedule: optional(z.enum(CHASE_SCHEDULES)),
@@ -35,7 +36,7 @@ export const UpdateIntakeBody = z
   .meta({
     id: 'UpdateIntake',
     description:
-      'Fields left out stay as they are; null clears due_date, client_brief, folder_id and client name, phone or timezone. New chase settings or a new due date re-plan the pending reminders from now.',
+      'Fields left out stay as they are; null clears due_date, client_brief, folder_id and client name, phone, timezone or country. New chase settings or a new due date re-plan the pending reminders from now.',
     examples: [{ due_date: '2026-12-20', chase_schedule: 'gentle', client: { name: 'Dana Smith' } }],
   });
 

@@ -123,6 +123,7 @@ function intakePatch(body: Body<typeof UpdateIntakeBody>, at: string): Updateabl
   if (client?.phone !== undefined) patch.client_phone = client.phone;
   if (client?.language !== undefined) patch.client_language = client.language;
   if (client?.timezone !== undefined) patch.client_timezone = client.timezone;
+  if (client?.country !== undefined) patch.client_country = client.country;
   return patch;
 }
 

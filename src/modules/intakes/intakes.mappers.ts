@@ -94,6 +94,7 @@ export function toIntake(
       language: intake.client_language,
       phone: intake.client_phone,
       timezone: intake.client_timezone,
+      country: intake.client_country ?? null,
     },
     status: intake.status as IntakeStatus,
     portal_url: portalUrl(appUrl, intake.id),

@@ -21,12 +21,22 @@ export const TimeZone = z.string().refine(
   { message: 'timezone must be an IANA time zone such as Europe/Paris' },
 );
 
+export const Country = z
+  .string()
+  .regex(/^[A-Za-z]{2}$/, 'country must be an ISO 3166-1 alpha-2 code such as DE')
+  .transform((code) => code.toUpperCase())
+  .meta({
+    description:
+      'ISO 3166-1 alpha-2: phone numbers the client types without "+" are read as numbers of this country (else the country of client.timezone, else the region of client.language)',
+  });
+
 export const ClientInput = z.strictObject({
   email: z.email().max(254),
   name: optional(z.string().trim().min(1).max(200)),
   language: optional(LanguageTag),
   phone: optional(E164),
   timezone: optional(TimeZone),
+  country: optional(Country),
 });
 
 export const Retention = z
@@ -178,6 +188,7 @@ export const Intake = z
       language: z.string(),
       phone: z.string().nullable(),
       timezone: z.string().nullable(),
+      country: z.string().nullable(),
     }),
     status: z.enum(INTAKE_STATUSES),
     portal_url: z.string(),

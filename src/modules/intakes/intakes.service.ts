@@ -133,6 +133,7 @@ export async function createIntake(
           client_language: body.client.language ?? 'en',
           client_phone: body.client.phone ?? null,
           client_timezone: body.client.timezone ?? null,
+          client_country: body.client.country ?? null,
           status: send ? 'sent' : 'draft',
           chase_schedule: body.chase_schedule ?? 'default',
           due_date: body.due_date ?? null,

@@ -14,6 +14,7 @@ import {
   type ItemStatus,
 } from '../../domain/intake-state.js';
 import { isFileType } from '../../domain/items.js';
+import { clientCountry } from '../../domain/phone.js';
 import { planOf, type Plan } from '../../domain/plans.js';
 import {
   checkDraftValue,
@@ -71,6 +72,15 @@ async function requireItem(db: Kysely<Database>, intake: IntakeRow, key: string)
   return item;
 }
 const clientActor = { type: 'client', id: null } as const;
+
+/** The country of the client's phone numbers typed without "+" (see domain/phone.ts). */
+export function countryOfIntake(intake: IntakeRow): string | undefined {
+  return clientCountry({
+    country: intake.client_country ?? null,
+    timezone: intake.client_timezone,
+    language: intake.client_language,
+  });
+}
 
 /** The intake behind a portal link: 404 when deleted or not yet sent, 410 when archived. */
 export async function openIntake(db: Kysely<Database>, id: string): Promise<IntakeRow> {
@@ -203,7 +213,7 @@ export async function saveValue(services: AppServices, id: string, key: string, 
     const def = definitionOf(item);
     if (isFileType(def.type)) throw new ApiError('unprocessable', `${key} takes files: upload them instead.`);
     assertItemChangeable(item, 'save');
-    const checked = checkDraftValue(def, value, validateJsonSchema);
+    const checked = checkDraftValue(def, value, validateJsonSchema, { country: countryOfIntake(intake) });
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const before = itemStates(await itemsOf(trx, intake.id));
     const now = world.clock.now().toISOString();

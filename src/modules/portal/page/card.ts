@@ -198,7 +198,7 @@ function itemBody(item: ViewItem, m: PageModel): Html {
 
 export function renderCard(item: ViewItem, m: PageModel): Html {
   const { t } = m;
-  const rules = describeConstraints(t, m.language, item, effectiveMaxBytes(item, m));
+  const rules = describeConstraints(t, m.language, item, effectiveMaxBytes(item, m), m.country);
   const optional = item.required ? '' : html`<span class="optional">${t('card.optional')}</span>`;
   const revision =
     item.status === 'needs_revision'

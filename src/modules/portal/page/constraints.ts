@@ -112,6 +112,8 @@ export function describeConstraints(
   locale: string,
   def: PageItemDef,
   maxBytes: number,
+  /** The client's country: a phone number then needs no country code. */
+  country?: string,
 ): string[] {
   const c = def.constraints;
   const n = (v: number) => formatNumber(locale, v);
@@ -163,7 +165,7 @@ export function describeConstraints(
       if (c.max_date) out.push(t('constraint.max_date', { date: formatDate(locale, c.max_date) }));
       break;
     case 'phone':
-      out.push(t('constraint.phone'));
+      if (!country) out.push(t('constraint.phone'));
       break;
   }
   return out.filter((s): s is string => typeof s === 'string' && s.length > 0);

@@ -1,3 +1,4 @@
+import { examplePhone } from '../../../domain/phone.js';
 import { attr, flag, html, type Html } from './html.js';
 import type { CardError, PageModel, ViewItem } from './model.js';
 import { renderSchemaFields, schemaFields, type FormFields } from './schema-form.js';
@@ -113,7 +114,7 @@ ${text}</textarea>`
           type="tel"
           ${common}
           value="${text}"
-          ${placeholder('+44 20 7946 0958')}
+          ${placeholder(examplePhone(m.country) ?? '+44 20 7946 0958')}
           autocomplete="tel"
           data-autosave="change"
         />`;

@@ -35,6 +35,8 @@ export interface PageModel {
   /** The plan's per-file limit, in bytes. */
   planMaxFileBytes: number;
   timeZone: string | null;
+  /** The country of phone numbers typed without "+", when known. */
+  country: string | undefined;
   /** Archived: shown read-only with a message. */
   closed: boolean;
   errors: Map<string, CardError>;

@@ -9,7 +9,15 @@ import type { AppServices } from '../../../services.js';
 import { findIntakeById, type IntakeRow } from '../../intakes/intakes.service.js';
 import { worldOfIntake } from '../../../kernel/world.js';
 import { brandingSettingsOf, portalBranding } from '../branding.js';
-import { buildView, recordView, removeFile, saveValue, submitAll, submitItem } from '../portal.service.js';
+import {
+  buildView,
+  countryOfIntake,
+  recordView,
+  removeFile,
+  saveValue,
+  submitAll,
+  submitItem,
+} from '../portal.service.js';
 import { effectiveMaxBytes } from './card.js';
 import { apiErrorMessage, clientErrorMessage, valueFromItemForm } from './form-values.js';
 import { portalPath, type Branding, type CardError, type PageModel, type ViewItem } from './model.js';
@@ -76,6 +84,7 @@ export async function loadPage(
     branding,
     planMaxFileBytes: planOf(account.plan).max_file_bytes,
     timeZone: fresh.client_timezone,
+    country: countryOfIntake(fresh),
     closed,
     errors: new Map(),
     notice: null,
