@@ -71,5 +71,15 @@ describe('email templates', () => {
     expect(text).toBe(
       'Studio <Nord>: reminder for Website & brand. Items still needed: 2. https://app.example/portal/in_abc',
     );
+    const withSaved = renderSmsReminder({
+      ...context,
+      outstanding: [
+        { label: 'Logo', required: true, note: null, owed: true },
+        { label: 'About', required: true, note: null, owed: true, saved: true },
+      ],
+    });
+    expect(withSaved).toBe(
+      'Studio <Nord>: reminder for Website & brand. Items still needed: 1; saved but not sent yet: 1 (press Send). https://app.example/portal/in_abc',
+    );
   });
 });

@@ -134,10 +134,13 @@ ${due ? `<p>${e(due)}</p>` : ''}
 
 /** A reminder by SMS: one short line with the portal link. */
 export function renderSmsReminder(ctx: MessageContext): string {
-  return translator(ctx.language, 'email')('sms.reminder', {
+  // As in the email: what the client saved and did not send is not counted as missing.
+  const saved = ctx.outstanding.filter((line) => line.saved).length;
+  return translator(ctx.language, 'email')(saved > 0 ? 'sms.reminder_saved' : 'sms.reminder', {
     account: ctx.accountName,
     project: ctx.projectName,
-    count: ctx.outstanding.filter((line) => line.owed).length,
+    count: ctx.outstanding.filter((line) => line.owed && !line.saved).length,
+    saved,
     url: ctx.portalUrl,
   });
 }
