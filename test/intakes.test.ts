@@ -245,7 +245,13 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
     expect((await portal.post(`/portal/api/${id}/items/about/submit`)).status).toBe(200);
 
     const status1 = await live.get<Body>(`/v1/intakes/${id}/status`);
-    expect(status1.body.progress).toEqual({ submitted: 5, total: 6, outstanding: 1, percent: 83 });
+    expect(status1.body.progress).toEqual({
+      submitted: 5,
+      total: 6,
+      outstanding: 1,
+      percent: 83,
+      awaiting_review: 5,
+    });
     expect(status1.text).not.toContain('hunter2');
     expect(status1.text).not.toContain('/files/');
     expect(await events(id)).toContain('intake.completed');
@@ -467,6 +473,7 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
       clientEmail: 'list@example.com',
       status: 'sent',
       createdAt: expect.any(String),
+      awaiting_review: 0,
     });
     expect(
       (await live.get<{ total: number }>('/v1/intakes?status=archived&client_email=list@example.com')).body

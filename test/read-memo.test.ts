@@ -79,7 +79,13 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
     expect(first.status).toBe(200);
     expect(second.text).toBe(first.text);
     expect(second.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(second.body.progress).toEqual({ submitted: 0, total: 2, outstanding: 2, percent: 0 });
+    expect(second.body.progress).toEqual({
+      submitted: 0,
+      total: 2,
+      outstanding: 2,
+      percent: 0,
+      awaiting_review: 0,
+    });
   });
 
   it("shows this process's change in the very next read", async () => {
