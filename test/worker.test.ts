@@ -20,6 +20,11 @@ import { DATABASES, TEST_POSTGRES_URL, type DatabaseKind } from './helpers/env.j
 // Test-only kinds: defined like production ones, but left out of the production start-up check.
 const Echo = defineJob('test_worker.echo', z.strictObject({ n: z.number().int() }), { testOnly: true });
 const Other = defineJob('test_worker.other', z.strictObject({}), { testOnly: true });
+/** A kind with one slot of its own (a slow mail relay). */
+const Slow = defineJob('test_worker.slow', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+  concurrency: 1,
+});
 
 /** A clock the test moves by hand (lease expiry, backoff). */
 class ManualClock implements Clock {
@@ -398,6 +403,80 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       await worker.stop();
     }
     expect(done.slice(-1)).toEqual([0]);
+  });
+
+  it("gives each kind its own slots: a slow kind's jobs cannot hold every slot", async () => {
+    const worker = new Worker({ db, clock, logger: recordingLogger(), pollIntervalMs: 10, concurrency: 2 });
+    let releaseSlow: () => void = () => {};
+    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+    let slowRunning = 0;
+    let slowMostAtOnce = 0;
+    const done: string[] = [];
+    worker.register(Slow, async (job) => {
+      slowRunning++;
+      slowMostAtOnce = Math.max(slowMostAtOnce, slowRunning);
+      await slowGate;
+      slowRunning--;
+      done.push(`slow:${job.payload.n}`);
+    });
+    worker.register(Echo, async (job) => {
+      await sleep(2);
+      done.push(`echo:${job.payload.n}`);
+    });
+    // The slow jobs are the oldest: without slots of their own they would take every slot first.
+    for (let n = 0; n < 3; n++) await enqueue(Slow, { n }, -1000 + n);
+    for (let n = 0; n < 6; n++) await enqueue(Echo, { n }, -n);
+
+    worker.start();
+    try {
+      await waitFor(() => done.filter((d) => d.startsWith('echo')).length === 6);
+      expect(done.filter((d) => d.startsWith('slow'))).toEqual([]);
+      expect(slowMostAtOnce).toBe(1);
+      releaseSlow();
+      await waitFor(async () => done.length === 9 && (await jobCount()) === 0);
+    } finally {
+      releaseSlow();
+      await worker.stop();
+    }
+    expect(slowMostAtOnce).toBe(1);
+  });
+
+  it('claims only for free slots plus the prefetch, not a whole batch while every slot is busy', async () => {
+    const worker = new Worker({
+      db,
+      clock,
+      logger: recordingLogger(),
+      pollIntervalMs: 10,
+      concurrency: 2,
+      prefetch: 1,
+      batchSize: 20,
+    });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    worker.register(Echo, async () => {
+      started++;
+      await gate;
+    });
+    for (let n = 0; n < 10; n++) await enqueue(Echo, { n }, -n);
+    const claimed = async () =>
+      (await db.kysely.selectFrom('jobs').select('id').where('locked_until', 'is not', null).execute())
+        .length;
+
+    worker.start();
+    try {
+      await waitFor(() => started === 2);
+      // A few polls more: a worker with both slots busy claims nothing beyond its one prefetched job.
+      await sleep(100);
+      expect(started).toBe(2);
+      expect(await claimed()).toBe(3);
+      release();
+      await waitFor(async () => (await jobCount()) === 0);
+    } finally {
+      release();
+      await worker.stop();
+    }
+    expect(started).toBe(10);
   });
 
   it('never runs a queued job whose lease ran out while it waited for a slot (another worker took it)', async () => {

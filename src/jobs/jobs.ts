@@ -17,6 +17,19 @@ export interface JobDefinition<Input = unknown, Output = Input> {
   readonly schema: z.ZodType<Output, Input>;
   /** Test-only kinds are left out of definedKinds(): the production start-up check does not ask for them. */
   readonly testOnly: boolean;
+  /**
+   * Jobs of this kind one worker runs at once; undefined: the worker's default. Each kind has its own
+   * slots, so a kind whose jobs wait (a slow mail relay) cannot hold the slots of the others.
+   */
+  readonly concurrency: number | undefined;
+  /** How long a handler of this kind may run before it is aborted; undefined: the worker's default. */
+  readonly timeoutMs: number | undefined;
+}
+
+export interface JobKindOptions {
+  testOnly?: boolean;
+  concurrency?: number;
+  timeoutMs?: number;
 }
 
 /** Either a definition (typed payload) or a kind's name (payload checked at run time only). */
@@ -36,14 +49,23 @@ const KIND_PATTERN = /^[a-z][a-z0-9_.]*$/;
 export function defineJob<S extends z.ZodType>(
   kind: string,
   payloadSchema: S,
-  options: { testOnly?: boolean } = {},
+  options: JobKindOptions = {},
 ): JobDefinition<z.input<S>, z.output<S>> {
   if (!KIND_PATTERN.test(kind)) throw new Error(`Job kind "${kind}" must match ${String(KIND_PATTERN)}`);
   if (definitions.has(kind)) throw new Error(`Job kind "${kind}" is already defined`);
+  for (const [name, value] of Object.entries({
+    concurrency: options.concurrency,
+    timeoutMs: options.timeoutMs,
+  })) {
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1))
+      throw new Error(`Job kind "${kind}": ${name} must be a positive integer`);
+  }
   const definition: JobDefinition<z.input<S>, z.output<S>> = {
     kind,
     schema: payloadSchema as z.ZodType<z.output<S>, z.input<S>>,
     testOnly: options.testOnly ?? false,
+    concurrency: options.concurrency,
+    timeoutMs: options.timeoutMs,
   };
   definitions.set(kind, definition);
   return definition;

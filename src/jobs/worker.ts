@@ -1,6 +1,6 @@
-import type { QueryCreator, Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { Database, JobsTable } from '../db/schema.js';
+import type { JobsTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { jobDefinition, kindName, type AnyJobKind, type JobDefinition, type JobHandler } from './jobs.js';
 
@@ -22,10 +22,15 @@ export interface WorkerOptions {
   leaseMs?: number;
   /** The worker stops waiting for a handler after this long and counts the attempt as failed. */
   jobTimeoutMs?: number;
-  /** Jobs claimed per poll. */
+  /** Jobs claimed at most by one statement. */
   batchSize?: number;
-  /** Jobs the poll loop runs at once (default DEFAULT_CONCURRENCY); runDue runs one after another. */
+  /**
+   * Jobs of one kind the poll loop runs at once, for kinds that set no concurrency of their own
+   * (default DEFAULT_CONCURRENCY); runDue runs one after another.
+   */
   concurrency?: number;
+  /** Jobs of a kind claimed beyond its free slots, to start at once when a slot frees (default DEFAULT_PREFETCH). */
+  prefetch?: number;
 }
 
 export interface RunDueOptions {
@@ -37,10 +42,16 @@ export interface RunDueOptions {
 export const DEFAULT_LEASE_MS = 5 * 60_000;
 const DEFAULT_BATCH_SIZE = 20;
 /**
- * Jobs one worker runs at once: a job that waits (a slow mail relay, a provider's time-out) holds one
- * slot, not the whole worker, and one worker overlaps several jobs' waits.
+ * Jobs of one kind one worker runs at once: a job that waits (a slow mail relay, a provider's
+ * time-out) holds one slot of its kind, not the whole worker, and one worker overlaps several jobs' waits.
  */
 export const DEFAULT_CONCURRENCY = 4;
+/**
+ * Jobs of a kind claimed beyond its free slots: they start the moment a slot frees instead of after a
+ * claim's round trip, and one claim serves more than one job. Small, because a claimed job waiting for
+ * a slot is held from every other worker.
+ */
+export const DEFAULT_PREFETCH = 2;
 
 /**
  * Retry backoff. An attempt is counted when a job is claimed (so a process that crashes mid-job
@@ -91,6 +102,12 @@ interface Claimed {
   lease: number;
 }
 
+/** One pick of a claim: due jobs of these kinds, oldest first, at most `limit`. */
+interface Pick {
+  kinds: string[];
+  limit: number;
+}
+
 /**
  * Claims due jobs and runs them. Any number of workers (in any number of processes) may share one
  * database: claiming is atomic (PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED in a transaction that
@@ -108,12 +125,13 @@ export class Worker {
   private readonly jobTimeoutMs: number;
   private readonly batchSize: number;
   private readonly concurrency: number;
-  /** Jobs the poll loop is running now. */
-  private active = 0;
-  /** Claimed by the poll loop, waiting for a free slot (at most one batch). */
+  private readonly prefetch: number;
+  /** Jobs the poll loop is running now, per kind. */
+  private readonly active = new Map<string, number>();
+  /** Claimed by the poll loop, waiting for a free slot of their kind (at most the prefetch of each). */
   private queue: Claimed[] = [];
-  /** The poll loop is asleep until the queue drains (then it claims the next batch at once). */
-  private waitingForRoom = false;
+  /** The last claim may have left due jobs behind (a kind had no room, or a pick came back full). */
+  private backlog = false;
   private readonly registrations = new Map<string, Registration[]>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private running = false;
@@ -134,6 +152,7 @@ export class Worker {
       options.jobTimeoutMs ?? Math.max(1_000, Math.floor(this.leaseMs * 0.75), this.leaseMs - 30_000);
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
+    this.prefetch = Math.max(0, Math.floor(options.prefetch ?? DEFAULT_PREFETCH));
   }
 
   /** Registers the handler of a kind. A kind defined in the registry (defineJob) is required. */
@@ -209,31 +228,59 @@ export class Worker {
     }
   }
 
+  /** The slots of a kind: its own concurrency, else the worker's. */
+  private limitOf(kind: string): number {
+    return this.registrations.get(kind)?.[0]?.definition.concurrency ?? this.concurrency;
+  }
+
+  private count(kind: string): { active: number; queued: number } {
+    let queued = 0;
+    for (const job of this.queue) if (job.row.kind === kind) queued++;
+    return { active: this.active.get(kind) ?? 0, queued };
+  }
+
   /**
-   * Claims a batch when its queue is empty (one statement for up to `batchSize` jobs) and runs up to
-   * `concurrency` of them at once, each as a slot frees; the next batch is claimed as soon as the queue
-   * drains. A full batch means more may be due: the loop claims again without sleeping.
+   * What the next claim may take: for each kind, its free slots plus the prefetch, less what is
+   * already queued. Kinds with the same room share one pick.
+   */
+  private picks(): Pick[] {
+    const byRoom = new Map<number, string[]>();
+    for (const kind of this.runnableKinds()) {
+      const { active, queued } = this.count(kind);
+      const room = Math.min(this.batchSize, this.limitOf(kind) + this.prefetch - active - queued);
+      if (room <= 0) continue;
+      byRoom.set(room, [...(byRoom.get(room) ?? []), kind]);
+    }
+    return [...byRoom].map(([limit, kinds]) => ({ kinds, limit }));
+  }
+
+  /**
+   * Claims, for each kind with room, only what its free slots and the prefetch can take, and starts
+   * jobs as slots free. A kind that was full, or a pick that came back full, means more may be due:
+   * the loop claims again as soon as a kind's queue drains; else it sleeps until the next poll.
    */
   private async poll(): Promise<void> {
     while (this.running) {
-      let found = 0;
-      if (this.queue.length === 0) {
+      const picks = this.picks();
+      // A kind without room may have more due; so may a kind whose pick came back full.
+      const backlog = picks.length < this.runnableKinds().length;
+      const full = new Set<string>();
+      if (picks.length > 0) {
         try {
-          this.queue = await this.claim({ limit: this.batchSize });
-          found = this.queue.length;
+          const claimed = await this.claim({}, picks);
+          this.queue.push(...claimed);
+          for (const pick of picks) {
+            const got = claimed.filter((job) => pick.kinds.includes(job.row.kind)).length;
+            if (got === pick.limit) for (const kind of pick.kinds) full.add(kind);
+          }
         } catch (error) {
           this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
         }
-        this.startQueued();
       }
-      const claimAgainNow = found === this.batchSize && this.queue.length === 0;
-      if (this.running && !claimAgainNow) {
-        // Jobs still queued, or a full batch taken: wake when the queue drains. Else nothing more is
-        // due: wait for the next poll or a nudge.
-        this.waitingForRoom = this.queue.length > 0 || found === this.batchSize;
-        await this.sleep(this.pollIntervalMs);
-        this.waitingForRoom = false;
-      }
+      this.startQueued();
+      this.backlog = backlog || full.size > 0;
+      const claimAgainNow = this.picks().some((pick) => pick.kinds.some((kind) => full.has(kind)));
+      if (this.running && !claimAgainNow) await this.sleep(this.pollIntervalMs);
       this.nudged = false;
     }
   }
@@ -248,27 +295,31 @@ export class Worker {
     return this.clock.now().getTime() >= job.lease - this.leaseMs / 2;
   }
 
-  /** Starts queued jobs while slots are free (see startsTooLate). */
+  /** Starts queued jobs while their kinds have free slots (see startsTooLate). */
   private startQueued(): void {
     // Once stopping, nothing new starts: stop() hands the queue back.
-    while (this.running && this.active < this.concurrency && this.queue.length > 0) {
-      const job = this.queue.shift();
-      if (!job) break;
+    for (const job of [...this.queue]) {
+      if (!this.running) return;
+      const kind = job.row.kind;
       if (this.startsTooLate(job)) {
+        this.queue.splice(this.queue.indexOf(job), 1);
         void this.track(this.release([job])).catch((error: unknown) =>
           this.logger.error({ err: error, job_id: job.row.id }, 'job worker: handing a job back failed'),
         );
         continue;
       }
-      this.active++;
+      if ((this.active.get(kind) ?? 0) >= this.limitOf(kind)) continue;
+      this.queue.splice(this.queue.indexOf(job), 1);
+      this.active.set(kind, (this.active.get(kind) ?? 0) + 1);
       void this.track(this.runOne(job))
         .catch((error: unknown) =>
           this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
         )
         .finally(() => {
-          this.active--;
+          this.active.set(kind, (this.active.get(kind) ?? 1) - 1);
           this.startQueued();
-          if (this.waitingForRoom && this.queue.length === 0) this.wake?.();
+          // The kind's prefetch is used up and more may be due: claim now rather than at the next poll.
+          if (this.backlog && this.count(kind).queued === 0) this.wake?.();
         });
     }
   }
@@ -308,49 +359,46 @@ export class Worker {
     return ran;
   }
 
-  private async claim(options: RunDueOptions): Promise<Claimed[]> {
+  private async claim(options: RunDueOptions, picks?: Pick[]): Promise<Claimed[]> {
     const kinds = this.runnableKinds();
-    const limit = Math.max(1, Math.floor(options.limit ?? this.batchSize));
     if (kinds.length === 0) return [];
+    const limit = Math.max(1, Math.floor(options.limit ?? this.batchSize));
+    const chosen = picks ?? [{ kinds, limit }];
+    if (chosen.length === 0) return [];
     const now = this.clock.now().getTime();
     const lease = now + this.leaseMs;
-    const db = this.db.kysely;
+    const postgres = this.db.dialect === 'postgres';
 
-    // The due rows, oldest first. On PostgreSQL each is locked as it is picked (SKIP LOCKED: rows
-    // another worker is claiming right now are passed over, not waited for), in a materialised CTE so
-    // the pick runs exactly once. SQLite takes its one write lock for the whole statement.
-    const pick = (from: QueryCreator<Database>) => {
-      let due = from
-        .selectFrom('jobs')
-        .select('id')
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-        .where('kind', 'in', kinds);
-      if (options.accountId !== undefined) due = due.where('account_id', '=', options.accountId);
-      if (options.livemode !== undefined) due = due.where('livemode', '=', options.livemode ? 1 : 0);
-      return due.orderBy('due_at').orderBy('id').limit(limit);
+    // Each pick: its kinds' due rows, oldest first. On PostgreSQL each row is locked as it is picked
+    // (SKIP LOCKED: rows another worker is claiming right now are passed over, not waited for), in a
+    // materialised CTE so the pick runs exactly once. SQLite takes its one write lock for the whole
+    // statement.
+    const pick = ({ kinds: of, limit: most }: Pick): RawBuilder<unknown> => {
+      const filters: RawBuilder<unknown>[] = [
+        sql`kind in (${sql.join(of)})`,
+        sql`due_at <= ${now}`,
+        sql`(locked_until is null or locked_until < ${now})`,
+      ];
+      if (options.accountId !== undefined) filters.push(sql`account_id = ${options.accountId}`);
+      if (options.livemode !== undefined) filters.push(sql`livemode = ${options.livemode ? 1 : 0}`);
+      const lock = postgres ? sql` for update skip locked` : sql``;
+      return sql`select id, due_at from jobs where ${sql.join(filters, sql` and `)} order by due_at, id limit ${most}${lock}`;
     };
+    const ctes = chosen.map(
+      (p, i) => sql`${sql.id(`pick${i}`)} as ${postgres ? sql`materialized ` : sql``}(${pick(p)})`,
+    );
+    const union = sql.join(
+      chosen.map((_, i) => sql`select id from ${sql.id(`pick${i}`)}`),
+      sql` union all `,
+    );
     // One statement, so picking and locking are one round trip and one lock. (On SQLite, no
     // multi-statement transaction either: another connection in this process would have to wait
     // synchronously for it, blocking the event loop that must finish it.)
-    const rows =
-      this.db.dialect === 'postgres'
-        ? await db
-            .with(
-              (cte) => cte('due').materialized(),
-              (from) => pick(from).forUpdate().skipLocked(),
-            )
-            .updateTable('jobs')
-            .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
-            .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
-            .returningAll()
-            .execute()
-        : await db
-            .updateTable('jobs')
-            .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
-            .where('id', 'in', pick(db))
-            .returningAll()
-            .execute();
+    const result = await sql<JobRow>`with ${sql.join(ctes)}
+      update jobs set locked_until = ${lease}, attempts = attempts + 1
+      where id in (${union})
+      returning *`.execute(this.db.kysely);
+    const rows = result.rows;
     rows.sort((a, b) => a.due_at - b.due_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     return rows.map((row) => ({ row, lease }));
   }

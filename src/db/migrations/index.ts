@@ -10,6 +10,7 @@ import { dashboard } from './0008_dashboard.js';
 import { billingAgentAuth } from './0009_billing_agent_auth.js';
 import { scaleIndexes } from './0010_scale_indexes.js';
 import { clientCountry } from './0011_client_country.js';
+import { jobsKindDue } from './0012_jobs_kind_due.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0009_billing_agent_auth': billingAgentAuth,
   '0010_scale_indexes': scaleIndexes,
   '0011_client_country': clientCountry,
+  '0012_jobs_kind_due': jobsKindDue,
 };
 
 export const migrationProvider: MigrationProvider = {
