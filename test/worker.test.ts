@@ -14,12 +14,19 @@ import {
   Worker,
   type WorkerLogger,
 } from '../src/jobs/worker.js';
-import type { Clock } from '../src/lib/clock.js';
+import { systemClock, type Clock } from '../src/lib/clock.js';
 import { DATABASES, TEST_POSTGRES_URL, type DatabaseKind } from './helpers/env.js';
 
 // Test-only kinds: defined like production ones, but left out of the production start-up check.
 const Echo = defineJob('test_worker.echo', z.strictObject({ n: z.number().int() }), { testOnly: true });
 const Other = defineJob('test_worker.other', z.strictObject({}), { testOnly: true });
+/** A kind whose handlers may run for 2 s, whatever the worker's lease. */
+const Long = defineJob('test_worker.long', z.strictObject({ ms: z.number().int() }), {
+  testOnly: true,
+  timeoutMs: 2_000,
+});
+/** A kind given 50 ms. */
+const Brief = defineJob('test_worker.brief', z.strictObject({}), { testOnly: true, timeoutMs: 50 });
 /** A kind with one slot of its own (a slow mail relay). */
 const Slow = defineJob('test_worker.slow', z.strictObject({ n: z.number().int() }), {
   testOnly: true,
@@ -161,9 +168,11 @@ describe.each(DATABASES)('job worker on %s', (database) => {
   it('runs a due job once, with its parsed payload, and deletes it', async () => {
     const worker = newWorker();
     const seen: unknown[] = [];
-    worker.register(Echo, async (job) => {
+    worker.register(Echo, async ({ signal, ...job }) => {
       await tick();
-      seen.push({ ...job });
+      expect(signal).toBeInstanceOf(AbortSignal);
+      expect(signal.aborted).toBe(false);
+      seen.push(job);
     });
     const id = await enqueue(Echo, { n: 7 }, -1000, { livemode: false, subjectId: 'in_abc' });
     expect(id).toMatch(/^job_[0-9A-Za-z]{22}$/);
@@ -543,6 +552,97 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     await stopping;
     expect(ran).toEqual([0]);
     expect(await jobRow(queuedId)).toMatchObject({ attempts: 0, locked_until: null });
+  });
+
+  it("aborts a timed-out handler's signal, and counts the attempt as failed", async () => {
+    const worker = newWorker();
+    let abortedWith: unknown;
+    let finishedAfterAbort = false;
+    worker.register(Brief, async (job) => {
+      await new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()));
+      abortedWith = job.signal.reason;
+      // A handler honouring the signal stops here; one that did not would go on acting.
+      await tick();
+      finishedAfterAbort = true;
+    });
+    const id = await enqueue(Brief, {});
+    expect(await worker.runDue()).toBe(1);
+    await waitFor(() => finishedAfterAbort);
+    expect(abortedWith).toBeInstanceOf(Error);
+    expect((abortedWith as Error).message).toMatch(/did not finish within 50 ms/);
+    const row = await jobRow(id);
+    expect(row).toMatchObject({ attempts: 1, locked_until: null });
+    expect(row?.last_error).toMatch(/did not finish within 50 ms/);
+  });
+
+  it("stop() aborts a running handler's signal after the grace and hands its job back, attempt not counted", async () => {
+    const worker = newWorker();
+    let started = false;
+    let aborted = false;
+    worker.register(Echo, async (job) => {
+      started = true;
+      await new Promise<void>((resolve, reject) =>
+        job.signal.addEventListener('abort', () => {
+          aborted = true;
+          reject(job.signal.reason as Error);
+        }),
+      );
+    });
+    const id = await enqueue(Echo, { n: 1 });
+    worker.start();
+    await waitFor(() => started);
+    const before = Date.now();
+    await worker.stop(100);
+    expect(aborted).toBe(true);
+    expect(Date.now() - before).toBeGreaterThanOrEqual(90);
+    expect(await jobRow(id)).toMatchObject({ attempts: 0, locked_until: null, last_error: null });
+  });
+
+  it('renews the lease of a running job: a handler longer than the lease is not taken over', async () => {
+    // Real time here: the lease must run out in real time for the other worker to see it.
+    const leaseMs = 300;
+    const a = new Worker({
+      db: dbs.a,
+      clock: systemClock,
+      logger: recordingLogger(),
+      pollIntervalMs: 10,
+      leaseMs,
+    });
+    const b = new Worker({
+      db: dbs.b,
+      clock: systemClock,
+      logger: recordingLogger(),
+      pollIntervalMs: 10,
+      leaseMs,
+    });
+    const runs: string[] = [];
+    a.register(Long, async (job) => {
+      runs.push('a');
+      await sleep(job.payload.ms);
+    });
+    b.register(Long, async () => {
+      await tick();
+      runs.push('b');
+    });
+    const id = await enqueueJob(db.kysely, {
+      accountId,
+      livemode: true,
+      kind: Long,
+      subjectId: 'in_long',
+      payload: { ms: 1_000 },
+      dueAt: Date.now() - 1,
+    });
+    const aRun = a.runDue();
+    await waitFor(() => runs.length === 1);
+    // Over three leases long, B keeps trying.
+    const until = Date.now() + 1_100;
+    while (Date.now() < until) {
+      await b.runDue();
+      await sleep(25);
+    }
+    expect(await aRun).toBe(1);
+    expect(runs).toEqual(['a']);
+    expect(await jobRow(id)).toBeUndefined();
   });
 
   it('stop() waits for the job in flight', async () => {

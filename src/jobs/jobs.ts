@@ -169,6 +169,11 @@ export interface Job<P> {
   payload: P;
   /** Failed attempts before this one (0 on the first run). */
   attempts: number;
+  /**
+   * Aborted when the handler runs out of time (the attempt then counts as failed) or the worker shuts
+   * down (the job is handed back, due at once): pass it to every request that may wait.
+   */
+  signal: AbortSignal;
 }
 
 /**

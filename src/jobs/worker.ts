@@ -96,11 +96,29 @@ interface Registration {
   handler: JobHandler<unknown>;
 }
 
-/** A claimed job: its row (attempts already counting this attempt) and the lease that fences it. */
+/**
+ * A claimed job: its row (attempts already counting this attempt) and the lease that fences it
+ * (moved on while the job runs, see renewLeases).
+ */
 interface Claimed {
   row: JobRow;
   lease: number;
+  /** Aborts the handler: time-out or shutdown. */
+  controller?: AbortController;
+  /** Its outcome is being recorded: the lease is no longer renewed. */
+  settling?: boolean;
 }
+
+/** The reason a handler's signal is aborted with when the worker shuts down. */
+class ShutdownError extends Error {
+  constructor() {
+    super('the worker is shutting down');
+    this.name = 'ShutdownError';
+  }
+}
+
+/** How long stop() lets running handlers finish before it aborts them. */
+export const DEFAULT_STOP_GRACE_MS = 5_000;
 
 /** One pick of a claim: due jobs of these kinds, oldest first, at most `limit`. */
 interface Pick {
@@ -140,6 +158,11 @@ export class Worker {
   private wake: (() => void) | undefined;
   /** A wake-up arrived while the worker was busy: the next sleep is skipped. */
   private nudged = false;
+  /** Jobs whose handlers are running (poll loop and runDue): their leases are renewed, stop() aborts them. */
+  private readonly runningJobs = new Set<Claimed>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** The renewal in progress: an outcome waits for it, so it is recorded under the current lease. */
+  private renewing: Promise<void> = Promise.resolve();
 
   constructor(options: WorkerOptions) {
     this.db = options.db;
@@ -208,15 +231,26 @@ export class Worker {
     );
   }
 
-  /** Stops polling and waits for the jobs in flight; claimed jobs not yet started are handed back. */
-  async stop(): Promise<void> {
+  /**
+   * Stops polling, hands claimed jobs that did not start back, lets running handlers finish for up to
+   * graceMs, then aborts their signals (an interrupted job is handed back, due at once) and waits for them.
+   */
+  async stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
     await this.loop;
     this.loop = undefined;
     await this.release(this.queue.splice(0));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+    for (const job of this.runningJobs) job.controller?.abort(new ShutdownError());
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    this.stopHeartbeat();
   }
 
   private async track<T>(task: Promise<T>): Promise<T> {
@@ -403,19 +437,24 @@ export class Worker {
     return rows.map((row) => ({ row, lease }));
   }
 
-  private async runOne({ row, lease }: Claimed): Promise<void> {
+  private async runOne(job: Claimed): Promise<void> {
+    const { row } = job;
     const registration = this.registrations.get(row.kind)?.[0];
     const context = { job_id: row.id, kind: row.kind, account_id: row.account_id, attempt: row.attempts };
     if (row.attempts > MAX_ATTEMPTS) {
       // Claimed again after its last attempt never reported back (the process died mid-job).
-      await this.settle(row, lease, 'give_up', new Error('the last attempt did not finish (worker died?)'));
+      await this.settle(job, 'give_up', new Error('the last attempt did not finish (worker died?)'));
       return;
     }
+    const controller = new AbortController();
+    job.controller = controller;
+    this.runningJobs.add(job);
+    this.startHeartbeat();
     try {
       if (!registration) throw new Error(`no handler for job kind "${row.kind}"`);
       const parsed = registration.definition.schema.safeParse(JSON.parse(row.payload));
       if (!parsed.success) throw new Error(`invalid payload: ${parsed.error.message}`);
-      await withTimeout(
+      await withDeadline(
         registration.handler({
           id: row.id,
           accountId: row.account_id,
@@ -424,24 +463,87 @@ export class Worker {
           subjectId: row.subject_id,
           payload: parsed.data,
           attempts: row.attempts - 1,
+          signal: controller.signal,
         }),
-        this.jobTimeoutMs,
+        controller,
+        registration.definition.timeoutMs ?? this.jobTimeoutMs,
       );
     } catch (error) {
+      this.runningJobs.delete(job);
+      if (controller.signal.reason instanceof ShutdownError) {
+        // Cut short by the shutdown: nothing is known of the attempt, so it is not counted.
+        this.logger.info(context, 'job interrupted by shutdown; handed back');
+        await this.release([job]);
+        return;
+      }
       this.logger.warn({ ...context, err: error }, 'job failed');
-      await this.settle(row, lease, retryDelayMs(row.attempts) === null ? 'give_up' : 'retry', error);
+      await this.settle(job, retryDelayMs(row.attempts) === null ? 'give_up' : 'retry', error);
       return;
     }
-    await this.settle(row, lease, 'done');
+    this.runningJobs.delete(job);
+    await this.settle(job, 'done');
+  }
+
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(
+      () => {
+        if (this.runningJobs.size === 0) {
+          this.stopHeartbeat();
+          return;
+        }
+        this.renewing = this.renewing.then(() => this.renewLeases());
+      },
+      Math.max(50, Math.floor(this.leaseMs / 3)),
+    );
+    this.heartbeat.unref();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  /**
+   * Moves the leases of running jobs on, so a handler that takes longer than the lease (a webhook's
+   * 30 s against a lease of seconds) is not taken over while this process lives, and a dead process's
+   * jobs are still taken over one lease after its last renewal. Fenced like every outcome: a lease
+   * already lost stays lost.
+   */
+  private async renewLeases(): Promise<void> {
+    const byLease = new Map<number, Claimed[]>();
+    for (const job of this.runningJobs) {
+      if (job.settling) continue;
+      byLease.set(job.lease, [...(byLease.get(job.lease) ?? []), job]);
+    }
+    const lease = this.clock.now().getTime() + this.leaseMs;
+    for (const [old, jobs] of byLease) {
+      if (old >= lease) continue;
+      try {
+        const renewed = await this.db.kysely
+          .updateTable('jobs')
+          .set({ locked_until: lease })
+          .where('locked_until', '=', old)
+          .where(
+            'id',
+            'in',
+            jobs.map((job) => job.row.id),
+          )
+          .returning('id')
+          .execute();
+        const ids = new Set(renewed.map((r) => r.id));
+        for (const job of jobs) if (ids.has(job.row.id)) job.lease = lease;
+      } catch (error) {
+        this.logger.warn({ err: error }, 'job worker: renewing leases failed');
+      }
+    }
   }
 
   /** Records the outcome, only while the row still carries our lease. Errors are logged: the lease then expires and the job runs again. */
-  private async settle(
-    row: JobRow,
-    lease: number,
-    outcome: 'done' | 'retry' | 'give_up',
-    error?: unknown,
-  ): Promise<void> {
+  private async settle(job: Claimed, outcome: 'done' | 'retry' | 'give_up', error?: unknown): Promise<void> {
+    job.settling = true;
+    await this.renewing;
+    const { row, lease } = job;
     const db = this.db.kysely;
     const context = { job_id: row.id, kind: row.kind, account_id: row.account_id, attempts: row.attempts };
     try {
@@ -487,6 +589,8 @@ export class Worker {
   }
   /** Hands claimed jobs that did not start back (stopping, or waited too long): due at once, attempt not counted. */
   private async release(jobs: Claimed[]): Promise<void> {
+    for (const job of jobs) job.settling = true;
+    await this.renewing;
     for (const { row, lease } of jobs) {
       await this.db.kysely
         .updateTable('jobs')
@@ -503,10 +607,19 @@ function describeError(error: unknown): string {
   return text.slice(0, 4_000);
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+/**
+ * The handler's outcome, or a failure once `ms` have passed: its signal is then aborted so that it
+ * stops (a timed-out handler that kept going could act after its job was retried elsewhere).
+ */
+function withDeadline<T>(work: Promise<T>, controller: AbortController, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the handler did not finish within ${ms} ms`)), ms);
+    timer = setTimeout(() => {
+      const error = new Error(`the handler did not finish within ${ms} ms`);
+      error.name = 'TimeoutError';
+      controller.abort(error);
+      reject(error);
+    }, ms);
     timer.unref();
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
