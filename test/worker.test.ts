@@ -1,10 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
+import type { Database } from '../src/db/schema.js';
 import { cancelJobs, defineJob, definedKinds, enqueueJob, type AnyJobKind } from '../src/jobs/jobs.js';
 import {
   DEFAULT_LEASE_MS,
@@ -251,6 +253,39 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(await cancelJobs(db.kysely, { subjectId: 'in_one' })).toBe(0);
     expect(await jobCount()).toBe(1);
     expect(await jobRow(kept)).toBeDefined();
+  });
+
+  it('enqueues a job with a unique key once while it is pending, and again once it has run', async () => {
+    const worker = newWorker();
+    const ran: number[] = [];
+    worker.register(Echo, async (job) => {
+      await tick();
+      ran.push(job.payload.n);
+    });
+    const keyed = (n: number, on: Kysely<Database> = db.kysely) =>
+      enqueueJob(on, {
+        accountId,
+        livemode: true,
+        kind: Echo,
+        subjectId: 'in_keyed',
+        payload: { n },
+        dueAt: clock.now().getTime(),
+        uniqueKey: 'test_worker.echo:in_keyed',
+      });
+    const first = await keyed(1);
+    // In a transaction too (the outbox's way), on the same key: nothing added, the pending job's id.
+    expect(await db.kysely.transaction().execute((trx) => keyed(2, trx))).toBe(first);
+    expect(await keyed(3)).toBe(first);
+    // Jobs without a key are not constrained.
+    await enqueue(Echo, { n: 4 });
+    await enqueue(Echo, { n: 5 });
+    expect(await jobCount()).toBe(3);
+    expect(await worker.runDue()).toBe(3);
+    expect(ran.sort()).toEqual([1, 4, 5]);
+    const again = await keyed(6);
+    expect(again).not.toBe(first);
+    expect(await worker.runDue()).toBe(1);
+    expect(ran).toContain(6);
   });
 
   it('retries a failing job with backoff, records attempts and the error, and gives up after the last attempt', async () => {

@@ -165,6 +165,8 @@ export interface JobsTable {
   locked_until: number | null;
   last_error: string | null;
   created_at: string;
+  /** Set on a job that must exist once: a second enqueue with the key, while it is pending, adds nothing. */
+  unique_key: Generated<string | null>;
 }
 
 export interface EventsTable {

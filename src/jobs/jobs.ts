@@ -101,6 +101,11 @@ export interface NewJob<Input = unknown> {
   payload: Input;
   /** Real time (epoch ms) at which the job is due. A test-mode job due at test time T: T − the account's offset. */
   dueAt: number;
+  /**
+   * For a job that must exist once: while a job with this key is pending (or running), enqueueing
+   * another adds nothing and returns the pending job's id. Keys are global: prefix them with the kind.
+   */
+  uniqueKey?: string;
 }
 
 /**
@@ -115,23 +120,38 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
   }
   if (!Number.isFinite(job.dueAt)) throw new Error(`Job dueAt must be epoch milliseconds, got ${job.dueAt}`);
   const id = newId('job');
-  await db
-    .insertInto('jobs')
-    .values({
-      id,
-      account_id: job.accountId,
-      livemode: job.livemode ? 1 : 0,
-      kind: definition.kind,
-      subject_id: job.subjectId,
-      // The input form is stored: the worker parses it again, so transforms apply exactly once.
-      payload: JSON.stringify(job.payload ?? null),
-      due_at: Math.round(job.dueAt),
-      locked_until: null,
-      last_error: null,
-      // Bookkeeping only (never compared with a due time), so real time, not a mode clock.
-      created_at: new Date().toISOString(),
-    })
-    .execute();
+  const insert = db.insertInto('jobs').values({
+    id,
+    account_id: job.accountId,
+    livemode: job.livemode ? 1 : 0,
+    kind: definition.kind,
+    subject_id: job.subjectId,
+    // The input form is stored: the worker parses it again, so transforms apply exactly once.
+    payload: JSON.stringify(job.payload ?? null),
+    due_at: Math.round(job.dueAt),
+    locked_until: null,
+    last_error: null,
+    // Bookkeeping only (never compared with a due time), so real time, not a mode clock.
+    created_at: new Date().toISOString(),
+    unique_key: job.uniqueKey ?? null,
+  });
+  if (job.uniqueKey === undefined) {
+    await insert.execute();
+  } else {
+    const inserted = await insert
+      .onConflict((conflict) => conflict.column('unique_key').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (!inserted) {
+      const pending = await db
+        .selectFrom('jobs')
+        .select('id')
+        .where('unique_key', '=', job.uniqueKey)
+        .executeTakeFirst();
+      // Gone between the two statements (it ran and finished): the key is free again.
+      return pending?.id ?? enqueueJob(db, job);
+    }
+  }
   // A job due now wakes an idle worker at commit (PostgreSQL); others wait for a poll.
   if (job.dueAt <= Date.now() + WAKE_HORIZON_MS && isPostgres(db)) await notifyJobDue(db);
   return id;

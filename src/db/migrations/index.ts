@@ -11,6 +11,7 @@ import { billingAgentAuth } from './0009_billing_agent_auth.js';
 import { scaleIndexes } from './0010_scale_indexes.js';
 import { clientCountry } from './0011_client_country.js';
 import { jobsKindDue } from './0012_jobs_kind_due.js';
+import { jobUniqueKey } from './0013_job_unique_key.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010_scale_indexes': scaleIndexes,
   '0011_client_country': clientCountry,
   '0012_jobs_kind_due': jobsKindDue,
+  '0013_job_unique_key': jobUniqueKey,
 };
 
 export const migrationProvider: MigrationProvider = {
