@@ -29,6 +29,11 @@ const Long = defineJob('test_worker.long', z.strictObject({ ms: z.number().int()
 });
 /** A kind given 50 ms. */
 const Brief = defineJob('test_worker.brief', z.strictObject({}), { testOnly: true, timeoutMs: 50 });
+/** A send that must not be repeated. */
+const Once = defineJob('test_worker.once', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+  atMostOnce: true,
+});
 /** A kind with one slot of its own (a slow mail relay). */
 const Slow = defineJob('test_worker.slow', z.strictObject({ n: z.number().int() }), {
   testOnly: true,
@@ -325,6 +330,47 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     clock.advance(365 * 86_400_000);
     expect(await worker.runDue()).toBe(0);
     expect(attemptsSeen).toHaveLength(8);
+  });
+
+  it('runs an at-most-once job once: not retried after a failure, not run again after its worker died', async () => {
+    const logger = recordingLogger();
+    const runs: string[] = [];
+    let releaseHung: () => void = () => {};
+    let hungStarted = false;
+    const a = newWorker(dbs.a, logger);
+    a.register(Once, async (job) => {
+      runs.push(`a:${job.payload.n}`);
+      if (job.payload.n === 1) throw new Error('the relay refused');
+      hungStarted = true;
+      await new Promise<void>((resolve) => (releaseHung = resolve));
+    });
+    const b = newWorker(dbs.b, logger);
+    b.register(Once, async (job) => {
+      await tick();
+      runs.push(`b:${job.payload.n}`);
+    });
+
+    // 1. A failure is final.
+    const failed = await enqueue(Once, { n: 1 });
+    expect(await a.runDue()).toBe(1);
+    expect(await jobRow(failed)).toMatchObject({ attempts: 1, locked_until: GAVE_UP_LOCKED_UNTIL });
+    clock.advance(3_600_000);
+    expect(await b.runDue()).toBe(0);
+
+    // 2. A's worker hangs mid-send (as if dead); once its lease ran out B takes the job over but does not run it.
+    const hung = await enqueue(Once, { n: 2 });
+    const aRun = a.runDue();
+    await waitFor(() => hungStarted);
+    clock.advance(DEFAULT_LEASE_MS + 1);
+    expect(await b.runDue()).toBe(1);
+    expect(await jobRow(hung)).toMatchObject({ attempts: 2, locked_until: GAVE_UP_LOCKED_UNTIL });
+    expect((await jobRow(hung))?.last_error).toMatch(/at most once/);
+    releaseHung();
+    await aRun;
+    expect(runs).toEqual(['a:1', 'a:2']);
+    expect(
+      logger.lines.some((l) => l.level === 'error' && /given up after 1 attempt$/.test(l.msg ?? '')),
+    ).toBe(true);
   });
 
   it('counts an invalid stored payload as a failed attempt', async () => {

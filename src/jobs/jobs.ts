@@ -24,12 +24,19 @@ export interface JobDefinition<Input = unknown, Output = Input> {
   readonly concurrency: number | undefined;
   /** How long a handler of this kind may run before it is aborted; undefined: the worker's default. */
   readonly timeoutMs: number | undefined;
+  /**
+   * At most once: a handler of this kind is never started twice for one job. Not retried when it fails
+   * or times out, and not run again when an earlier attempt may have started (its worker died, or
+   * was shut down mid-run): the job is given up instead, for sends that must not be repeated.
+   */
+  readonly atMostOnce: boolean;
 }
 
 export interface JobKindOptions {
   testOnly?: boolean;
   concurrency?: number;
   timeoutMs?: number;
+  atMostOnce?: boolean;
 }
 
 /** Either a definition (typed payload) or a kind's name (payload checked at run time only). */
@@ -66,6 +73,7 @@ export function defineJob<S extends z.ZodType>(
     testOnly: options.testOnly ?? false,
     concurrency: options.concurrency,
     timeoutMs: options.timeoutMs,
+    atMostOnce: options.atMostOnce ?? false,
   };
   definitions.set(kind, definition);
   return definition;
@@ -199,7 +207,7 @@ export interface Job<P> {
 /**
  * Runs one job. Resolving means done (the row is deleted); throwing means retry later with backoff.
  * A handler may run more than once for one job (a crash after its work, before the row is deleted):
- * make it idempotent.
+ * make it idempotent, or define its kind atMostOnce.
  */
 export type JobHandler<P> = (job: Job<P>) => Promise<void>;
 

@@ -446,6 +446,12 @@ export class Worker {
       await this.settle(job, 'give_up', new Error('the last attempt did not finish (worker died?)'));
       return;
     }
+    const atMostOnce = registration?.definition.atMostOnce ?? false;
+    if (atMostOnce && row.attempts > 1) {
+      // An earlier claim was never handed back: its handler may have run, so this one must not.
+      await this.settle(job, 'give_up', new Error('an earlier attempt may have run (at most once)'));
+      return;
+    }
     const controller = new AbortController();
     job.controller = controller;
     this.runningJobs.add(job);
@@ -470,14 +476,15 @@ export class Worker {
       );
     } catch (error) {
       this.runningJobs.delete(job);
-      if (controller.signal.reason instanceof ShutdownError) {
+      if (controller.signal.reason instanceof ShutdownError && !atMostOnce) {
         // Cut short by the shutdown: nothing is known of the attempt, so it is not counted.
         this.logger.info(context, 'job interrupted by shutdown; handed back');
         await this.release([job]);
         return;
       }
       this.logger.warn({ ...context, err: error }, 'job failed');
-      await this.settle(job, retryDelayMs(row.attempts) === null ? 'give_up' : 'retry', error);
+      const last = atMostOnce || retryDelayMs(row.attempts) === null;
+      await this.settle(job, last ? 'give_up' : 'retry', error);
       return;
     }
     this.runningJobs.delete(job);
@@ -571,7 +578,10 @@ export class Worker {
           .executeTakeFirst();
         changed = result.numUpdatedRows;
         if (outcome === 'give_up') {
-          this.logger.error({ ...context, err: error }, `job given up after ${row.attempts} attempts`);
+          this.logger.error(
+            { ...context, err: error },
+            `job given up after ${row.attempts} attempt${row.attempts === 1 ? '' : 's'}`,
+          );
         }
       }
       if (changed === 0n) {
