@@ -34,6 +34,12 @@ const Once = defineJob('test_worker.once', z.strictObject({ n: z.number().int() 
   testOnly: true,
   atMostOnce: true,
 });
+/** Two at once per key (a webhook endpoint), eight of the kind. */
+const Keyed = defineJob('test_worker.keyed', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+  concurrency: 8,
+  keyConcurrency: 2,
+});
 /** A kind with one slot of its own (a slow mail relay). */
 const Slow = defineJob('test_worker.slow', z.strictObject({ n: z.number().int() }), {
   testOnly: true,
@@ -529,6 +535,62 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       await worker.stop();
     }
     expect(slowMostAtOnce).toBe(1);
+  });
+
+  it("limits a kind's jobs per concurrency key: one hanging key holds two slots, the others run", async () => {
+    const worker = newWorker();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let stuckRunning = 0;
+    let stuckMostAtOnce = 0;
+    const done: string[] = [];
+    worker.register(Keyed, async (job) => {
+      if (job.subjectId === 'stuck') {
+        stuckRunning++;
+        stuckMostAtOnce = Math.max(stuckMostAtOnce, stuckRunning);
+        await gate;
+        stuckRunning--;
+      } else {
+        await sleep(2);
+      }
+      done.push(`${job.subjectId}:${job.payload.n}`);
+    });
+    const add = (key: string, n: number, dueInMs: number) =>
+      enqueueJob(db.kysely, {
+        accountId,
+        livemode: true,
+        kind: Keyed,
+        subjectId: key,
+        payload: { n },
+        dueAt: clock.now().getTime() + dueInMs,
+        concurrencyKey: `endpoint_${key}`,
+      });
+    // The hanging key's jobs are the oldest.
+    for (let n = 0; n < 10; n++) await add('stuck', n, -1000 + n);
+    for (let n = 0; n < 6; n++) await add('ok', n, -n);
+    const claimedStuck = async () =>
+      (
+        await db.kysely
+          .selectFrom('jobs')
+          .select('id')
+          .where('subject_id', '=', 'stuck')
+          .where('locked_until', 'is not', null)
+          .execute()
+      ).length;
+
+    worker.start();
+    try {
+      await waitFor(() => done.filter((d) => d.startsWith('ok')).length === 6);
+      expect(stuckMostAtOnce).toBe(2);
+      // Two running and at most the prefetch waiting: the rest stay free for other workers.
+      expect(await claimedStuck()).toBeLessThanOrEqual(4);
+      release();
+      await waitFor(async () => done.length === 16 && (await jobCount()) === 0);
+    } finally {
+      release();
+      await worker.stop();
+    }
+    expect(stuckMostAtOnce).toBe(2);
   });
 
   it('claims only for free slots plus the prefetch, not a whole batch while every slot is busy', async () => {

@@ -167,6 +167,8 @@ export interface JobsTable {
   created_at: string;
   /** Set on a job that must exist once: a second enqueue with the key, while it is pending, adds nothing. */
   unique_key: Generated<string | null>;
+  /** What the job competes for (a webhook endpoint): its kind's keyConcurrency applies per key. */
+  concurrency_key: Generated<string | null>;
 }
 
 export interface EventsTable {

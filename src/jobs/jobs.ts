@@ -30,6 +30,11 @@ export interface JobDefinition<Input = unknown, Output = Input> {
    * was shut down mid-run): the job is given up instead, for sends that must not be repeated.
    */
   readonly atMostOnce: boolean;
+  /**
+   * Jobs of this kind with one concurrency key (NewJob.concurrencyKey) one worker runs at once;
+   * undefined: no limit per key.
+   */
+  readonly keyConcurrency: number | undefined;
 }
 
 export interface JobKindOptions {
@@ -37,6 +42,7 @@ export interface JobKindOptions {
   concurrency?: number;
   timeoutMs?: number;
   atMostOnce?: boolean;
+  keyConcurrency?: number;
 }
 
 /** Either a definition (typed payload) or a kind's name (payload checked at run time only). */
@@ -63,6 +69,7 @@ export function defineJob<S extends z.ZodType>(
   for (const [name, value] of Object.entries({
     concurrency: options.concurrency,
     timeoutMs: options.timeoutMs,
+    keyConcurrency: options.keyConcurrency,
   })) {
     if (value !== undefined && !(Number.isInteger(value) && value >= 1))
       throw new Error(`Job kind "${kind}": ${name} must be a positive integer`);
@@ -74,6 +81,7 @@ export function defineJob<S extends z.ZodType>(
     concurrency: options.concurrency,
     timeoutMs: options.timeoutMs,
     atMostOnce: options.atMostOnce ?? false,
+    keyConcurrency: options.keyConcurrency,
   };
   definitions.set(kind, definition);
   return definition;
@@ -114,6 +122,8 @@ export interface NewJob<Input = unknown> {
    * another adds nothing and returns the pending job's id. Keys are global: prefix them with the kind.
    */
   uniqueKey?: string;
+  /** What the job competes for, e.g. a webhook endpoint (see JobDefinition.keyConcurrency). */
+  concurrencyKey?: string;
 }
 
 /**
@@ -142,6 +152,7 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     // Bookkeeping only (never compared with a due time), so real time, not a mode clock.
     created_at: new Date().toISOString(),
     unique_key: job.uniqueKey ?? null,
+    concurrency_key: job.concurrencyKey ?? null,
   });
   if (job.uniqueKey === undefined) {
     await insert.execute();

@@ -124,6 +124,8 @@ export const DEFAULT_STOP_GRACE_MS = 5_000;
 interface Pick {
   kinds: string[];
   limit: number;
+  /** A kind limited per concurrency key: at most `allowance` of a key, less what is in hand. */
+  keyed?: { allowance: number; inHand: Map<string, number> };
 }
 
 /**
@@ -144,8 +146,9 @@ export class Worker {
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly prefetch: number;
-  /** Jobs the poll loop is running now, per kind. */
+  /** Jobs the poll loop is running now, per kind, and per kind and concurrency key (keyOf). */
   private readonly active = new Map<string, number>();
+  private readonly activeByKey = new Map<string, number>();
   /** Claimed by the poll loop, waiting for a free slot of their kind (at most the prefetch of each). */
   private queue: Claimed[] = [];
   /** The last claim may have left due jobs behind (a kind had no room, or a pick came back full). */
@@ -267,25 +270,53 @@ export class Worker {
     return this.registrations.get(kind)?.[0]?.definition.concurrency ?? this.concurrency;
   }
 
+  private keyLimitOf(kind: string): number | undefined {
+    return this.registrations.get(kind)?.[0]?.definition.keyConcurrency;
+  }
+
   private count(kind: string): { active: number; queued: number } {
     let queued = 0;
     for (const job of this.queue) if (job.row.kind === kind) queued++;
     return { active: this.active.get(kind) ?? 0, queued };
   }
 
+  /** Whether a claimed job may start now: a free slot of its kind, and of its key if the kind limits keys. */
+  private canStart(job: Claimed): boolean {
+    const { kind, concurrency_key: key } = job.row;
+    if ((this.active.get(kind) ?? 0) >= this.limitOf(kind)) return false;
+    const keyLimit = this.keyLimitOf(kind);
+    return keyLimit === undefined || key === null || (this.activeByKey.get(keyOf(kind, key)) ?? 0) < keyLimit;
+  }
+
   /**
    * What the next claim may take: for each kind, its free slots plus the prefetch, less what is
-   * already queued. Kinds with the same room share one pick.
+   * already queued. Kinds with the same room share one pick; a kind limited per key has its own.
    */
   private picks(): Pick[] {
     const byRoom = new Map<number, string[]>();
+    const picks: Pick[] = [];
     for (const kind of this.runnableKinds()) {
       const { active, queued } = this.count(kind);
       const room = Math.min(this.batchSize, this.limitOf(kind) + this.prefetch - active - queued);
       if (room <= 0) continue;
-      byRoom.set(room, [...(byRoom.get(room) ?? []), kind]);
+      const keyLimit = this.keyLimitOf(kind);
+      if (keyLimit === undefined) {
+        byRoom.set(room, [...(byRoom.get(room) ?? []), kind]);
+        continue;
+      }
+      const inHand = new Map<string, number>();
+      const hold = (key: string | null) => {
+        if (key !== null) inHand.set(key, (inHand.get(key) ?? 0) + 1);
+      };
+      for (const job of this.queue) if (job.row.kind === kind) hold(job.row.concurrency_key);
+      const prefix = keyOf(kind, '');
+      for (const [key, n] of this.activeByKey) {
+        if (key.startsWith(prefix))
+          inHand.set(key.slice(prefix.length), (inHand.get(key.slice(prefix.length)) ?? 0) + n);
+      }
+      picks.push({ kinds: [kind], limit: room, keyed: { allowance: keyLimit + this.prefetch, inHand } });
     }
-    return [...byRoom].map(([limit, kinds]) => ({ kinds, limit }));
+    return [...picks, ...[...byRoom].map(([limit, kinds]) => ({ kinds, limit }))];
   }
 
   /**
@@ -299,6 +330,7 @@ export class Worker {
       // A kind without room may have more due; so may a kind whose pick came back full.
       const backlog = picks.length < this.runnableKinds().length;
       const full = new Set<string>();
+      let keyedBacklog = false;
       if (picks.length > 0) {
         try {
           const claimed = await this.claim({}, picks);
@@ -306,13 +338,19 @@ export class Worker {
           for (const pick of picks) {
             const got = claimed.filter((job) => pick.kinds.includes(job.row.kind)).length;
             if (got === pick.limit) for (const kind of pick.kinds) full.add(kind);
+            // Per key, a pick takes only a key's allowance: others of that key may be due.
+            if (
+              pick.keyed &&
+              (got > 0 || [...pick.keyed.inHand.values()].some((n) => n >= (pick.keyed?.allowance ?? 0)))
+            )
+              keyedBacklog = true;
           }
         } catch (error) {
           this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
         }
       }
       this.startQueued();
-      this.backlog = backlog || full.size > 0;
+      this.backlog = backlog || keyedBacklog || full.size > 0;
       const claimAgainNow = this.picks().some((pick) => pick.kinds.some((kind) => full.has(kind)));
       if (this.running && !claimAgainNow) await this.sleep(this.pollIntervalMs);
       this.nudged = false;
@@ -335,25 +373,31 @@ export class Worker {
     for (const job of [...this.queue]) {
       if (!this.running) return;
       const kind = job.row.kind;
+      if (!this.canStart(job)) continue;
+      this.queue.splice(this.queue.indexOf(job), 1);
       if (this.startsTooLate(job)) {
-        this.queue.splice(this.queue.indexOf(job), 1);
         void this.track(this.release([job])).catch((error: unknown) =>
           this.logger.error({ err: error, job_id: job.row.id }, 'job worker: handing a job back failed'),
         );
         continue;
       }
-      if ((this.active.get(kind) ?? 0) >= this.limitOf(kind)) continue;
-      this.queue.splice(this.queue.indexOf(job), 1);
+      const key = job.row.concurrency_key === null ? undefined : keyOf(kind, job.row.concurrency_key);
       this.active.set(kind, (this.active.get(kind) ?? 0) + 1);
+      if (key !== undefined) this.activeByKey.set(key, (this.activeByKey.get(key) ?? 0) + 1);
       void this.track(this.runOne(job))
         .catch((error: unknown) =>
           this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
         )
         .finally(() => {
           this.active.set(kind, (this.active.get(kind) ?? 1) - 1);
+          if (key !== undefined) {
+            const left = (this.activeByKey.get(key) ?? 1) - 1;
+            if (left > 0) this.activeByKey.set(key, left);
+            else this.activeByKey.delete(key);
+          }
           this.startQueued();
-          // The kind's prefetch is used up and more may be due: claim now rather than at the next poll.
-          if (this.backlog && this.count(kind).queued === 0) this.wake?.();
+          // Nothing of the kind is ready to start and more may be due: claim now, not at the next poll.
+          if (this.backlog && !this.queue.some((q) => q.row.kind === kind && this.canStart(q))) this.wake?.();
         });
     }
   }
@@ -407,7 +451,7 @@ export class Worker {
     // (SKIP LOCKED: rows another worker is claiming right now are passed over, not waited for), in a
     // materialised CTE so the pick runs exactly once. SQLite takes its one write lock for the whole
     // statement.
-    const pick = ({ kinds: of, limit: most }: Pick): RawBuilder<unknown> => {
+    const pick = ({ kinds: of, limit: most, keyed }: Pick): RawBuilder<unknown> => {
       const filters: RawBuilder<unknown>[] = [
         sql`kind in (${sql.join(of)})`,
         sql`due_at <= ${now}`,
@@ -415,12 +459,35 @@ export class Worker {
       ];
       if (options.accountId !== undefined) filters.push(sql`account_id = ${options.accountId}`);
       if (options.livemode !== undefined) filters.push(sql`livemode = ${options.livemode ? 1 : 0}`);
+      // A queued job whose lease ran out is due again, but not for this worker, which holds it.
+      const held = this.queue.filter((job) => of.includes(job.row.kind)).map((job) => job.row.id);
+      if (held.length > 0) filters.push(sql`id not in (${sql.join(held)})`);
+      const saturated = [...(keyed?.inHand ?? [])].filter(([, n]) => n >= (keyed?.allowance ?? 0));
+      if (saturated.length > 0) {
+        const keys = saturated.map(([key]) => key);
+        filters.push(sql`(concurrency_key is null or concurrency_key not in (${sql.join(keys)}))`);
+      }
       const lock = postgres ? sql` for update skip locked` : sql``;
-      return sql`select id, due_at from jobs where ${sql.join(filters, sql` and `)} order by due_at, id limit ${most}${lock}`;
+      return sql`select id, due_at, concurrency_key from jobs where ${sql.join(filters, sql` and `)} order by due_at, id limit ${most}${lock}`;
     };
-    const ctes = chosen.map(
-      (p, i) => sql`${sql.id(`pick${i}`)} as ${postgres ? sql`materialized ` : sql``}(${pick(p)})`,
-    );
+    // A kind limited per key takes, of its oldest due jobs, at most each key's allowance less what
+    // this worker holds of that key.
+    const allowed = ({ allowance, inHand }: NonNullable<Pick['keyed']>): RawBuilder<unknown> => {
+      const partial = [...inHand].filter(([, n]) => n < allowance);
+      if (partial.length === 0) return sql`cast(${allowance} as integer)`;
+      const cases = partial.map(([key, n]) => sql`when ${key} then cast(${allowance - n} as integer)`);
+      return sql`case concurrency_key ${sql.join(cases, sql` `)} else cast(${allowance} as integer) end`;
+    };
+    const materialized = postgres ? sql`materialized ` : sql``;
+    const ctes = chosen.flatMap((p, i) => {
+      const name = sql.id(`pick${i}`);
+      if (!p.keyed) return [sql`${name} as ${materialized}(${pick(p)})`];
+      const candidates = sql.id(`due${i}`);
+      return [
+        sql`${candidates} as ${materialized}(${pick(p)})`,
+        sql`${name} as (select id from (select id, concurrency_key, row_number() over (partition by concurrency_key order by due_at, id) as rn from ${candidates}) ranked where concurrency_key is null or rn <= ${allowed(p.keyed)})`,
+      ];
+    });
     const union = sql.join(
       chosen.map((_, i) => sql`select id from ${sql.id(`pick${i}`)}`),
       sql` union all `,
@@ -610,6 +677,10 @@ export class Worker {
         .execute();
     }
   }
+}
+
+function keyOf(kind: string, key: string): string {
+  return `${kind}\u0000${key}`;
 }
 
 function describeError(error: unknown): string {

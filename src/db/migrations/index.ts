@@ -12,6 +12,7 @@ import { scaleIndexes } from './0010_scale_indexes.js';
 import { clientCountry } from './0011_client_country.js';
 import { jobsKindDue } from './0012_jobs_kind_due.js';
 import { jobUniqueKey } from './0013_job_unique_key.js';
+import { jobConcurrencyKey } from './0014_job_concurrency_key.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011_client_country': clientCountry,
   '0012_jobs_kind_due': jobsKindDue,
   '0013_job_unique_key': jobUniqueKey,
+  '0014_job_concurrency_key': jobConcurrencyKey,
 };
 
 export const migrationProvider: MigrationProvider = {
