@@ -7,7 +7,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
 import type { Database } from '../src/db/schema.js';
-import { cancelJobs, defineJob, definedKinds, enqueueJob, type AnyJobKind } from '../src/jobs/jobs.js';
+import {
+  cancelJobs,
+  defineJob,
+  definedKinds,
+  enqueueJob,
+  JobLeaseLostError,
+  type AnyJobKind,
+} from '../src/jobs/jobs.js';
 import {
   DEFAULT_LEASE_MS,
   GAVE_UP_LOCKED_UNTIL,
@@ -181,8 +188,9 @@ describe.each(DATABASES)('job worker on %s', (database) => {
   it('runs a due job once, with its parsed payload, and deletes it', async () => {
     const worker = newWorker();
     const seen: unknown[] = [];
-    worker.register(Echo, async ({ signal, ...job }) => {
+    worker.register(Echo, async ({ signal, complete, ...job }) => {
       await tick();
+      expect(complete).toBeTypeOf('function');
       expect(signal).toBeInstanceOf(AbortSignal);
       expect(signal.aborted).toBe(false);
       seen.push(job);
@@ -467,6 +475,62 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     const row = await jobRow(id2);
     expect(row).toMatchObject({ attempts: 2, locked_until: null });
     expect(row?.last_error).toContain('fails after takeover');
+  });
+
+  it("ends a job in the handler's own transaction (Job.complete), fenced by the lease", async () => {
+    const logA = recordingLogger();
+    const a = newWorker(dbs.a, logA);
+    let releaseHung: () => void = () => {};
+    let hungStarted = false;
+    let completeError: unknown;
+    a.register(Echo, async (job) => {
+      if (job.payload.n === 2) {
+        hungStarted = true;
+        await new Promise<void>((resolve) => (releaseHung = resolve));
+      }
+      // The outcome (here: a follow-up job) and the end of this job commit together, or neither.
+      try {
+        await dbs.a.kysely.transaction().execute(async (trx) => {
+          await job.complete(trx);
+          await enqueueJob(trx, {
+            accountId,
+            livemode: true,
+            kind: Other,
+            subjectId: `after_${job.payload.n}`,
+            payload: {},
+            dueAt: clock.now().getTime() + 3_600_000,
+          });
+        });
+      } catch (error) {
+        completeError = error;
+        throw error;
+      }
+    });
+    const followUps = async (subject: string) =>
+      (await db.kysely.selectFrom('jobs').select('id').where('subject_id', '=', subject).execute()).length;
+
+    // 1. Held: the job ends with its outcome; the worker does not settle it again.
+    const id = await enqueue(Echo, { n: 1 });
+    expect(await a.runDue()).toBe(1);
+    expect(await jobRow(id)).toBeUndefined();
+    expect(await followUps('after_1')).toBe(1);
+    expect(logA.lines.filter((l) => l.level !== 'info')).toEqual([]);
+
+    // 2. Taken over meanwhile: complete() throws, the transaction records nothing.
+    const b = newWorker(dbs.b);
+    b.register(Echo, async () => {
+      await tick();
+    });
+    const id2 = await enqueue(Echo, { n: 2 });
+    const aRun = a.runDue();
+    await waitFor(() => hungStarted);
+    clock.advance(DEFAULT_LEASE_MS + 1);
+    expect(await b.runDue()).toBe(1);
+    releaseHung();
+    await aRun;
+    expect(completeError).toBeInstanceOf(JobLeaseLostError);
+    expect(await followUps('after_2')).toBe(0);
+    expect(await jobRow(id2)).toBeUndefined();
   });
 
   it('runs up to `concurrency` jobs at once: a job that waits holds one slot, not the worker', async () => {

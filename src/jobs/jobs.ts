@@ -213,6 +213,21 @@ export interface Job<P> {
    * down (the job is handed back, due at once): pass it to every request that may wait.
    */
   signal: AbortSignal;
+  /**
+   * Ends the job in the caller's transaction (its row deleted, fenced by this worker's lease), so that
+   * a handler's outcome and the end of its job commit together. Throws JobLeaseLostError when the job
+   * is no longer this worker's (taken over after its lease ran out, or cancelled): the transaction
+   * then records nothing.
+   */
+  complete: (trx: Kysely<Database>) => Promise<void>;
+}
+
+/** complete() found the job no longer held by this worker. */
+export class JobLeaseLostError extends Error {
+  constructor(jobId: string) {
+    super(`job ${jobId} is no longer held by this worker`);
+    this.name = 'JobLeaseLostError';
+  }
 }
 
 /**

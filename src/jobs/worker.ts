@@ -1,8 +1,15 @@
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { JobsTable } from '../db/schema.js';
+import type { Database, JobsTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
-import { jobDefinition, kindName, type AnyJobKind, type JobDefinition, type JobHandler } from './jobs.js';
+import {
+  JobLeaseLostError,
+  jobDefinition,
+  kindName,
+  type AnyJobKind,
+  type JobDefinition,
+  type JobHandler,
+} from './jobs.js';
 
 /** The part of a pino logger the worker uses. */
 export interface WorkerLogger {
@@ -107,6 +114,10 @@ interface Claimed {
   controller?: AbortController;
   /** Its outcome is being recorded: the lease is no longer renewed. */
   settling?: boolean;
+  /** The lease a renewal in progress is writing: until it is known to have landed, either fences. */
+  renewingTo?: number;
+  /** The handler ended the job itself (Job.complete), in its own transaction. */
+  completed?: boolean;
 }
 
 /** The reason a handler's signal is aborted with when the worker shuts down. */
@@ -537,6 +548,7 @@ export class Worker {
           payload: parsed.data,
           attempts: row.attempts - 1,
           signal: controller.signal,
+          complete: (trx) => this.complete(job, trx),
         }),
         controller,
         registration.definition.timeoutMs ?? this.jobTimeoutMs,
@@ -555,7 +567,18 @@ export class Worker {
       return;
     }
     this.runningJobs.delete(job);
-    await this.settle(job, 'done');
+    if (!job.completed) await this.settle(job, 'done');
+  }
+
+  private async complete(job: Claimed, trx: Kysely<Database>): Promise<void> {
+    const leases = job.renewingTo === undefined ? [job.lease] : [job.lease, job.renewingTo];
+    const result = await trx
+      .deleteFrom('jobs')
+      .where('id', '=', job.row.id)
+      .where('locked_until', 'in', leases)
+      .executeTakeFirst();
+    if (result.numDeletedRows === 0n) throw new JobLeaseLostError(job.row.id);
+    job.completed = true;
   }
 
   private startHeartbeat(): void {
@@ -587,12 +610,13 @@ export class Worker {
   private async renewLeases(): Promise<void> {
     const byLease = new Map<number, Claimed[]>();
     for (const job of this.runningJobs) {
-      if (job.settling) continue;
+      if (job.settling || job.completed) continue;
       byLease.set(job.lease, [...(byLease.get(job.lease) ?? []), job]);
     }
     const lease = this.clock.now().getTime() + this.leaseMs;
     for (const [old, jobs] of byLease) {
       if (old >= lease) continue;
+      for (const job of jobs) job.renewingTo = lease;
       try {
         const renewed = await this.db.kysely
           .updateTable('jobs')
@@ -609,6 +633,8 @@ export class Worker {
         for (const job of jobs) if (ids.has(job.row.id)) job.lease = lease;
       } catch (error) {
         this.logger.warn({ err: error }, 'job worker: renewing leases failed');
+      } finally {
+        for (const job of jobs) job.renewingTo = undefined;
       }
     }
   }
