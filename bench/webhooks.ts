@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
-import { DEFAULT_TUNING } from '../src/modules/webhooks/dispatcher.js';
+import { WEBHOOK_ENDPOINT_CONCURRENCY } from '../src/modules/webhooks/webhooks.jobs.js';
 import { signatureHeader } from '../src/modules/webhooks/signing.js';
 import { startServer } from '../src/server.js';
 import { seedSentEvents } from './seed.js';
@@ -35,7 +35,7 @@ function positiveIntFromEnv(name: string, fallback: number): number {
 
 const EVENTS = positiveIntFromEnv('BENCH_WEBHOOK_EVENTS', 2000);
 const SAMPLES = positiveIntFromEnv('BENCH_WEBHOOK_SAMPLES', 100);
-const CONCURRENCY = DEFAULT_TUNING.perEndpointConcurrency;
+const CONCURRENCY = WEBHOOK_ENDPOINT_CONCURRENCY;
 const BATCH = 100;
 
 interface Arrival {

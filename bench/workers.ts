@@ -36,7 +36,7 @@ import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/schema.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { DISPATCH_CHASE } from '../src/modules/chases/chases.jobs.js';
-import { DEFAULT_TUNING } from '../src/modules/webhooks/dispatcher.js';
+import { WEBHOOK_ENDPOINT_CONCURRENCY } from '../src/modules/webhooks/webhooks.jobs.js';
 import { WEBHOOK_ATTEMPT } from '../src/modules/webhooks/webhooks.jobs.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { cpuMeter, cpuQuotaFromEnv, quotaNotice, type CpuQuota } from './cpu.js';
@@ -241,7 +241,7 @@ const three = await scenario(3, quota);
 stopHandlingSignals();
 console.log(
   [
-    `Machine: ${os.cpus().length} CPU(s), Node ${process.version}; PostgreSQL; per-endpoint concurrency ${DEFAULT_TUNING.perEndpointConcurrency} per process.`,
+    `Machine: ${os.cpus().length} CPU(s), Node ${process.version}; PostgreSQL; per-endpoint concurrency ${WEBHOOK_ENDPOINT_CONCURRENCY} per process.`,
     ...(notice?.tableLines ?? []),
     '',
     '| work | 1 worker: per second | 3 workers: per second | 3 ÷ 1 |',

@@ -6,7 +6,7 @@ import { DELIVER_MESSAGE } from './modules/notify/notify.jobs.js';
 import { deliverMessage } from './modules/notify/notify.service.js';
 import { runRetentionPurge } from './modules/intakes/retention.service.js';
 import { runAutoApproval } from './modules/intakes/review.service.js';
-import { webhookDispatcher } from './modules/webhooks/dispatcher.js';
+import { runWebhookAttempt } from './modules/webhooks/attempt.js';
 import { WEBHOOK_ATTEMPT } from './modules/webhooks/webhooks.jobs.js';
 import type { AppServices } from './services.js';
 import { definedKinds } from './jobs/jobs.js';
@@ -19,7 +19,7 @@ import type { Worker } from './jobs/worker.js';
 export function registerJobHandlers(worker: Worker, services: AppServices): void {
   worker.register(AUTO_APPROVE, (job) => runAutoApproval(services, job.payload));
   worker.register(RETENTION_PURGE, (job) => runRetentionPurge(services, job.payload));
-  worker.register(WEBHOOK_ATTEMPT, (job) => webhookDispatcher(services).runJob(job.payload));
+  worker.register(WEBHOOK_ATTEMPT, (job) => runWebhookAttempt(services, job));
   worker.register(DISPATCH_CHASE, (job) => dispatchChase(services, job.payload.chase_id));
   worker.register(INTAKE_OVERDUE, (job) => runOverdueCheck(services, job.payload));
   worker.register(DELIVER_MESSAGE, (job) => deliverMessage(services, job.payload.message_id));

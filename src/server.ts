@@ -16,7 +16,7 @@ import { S3Storage } from './modules/files/s3-storage.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
 import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.js';
 import { smsProviderFromUrl, type SmsProvider } from './modules/notify/sms.js';
-import { stopWebhookDispatcher, tuneWebhookDelivery } from './modules/webhooks/dispatcher.js';
+import { closeWebhookDelivery } from './modules/webhooks/attempt.js';
 import type { AppServices } from './services.js';
 
 function chooseStorage(config: Config): Storage {
@@ -84,8 +84,6 @@ export function createWorker(services: AppServices): Worker {
     ...(services.config.workerConcurrency ? { concurrency: services.config.workerConcurrency } : {}),
   });
   registerJobHandlers(worker, services);
-  // One setting for both leases: how soon a crashed worker's work is taken over.
-  if (services.config.jobLeaseMs) tuneWebhookDelivery(services, { leaseMs: services.config.jobLeaseMs });
   return worker;
 }
 
@@ -161,7 +159,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
         await worker.stop();
         if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs));
         await closeApp(app);
-        await stopWebhookDispatcher(services);
+        await closeWebhookDelivery(services);
         await closeServices(services);
       })();
       return stopping;
@@ -196,7 +194,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
         services.lifecycle.draining = true;
         await listener?.close();
         await worker.stop();
-        await stopWebhookDispatcher(services);
+        await closeWebhookDelivery(services);
         await closeServices(services);
       })();
       return stopping;

@@ -6,7 +6,7 @@ import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceAvailable, TEST_POSTGRES_URL, TEST_REDIS_URL } from './helpers/env.js';
-import { DEFAULT_TUNING } from '../src/modules/webhooks/dispatcher.js';
+import { WEBHOOK_ENDPOINT_CONCURRENCY } from '../src/modules/webhooks/webhooks.jobs.js';
 import { client } from './helpers/http.js';
 import { png } from './helpers/images.js';
 import { startSmtpServer } from './helpers/mail.js';
@@ -278,7 +278,7 @@ describe.runIf(ready)('3 API processes and 3 workers on PostgreSQL, S3 and Redis
     for (const event of events)
       expect(arrivalsOf.get(event.id)?.length, `event ${event.id}`).toBeGreaterThanOrEqual(1);
     const repeated = [...arrivalsOf].filter(([, times]) => times.length > 1);
-    expect(repeated.length).toBeLessThanOrEqual(DEFAULT_TUNING.perEndpointConcurrency);
+    expect(repeated.length).toBeLessThanOrEqual(WEBHOOK_ENDPOINT_CONCURRENCY);
     for (const [id, times] of repeated) {
       expect(times, `event ${id}`).toHaveLength(2);
       // A takeover waits for the lapse of a lease renewed every third of JOB_LEASE_MS: at least 2 s

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tuneWebhookDelivery } from '../src/modules/webhooks/dispatcher.js';
+import { tuneWebhookDelivery } from '../src/modules/webhooks/attempt.js';
 import { verifySignature } from '../src/modules/webhooks/verify.js';
 import { DATABASES, childEnv } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
@@ -298,11 +298,11 @@ describe.each(DATABASES)(
       await server.server.worker.stop();
       // `node --import tsx` runs the worker in this very process, so SIGKILL kills the worker itself.
       const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/webhook-worker.ts'], {
-        env: childEnv({ ...server.env, LOG_LEVEL: 'silent', TEST_WEBHOOK_LEASE_MS: '1500' }),
+        env: childEnv({ ...server.env, LOG_LEVEL: 'silent', JOB_LEASE_MS: '1500' }),
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       try {
-        const owner = await readyLine(child);
+        await readyLine(child);
         const intakeId = await createIntake(test, 'Crash test');
         await flaky.waitFor(1, 15_000);
         child.kill('SIGKILL');
@@ -315,15 +315,16 @@ describe.each(DATABASES)(
           .selectAll()
           .where('endpoint_id', '=', endpoint.id)
           .executeTakeFirstOrThrow();
-        expect(delivery).toMatchObject({ status: 'pending', attempts: 0, lease_owner: owner });
-        // Its watchdog job is there (and maybe the job the dead worker had claimed, if it died before settling it).
+        expect(delivery).toMatchObject({ status: 'pending', attempts: 0 });
+        // Its one attempt job is there, still claimed by the dead worker: its lease will lapse.
         const pendingJobs = await db
           .selectFrom('jobs')
-          .select(['kind'])
+          .select(['kind', 'attempts', 'locked_until'])
           .where('subject_id', '=', delivery.id)
           .execute();
-        expect(pendingJobs.length).toBeGreaterThanOrEqual(1);
-        expect(pendingJobs.every((job) => job.kind === 'webhook.attempt')).toBe(true);
+        expect(pendingJobs).toHaveLength(1);
+        expect(pendingJobs[0]).toMatchObject({ kind: 'webhook.attempt', attempts: 1 });
+        expect(pendingJobs[0]?.locked_until).not.toBeNull();
 
         server.server.worker.start();
         await flaky.waitFor(2, 15_000);
@@ -354,17 +355,16 @@ describe.each(DATABASES)(
   },
 );
 
-/** Waits for the child's "ready <owner>" line and returns the owner. */
-function readyLine(child: ChildProcess): Promise<string> {
+/** Waits for the child's "ready" line. */
+function readyLine(child: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     let text = '';
     const timer = setTimeout(() => reject(new Error(`worker child not ready: ${text}`)), 20_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       text += chunk.toString();
-      const match = /ready (\S+)/.exec(text);
-      if (match?.[1]) {
+      if (/ready/.test(text)) {
         clearTimeout(timer);
-        resolve(match[1]);
+        resolve();
       }
     });
     child.once('exit', (code) => reject(new Error(`worker child exited with ${String(code)}: ${text}`)));

@@ -1,19 +1,18 @@
 /**
  * A worker process for the crash test (test/webhooks-delivery.test.ts): the `worker` role on the
- * database the environment names, with a short webhook lease so that a takeover after SIGKILL comes
- * within seconds. Prints "ready <dispatcher owner>" once polling.
+ * database the environment names (with the short JOB_LEASE_MS the test gives it, so that a takeover
+ * after SIGKILL comes within seconds). Prints "ready" once polling.
  */
 import { loadConfig } from '../../src/config.js';
 import { startWorker } from '../../src/server.js';
-import { tuneWebhookDelivery, webhookDispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { tuneWebhookDelivery } from '../../src/modules/webhooks/attempt.js';
 
 const config = loadConfig();
 const running = await startWorker(config);
 tuneWebhookDelivery(running.services, {
-  leaseMs: Number(process.env.TEST_WEBHOOK_LEASE_MS ?? 1_500),
   timeoutMs: Number(process.env.TEST_WEBHOOK_TIMEOUT_MS ?? 30_000),
 });
-process.stdout.write(`ready ${webhookDispatcher(running.services).owner}\n`);
+process.stdout.write('ready\n');
 
 // Never outlive the test that started us (it normally kills us with SIGKILL).
 const parent = process.ppid;

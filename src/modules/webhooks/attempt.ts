@@ -1,14 +1,14 @@
-import type { Logger } from 'pino';
 import type { Kysely } from 'kysely';
+import { pino, type Logger } from 'pino';
 import type { Database } from '../../db/schema.js';
-import { enqueueJob } from '../../jobs/jobs.js';
+import { enqueueJob, type Job } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
-import { USER_AGENT, type HttpAttempt, type WebhookHttpClient } from './delivery.js';
-import { signatureHeader, type SecretBox } from './signing.js';
+import { USER_AGENT, WebhookHttpClient, type HttpAttempt } from './delivery.js';
+import { secretBox, signatureHeader, type SecretBox } from './signing.js';
 import { renderBody, type EndpointFormat } from './webhooks.format.js';
-import { WEBHOOK_ATTEMPT } from './webhooks.jobs.js';
+import { WEBHOOK_ATTEMPT, WEBHOOK_TIMEOUT_MS } from './webhooks.jobs.js';
 import {
   cancelDelivery,
   deleteIdleAttemptJobs,
@@ -16,6 +16,7 @@ import {
   findDelivery,
   findEndpointById,
   insertAttempt,
+  insertDelivery,
   settleDelivery,
   type AttemptRow,
   type DeliveryRow,
@@ -23,10 +24,17 @@ import {
 } from './webhooks.repository.js';
 import { retryDelayMs } from './webhooks.schedule.js';
 
-/** Writes the job of one attempt of a delivery (also used as its watchdog while a process holds it). */
+/**
+ * Webhook attempts are plain jobs (WEBHOOK_ATTEMPT): the job posts under its own lease (renewed by
+ * the worker while the request is out) and records the outcome (log row, delivery state, next
+ * attempt's job, or deregistration after a 410) in one transaction with the end of the job itself,
+ * so an attempt is recorded once, by the worker that holds it.
+ */
+
+/** A pending delivery's one attempt job: its key keeps it single, its endpoint limits how many run at once. */
 export function enqueueAttempt(
   db: Kysely<Database>,
-  delivery: Pick<DeliveryRow, 'id' | 'account_id' | 'livemode'>,
+  delivery: Pick<DeliveryRow, 'id' | 'account_id' | 'livemode' | 'endpoint_id'>,
   attempt: number,
   dueAt: number,
 ): Promise<string> {
@@ -37,163 +45,262 @@ export function enqueueAttempt(
     subjectId: delivery.id,
     payload: { delivery_id: delivery.id, attempt },
     dueAt,
+    uniqueKey: `${WEBHOOK_ATTEMPT.kind}:${delivery.id}`,
+    concurrencyKey: delivery.endpoint_id,
   });
 }
 
-export interface AttemptRunnerOptions {
-  services: AppServices;
-  /** The lease owner this process writes on the deliveries it holds. */
-  owner: string;
+interface DeliveryContext {
   http: WebhookHttpClient;
   box: SecretBox;
   logger: Logger;
-  timeoutMs: () => number;
-  /** Aborted when the process shuts down: an interrupted attempt records nothing. */
-  shutdown: AbortSignal;
+  timeoutMs: number;
+  /** Aborted at shutdown: a test delivery made in a request stops with the process. */
+  shutdown: AbortController;
+}
+
+const contexts = new WeakMap<AppServices, DeliveryContext>();
+
+/** The HTTP client and settings of these services (one per process), created on first use. */
+function contextOf(services: AppServices): DeliveryContext {
+  let context = contexts.get(services);
+  if (!context) {
+    context = {
+      http: new WebhookHttpClient(() => services.config.webhookAllowPrivate),
+      box: secretBox(services.config.secretKey),
+      logger: pino({ level: services.config.logLevel, base: { component: 'webhooks' } }),
+      timeoutMs: WEBHOOK_TIMEOUT_MS,
+      shutdown: new AbortController(),
+    };
+    contexts.set(services, context);
+  }
+  return context;
+}
+
+/** Internal knob: tests shorten the 30-second time-out. */
+export function tuneWebhookDelivery(services: AppServices, tuning: { timeoutMs?: number }): void {
+  const context = contextOf(services);
+  if (tuning.timeoutMs !== undefined) context.timeoutMs = tuning.timeoutMs;
+}
+
+/** Graceful shutdown: call after the worker stopped, before the database closes. */
+export async function closeWebhookDelivery(services: AppServices): Promise<void> {
+  const context = contexts.get(services);
+  if (!context) return;
+  context.shutdown.abort();
+  contexts.delete(services);
+  await context.http.close();
+}
+
+/** Thrown when an attempt was cut short (shutdown): nothing is recorded, the worker hands the job back. */
+class AttemptInterruptedError extends Error {
+  constructor() {
+    super('the attempt was interrupted by a shutdown');
+    this.name = 'AttemptInterruptedError';
+  }
+}
+
+/** The handler of WEBHOOK_ATTEMPT. */
+export async function runWebhookAttempt(
+  services: AppServices,
+  job: Job<{ delivery_id: string; attempt: number }>,
+): Promise<void> {
+  const { delivery_id: id, attempt } = job.payload;
+  const db = services.db.kysely;
+  const delivery = await findDelivery(db, id);
+  // Already attempted, finished, cancelled or deleted: nothing to do.
+  if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;
+  const made = await makeAttempt(services, delivery, attempt, job.signal, job.complete);
+  if (made === 'interrupted') throw new AttemptInterruptedError();
 }
 
 /**
- * One attempt of a held delivery: the signed POST, then its outcome in one transaction fenced by
- * the lease (log row, delivery state, next attempt's job, or deregistration after a 410).
+ * POST /v1/webhooks/:id/test: a delivery of a fictional payload, made at once in the request and
+ * logged like any other; one attempt, no retries. Its job, due after the attempt could have ended,
+ * makes the attempt only if this process dies first. Returns the log entry.
  */
-export class AttemptRunner {
-  constructor(private readonly options: AttemptRunnerOptions) {}
+export async function sendTestDelivery(
+  services: AppServices,
+  endpoint: EndpointRow,
+  payload: Record<string, unknown>,
+  world: World,
+): Promise<AttemptRow | undefined> {
+  const db = services.db.kysely;
+  const at = world.clock.now().toISOString();
+  const row: DeliveryRow = {
+    id: newId('whd'),
+    account_id: endpoint.account_id,
+    livemode: endpoint.livemode,
+    endpoint_id: endpoint.id,
+    event_id: String(payload.id),
+    event_type: String(payload.event),
+    payload: JSON.stringify(payload),
+    test: 1,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: at,
+    lease_owner: null,
+    lease_until: null,
+    created_at: at,
+    completed_at: null,
+  };
+  const context = contextOf(services);
+  const fallbackDueAt = services.clock.now().getTime() + 2 * WEBHOOK_TIMEOUT_MS;
+  await db.transaction().execute(async (trx) => {
+    await insertDelivery(trx, row);
+    await enqueueAttempt(trx, row, 1, fallbackDueAt);
+  });
+  const made = await makeAttempt(services, row, 1, context.shutdown.signal, (trx) =>
+    deleteIdleAttemptJobs(trx, row.id),
+  );
+  return made === 'interrupted' || made === 'stale' ? undefined : made;
+}
 
-  private get db() {
-    return this.options.services.db.kysely;
-  }
-
-  private world(delivery: DeliveryRow): Promise<World> {
-    return worldOfIntake(this.db, delivery, { type: 'system', id: null }, this.options.services.clock);
-  }
-
-  /** Makes one attempt of a held delivery and records it. Returns the log entry, if one was written. */
-  async run(entry: { id: string; attempt: number }): Promise<AttemptRow | undefined> {
-    const delivery = await findDelivery(this.db, entry.id);
-    if (
-      !delivery ||
-      delivery.status !== 'pending' ||
-      delivery.lease_owner !== this.options.owner ||
-      delivery.attempts !== entry.attempt - 1
-    ) {
-      return undefined;
-    }
-    const endpoint = await findEndpointById(this.db, delivery.endpoint_id);
-    const world = await this.world(delivery);
-    if (!endpoint || endpoint.status !== 'enabled') {
-      await this.db.transaction().execute(async (trx) => {
-        await cancelDelivery(trx, delivery.id, world.clock.now().toISOString());
-        await deleteIdleAttemptJobs(trx, delivery.id);
-      });
-      return undefined;
-    }
-    const requestedAt = world.clock.now().toISOString();
-    const http = await this.send(endpoint, delivery, entry.attempt, world);
-    if (http.interrupted) return undefined;
-    return this.record(endpoint, delivery, entry.attempt, requestedAt, http);
-  }
-
-  private async send(endpoint: EndpointRow, delivery: DeliveryRow, attempt: number, world: World) {
-    if (this.options.services.config.production && !endpoint.url.startsWith('https:')) {
-      return {
-        outcome: 'failed',
-        status: null,
-        excerpt: null,
-        error: 'the URL must use https',
-        durationMs: 0,
-        interrupted: false,
-      } satisfies HttpAttempt;
-    }
-    const body = renderBody(
-      endpoint.format as EndpointFormat,
-      JSON.parse(delivery.payload) as Record<string, unknown>,
-    );
-    // The signature's t is real Unix time whatever the mode: receivers compare it with their clock.
-    const signature = signatureHeader(
-      body,
-      this.signingSecrets(endpoint, world),
-      this.options.services.clock.now().getTime() / 1000,
-    );
-    return this.options.http.send({
-      url: endpoint.url,
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-        'service-signature': signature,
-        'x-service-signature': signature,
-        'x-service-event': delivery.event_type,
-        'x-service-delivery': delivery.id,
-        'x-service-attempt': String(attempt),
-      },
-      timeoutMs: this.options.timeoutMs(),
-      shutdown: this.options.shutdown,
-    });
-  }
-
-  /** The current secret, and during the 24 hours after a rotation the previous one too. */
-  private signingSecrets(endpoint: EndpointRow, world: World): string[] {
-    const secrets = [this.options.box.open(endpoint.id, endpoint.secret_ciphertext)];
-    const previous = endpoint.previous_secret_ciphertext;
-    const until = endpoint.previous_secret_expires_at;
-    if (previous && until && Date.parse(until) > world.clock.now().getTime()) {
-      secrets.push(this.options.box.open(endpoint.id, previous));
-    }
-    return secrets;
-  }
-
-  private async record(
-    endpoint: EndpointRow,
-    delivery: DeliveryRow,
-    attempt: number,
-    requestedAt: string,
-    http: HttpAttempt,
-  ): Promise<AttemptRow | undefined> {
-    // Read the world again: the test clock may have moved while the request was out.
-    const world = await this.world(delivery);
-    const ended = world.clock.now();
-    const endedAt = ended.toISOString();
-    const delay = http.outcome === 'failed' && delivery.test === 0 ? retryDelayMs(attempt) : null;
-    const nextAttemptAt = delay === null ? null : new Date(ended.getTime() + delay).toISOString();
-    const status = http.outcome === 'succeeded' ? 'succeeded' : nextAttemptAt ? 'pending' : 'failed';
-    const row: AttemptRow = {
-      id: newId('wha'),
-      account_id: delivery.account_id,
-      livemode: delivery.livemode,
-      endpoint_id: delivery.endpoint_id,
-      delivery_id: delivery.id,
-      event_id: delivery.event_id,
-      event_type: delivery.event_type,
-      attempt,
-      requested_at: requestedAt,
-      duration_ms: http.durationMs,
-      response_status: http.status,
-      response_excerpt: http.excerpt,
-      error: http.error,
-      outcome: http.outcome,
-      next_attempt_at: nextAttemptAt,
-    };
-    return this.db.transaction().execute(async (trx) => {
-      const settled = await settleDelivery(
-        trx,
-        { id: delivery.id, owner: this.options.owner, attempt },
-        { status, next_attempt_at: nextAttemptAt, completed_at: status === 'pending' ? null : endedAt },
-      );
-      if (!settled) return undefined;
-      await insertAttempt(trx, row);
+/**
+ * Makes one attempt of a pending delivery and records it, ending its job (`end`) in the same
+ * transaction. 'stale': the delivery was settled meanwhile (nothing recorded).
+ */
+async function makeAttempt(
+  services: AppServices,
+  delivery: DeliveryRow,
+  attempt: number,
+  signal: AbortSignal,
+  end: (trx: Kysely<Database>) => Promise<void>,
+): Promise<AttemptRow | 'interrupted' | 'stale' | undefined> {
+  const db = services.db.kysely;
+  const context = contextOf(services);
+  const endpoint = await findEndpointById(db, delivery.endpoint_id);
+  const world = await worldOf(services, delivery);
+  if (!endpoint || endpoint.status !== 'enabled') {
+    await db.transaction().execute(async (trx) => {
+      await end(trx);
+      await cancelDelivery(trx, delivery.id, world.clock.now().toISOString());
       await deleteIdleAttemptJobs(trx, delivery.id);
-      if (nextAttemptAt) {
-        await enqueueAttempt(trx, delivery, attempt + 1, realTimeOf(world, Date.parse(nextAttemptAt)));
-      }
-      if (http.outcome === 'gone') {
-        const tenant = { accountId: delivery.account_id, livemode: delivery.livemode === 1 };
-        const disabled = await deregisterUrl(trx, tenant, endpoint.url, endedAt);
-        this.options.logger.info(
-          { endpoints: disabled, url: endpoint.url },
-          'webhooks: HTTP 410, endpoint deregistered',
-        );
-      }
-      return row;
     });
+    return undefined;
   }
+  const requestedAt = world.clock.now().toISOString();
+  const http = await send(services, context, endpoint, delivery, attempt, world, signal);
+  if (http.interrupted) return 'interrupted';
+  return record(services, context, endpoint, delivery, attempt, requestedAt, http, end);
+}
+
+function worldOf(services: AppServices, delivery: DeliveryRow): Promise<World> {
+  return worldOfIntake(services.db.kysely, delivery, { type: 'system', id: null }, services.clock);
+}
+
+function send(
+  services: AppServices,
+  context: DeliveryContext,
+  endpoint: EndpointRow,
+  delivery: DeliveryRow,
+  attempt: number,
+  world: World,
+  signal: AbortSignal,
+): Promise<HttpAttempt> {
+  if (services.config.production && !endpoint.url.startsWith('https:')) {
+    return Promise.resolve({
+      outcome: 'failed',
+      status: null,
+      excerpt: null,
+      error: 'the URL must use https',
+      durationMs: 0,
+      interrupted: false,
+    } satisfies HttpAttempt);
+  }
+  const body = renderBody(
+    endpoint.format as EndpointFormat,
+    JSON.parse(delivery.payload) as Record<string, unknown>,
+  );
+  // The signature's t is real Unix time whatever the mode: receivers compare it with their clock.
+  const signature = signatureHeader(
+    body,
+    signingSecrets(context.box, endpoint, world),
+    services.clock.now().getTime() / 1000,
+  );
+  return context.http.send({
+    url: endpoint.url,
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'service-signature': signature,
+      'x-service-signature': signature,
+      'x-service-event': delivery.event_type,
+      'x-service-delivery': delivery.id,
+      'x-service-attempt': String(attempt),
+    },
+    timeoutMs: context.timeoutMs,
+    shutdown: signal,
+  });
+}
+
+/** The current secret, and during the 24 hours after a rotation the previous one too. */
+function signingSecrets(box: SecretBox, endpoint: EndpointRow, world: World): string[] {
+  const secrets = [box.open(endpoint.id, endpoint.secret_ciphertext)];
+  const previous = endpoint.previous_secret_ciphertext;
+  const until = endpoint.previous_secret_expires_at;
+  if (previous && until && Date.parse(until) > world.clock.now().getTime()) {
+    secrets.push(box.open(endpoint.id, previous));
+  }
+  return secrets;
+}
+
+async function record(
+  services: AppServices,
+  context: DeliveryContext,
+  endpoint: EndpointRow,
+  delivery: DeliveryRow,
+  attempt: number,
+  requestedAt: string,
+  http: HttpAttempt,
+  end: (trx: Kysely<Database>) => Promise<void>,
+): Promise<AttemptRow | 'stale'> {
+  // Read the world again: the test clock may have moved while the request was out.
+  const world = await worldOf(services, delivery);
+  const ended = world.clock.now();
+  const endedAt = ended.toISOString();
+  const delay = http.outcome === 'failed' && delivery.test === 0 ? retryDelayMs(attempt) : null;
+  const nextAttemptAt = delay === null ? null : new Date(ended.getTime() + delay).toISOString();
+  const status = http.outcome === 'succeeded' ? 'succeeded' : nextAttemptAt ? 'pending' : 'failed';
+  const row: AttemptRow = {
+    id: newId('wha'),
+    account_id: delivery.account_id,
+    livemode: delivery.livemode,
+    endpoint_id: delivery.endpoint_id,
+    delivery_id: delivery.id,
+    event_id: delivery.event_id,
+    event_type: delivery.event_type,
+    attempt,
+    requested_at: requestedAt,
+    duration_ms: http.durationMs,
+    response_status: http.status,
+    response_excerpt: http.excerpt,
+    error: http.error,
+    outcome: http.outcome,
+    next_attempt_at: nextAttemptAt,
+  };
+  return services.db.kysely.transaction().execute(async (trx) => {
+    // First the job's end: a job no longer ours (taken over) throws here and nothing is recorded.
+    await end(trx);
+    const settled = await settleDelivery(
+      trx,
+      { id: delivery.id, attempt },
+      { status, next_attempt_at: nextAttemptAt, completed_at: status === 'pending' ? null : endedAt },
+    );
+    if (!settled) return 'stale' as const;
+    await insertAttempt(trx, row);
+    if (nextAttemptAt) {
+      await enqueueAttempt(trx, delivery, attempt + 1, realTimeOf(world, Date.parse(nextAttemptAt)));
+    }
+    if (http.outcome === 'gone') {
+      const tenant = { accountId: delivery.account_id, livemode: delivery.livemode === 1 };
+      const disabled = await deregisterUrl(trx, tenant, endpoint.url, endedAt);
+      context.logger.info(
+        { endpoints: disabled, url: endpoint.url },
+        'webhooks: HTTP 410, endpoint deregistered',
+      );
+    }
+    return row;
+  });
 }

@@ -18,7 +18,7 @@ export interface HttpAttempt {
   excerpt: string | null;
   error: string | null;
   durationMs: number;
-  /** The attempt was cut short by a shutdown: nothing is known about it, so nothing is recorded. */
+  /** The attempt was cut short (its job stopped): nothing is known about it, so nothing is recorded. */
   interrupted: boolean;
 }
 
@@ -27,7 +27,7 @@ export interface SendOptions {
   body: string;
   headers: Record<string, string>;
   timeoutMs: number;
-  /** Aborts the request when the process shuts down. */
+  /** Aborts the request (the attempt's job is stopped: shutdown, or its time ran out); nothing is recorded. */
   shutdown: AbortSignal;
 }
 

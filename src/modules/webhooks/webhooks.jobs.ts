@@ -1,12 +1,30 @@
 import { z } from 'zod';
 import { defineJob } from '../../jobs/jobs.js';
 
+/** SPEC: success is a 2xx within 30 seconds. */
+export const WEBHOOK_TIMEOUT_MS = 30_000;
+/** Attempts one worker makes at once to one endpoint: a slow receiver holds these, not the kind's slots. */
+export const WEBHOOK_ENDPOINT_CONCURRENCY = 4;
 /**
- * One attempt of a webhook delivery. Subject: the delivery id (whd_…). The same kind serves as the
- * delivery's watchdog while a process holds it: if that process dies, the job runs again once the
- * delivery's lease has expired, and another worker makes the attempt.
+ * Attempts one worker makes at once, to all endpoints. Attempts mostly wait on the network, and up
+ * to this many hanging endpoints (each holding its WEBHOOK_ENDPOINT_CONCURRENCY for the 30-second
+ * time-out) leave every other endpoint its turn.
+ */
+export const WEBHOOK_CONCURRENCY = 64;
+
+/**
+ * One attempt of a webhook delivery: the signed POST, then its outcome, under the job's lease.
+ * Subject: the delivery id (whd_…); one pending attempt job per delivery (unique key); the endpoint
+ * is its concurrency key. A worker that dies mid-attempt leaves the job to be claimed again once its
+ * lease runs out, and the attempt is made again.
  */
 export const WEBHOOK_ATTEMPT = defineJob(
   'webhook.attempt',
   z.object({ delivery_id: z.string(), attempt: z.number().int().min(1) }),
+  {
+    concurrency: WEBHOOK_CONCURRENCY,
+    keyConcurrency: WEBHOOK_ENDPOINT_CONCURRENCY,
+    // The request's own deadline (WEBHOOK_TIMEOUT_MS) ends it first; this bounds the rest.
+    timeoutMs: 2 * WEBHOOK_TIMEOUT_MS,
+  },
 );

@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { RecordedEvent } from '../../kernel/public-events.js';
-import { enqueueJob } from '../../jobs/jobs.js';
 import { systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { WEBHOOK_ATTEMPT } from './webhooks.jobs.js';
+import { enqueueAttempt } from './attempt.js';
 import { enabledEndpoints, insertDelivery } from './webhooks.repository.js';
 
 /**
@@ -24,9 +23,8 @@ export async function fanOutEvent(db: Kysely<Database>, event: RecordedEvent): P
   // "As soon as possible" in real time (job due times are real epoch ms in both modes).
   const dueAt = systemClock.now().getTime();
   for (const endpoint of endpoints) {
-    const id = newId('whd');
-    await insertDelivery(db, {
-      id,
+    const delivery = {
+      id: newId('whd'),
       account_id: event.accountId,
       livemode: event.livemode ? 1 : 0,
       endpoint_id: endpoint.id,
@@ -41,15 +39,9 @@ export async function fanOutEvent(db: Kysely<Database>, event: RecordedEvent): P
       lease_until: null,
       created_at: event.occurredAt,
       completed_at: null,
-    });
-    await enqueueJob(db, {
-      accountId: event.accountId,
-      livemode: event.livemode,
-      kind: WEBHOOK_ATTEMPT,
-      subjectId: id,
-      payload: { delivery_id: id, attempt: 1 },
-      dueAt,
-    });
+    };
+    await insertDelivery(db, delivery);
+    await enqueueAttempt(db, delivery, 1, dueAt);
   }
   return endpoints.length;
 }

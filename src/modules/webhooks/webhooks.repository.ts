@@ -161,76 +161,19 @@ export function findDelivery(db: Kysely<Database>, id: string): Promise<Delivery
 }
 
 /**
- * Takes a pending delivery for one attempt: only when no live lease holds it, so two processes never
- * hold one delivery. Returns whether this owner now holds it.
- */
-export async function claimDelivery(
-  db: Kysely<Database>,
-  claim: { id: string; attempt: number; owner: string; now: number; leaseUntil: number },
-): Promise<boolean> {
-  const result = await db
-    .updateTable('webhook_deliveries')
-    .set({ lease_owner: claim.owner, lease_until: claim.leaseUntil })
-    .where('id', '=', claim.id)
-    .where('status', '=', 'pending')
-    .where('attempts', '=', claim.attempt - 1)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', claim.now)]))
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-export async function renewLeases(
-  db: Kysely<Database>,
-  owner: string,
-  ids: readonly string[],
-  leaseUntil: number,
-): Promise<void> {
-  if (ids.length === 0) return;
-  await db
-    .updateTable('webhook_deliveries')
-    .set({ lease_until: leaseUntil })
-    .where('lease_owner', '=', owner)
-    .where('id', 'in', ids)
-    .execute();
-}
-
-/** Hands held deliveries back (shutdown): their jobs come due at once for any worker. */
-export async function releaseLeases(
-  db: Kysely<Database>,
-  owner: string,
-  ids: readonly string[],
-  now: number,
-): Promise<void> {
-  if (ids.length === 0) return;
-  await db
-    .updateTable('webhook_deliveries')
-    .set({ lease_owner: null, lease_until: null })
-    .where('lease_owner', '=', owner)
-    .where('id', 'in', ids)
-    .execute();
-  await db
-    .updateTable('jobs')
-    .set({ due_at: now })
-    .where('kind', '=', WEBHOOK_ATTEMPT.kind)
-    .where('subject_id', 'in', ids)
-    .where('locked_until', 'is', null)
-    .execute();
-}
-
-/**
- * Records the end of an attempt on the delivery, fenced: only while this owner still holds it for
- * this attempt. Returns false when it does not (taken over after its lease expired, or deleted).
+ * Records the end of an attempt on the delivery, fenced: only while it is still pending at this
+ * attempt (the attempt's job holds the lease, so this is a guard against a stale job). Returns false
+ * when it is not.
  */
 export async function settleDelivery(
   db: Kysely<Database>,
-  fence: { id: string; owner: string; attempt: number },
+  fence: { id: string; attempt: number },
   patch: { status: string; next_attempt_at: string | null; completed_at: string | null },
 ): Promise<boolean> {
   const result = await db
     .updateTable('webhook_deliveries')
-    .set({ ...patch, attempts: fence.attempt, lease_owner: null, lease_until: null })
+    .set({ ...patch, attempts: fence.attempt })
     .where('id', '=', fence.id)
-    .where('lease_owner', '=', fence.owner)
     .where('attempts', '=', fence.attempt - 1)
     .where('status', '=', 'pending')
     .executeTakeFirst();
@@ -246,7 +189,7 @@ export async function cancelDelivery(db: Kysely<Database>, id: string, at: strin
     .execute();
 }
 
-/** The delivery's attempt jobs that no worker is running right now (the watchdog left by a claim). */
+/** The delivery's attempt jobs that no worker is running right now. */
 export async function deleteIdleAttemptJobs(db: Kysely<Database>, deliveryId: string): Promise<void> {
   await db
     .deleteFrom('jobs')

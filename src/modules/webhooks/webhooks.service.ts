@@ -6,7 +6,7 @@ import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import type { World } from '../../kernel/world.js';
-import { webhookDispatcher } from './dispatcher.js';
+import { sendTestDelivery } from './attempt.js';
 import { generateWebhookSecret, secretBox } from './signing.js';
 import { urlRefusal } from './ssrf.js';
 import {
@@ -227,7 +227,7 @@ export async function sendTestEvent(services: AppServices, world: World, id: str
   }
   const name = event as WebhookEventName;
   const payload = examplePayload(name, { now: world.clock.now().toISOString(), livemode: world.livemode });
-  const attempt = await webhookDispatcher(services).sendTest(endpoint, payload, world);
+  const attempt = await sendTestDelivery(services, endpoint, payload, world);
   if (!attempt) throw new ApiError('service_unavailable', 'The test delivery was interrupted; try again.');
   return toDeliveryAttempt({ ...attempt, test: 1, delivery_status: deliveryStatusAfter(attempt.outcome) });
 }
