@@ -54,11 +54,12 @@ const DEFAULT_BATCH_SIZE = 20;
  */
 export const DEFAULT_CONCURRENCY = 4;
 /**
- * Jobs of a kind claimed beyond its free slots: they start the moment a slot frees instead of after a
- * claim's round trip, and one claim serves more than one job. Small, because a claimed job waiting for
- * a slot is held from every other worker.
+ * Jobs of a kind claimed beyond its free slots (at most its limit, or its key's): they start the
+ * moment a slot frees instead of after a claim's round trip, and one claim serves several jobs (the
+ * next claim comes when they have started). Small, because a claimed job waiting for a slot is held
+ * from every other worker.
  */
-export const DEFAULT_PREFETCH = 2;
+export const DEFAULT_PREFETCH = 4;
 
 /**
  * Retry backoff. An attempt is counted when a job is claimed (so a process that crashes mid-job
@@ -308,7 +309,8 @@ export class Worker {
     const picks: Pick[] = [];
     for (const kind of this.runnableKinds()) {
       const { active, queued } = this.count(kind);
-      const room = Math.min(this.batchSize, this.limitOf(kind) + this.prefetch - active - queued);
+      const limit = this.limitOf(kind);
+      const room = Math.min(this.batchSize, limit + Math.min(this.prefetch, limit) - active - queued);
       if (room <= 0) continue;
       const keyLimit = this.keyLimitOf(kind);
       if (keyLimit === undefined) {
@@ -325,7 +327,8 @@ export class Worker {
         if (key.startsWith(prefix))
           inHand.set(key.slice(prefix.length), (inHand.get(key.slice(prefix.length)) ?? 0) + n);
       }
-      picks.push({ kinds: [kind], limit: room, keyed: { allowance: keyLimit + this.prefetch, inHand } });
+      const allowance = keyLimit + Math.min(this.prefetch, keyLimit);
+      picks.push({ kinds: [kind], limit: room, keyed: { allowance, inHand } });
     }
     return [...picks, ...[...byRoom].map(([limit, kinds]) => ({ kinds, limit }))];
   }
@@ -339,7 +342,8 @@ export class Worker {
     while (this.running) {
       const picks = this.picks();
       // A kind without room may have more due; so may a kind whose pick came back full.
-      const backlog = picks.length < this.runnableKinds().length;
+      const picked = picks.reduce((n, pick) => n + pick.kinds.length, 0);
+      const backlog = picked < this.runnableKinds().length;
       const full = new Set<string>();
       let keyedBacklog = false;
       if (picks.length > 0) {
@@ -407,8 +411,11 @@ export class Worker {
             else this.activeByKey.delete(key);
           }
           this.startQueued();
-          // Nothing of the kind is ready to start and more may be due: claim now, not at the next poll.
-          if (this.backlog && !this.queue.some((q) => q.row.kind === kind && this.canStart(q))) this.wake?.();
+          // The prefetch of the kind (of the key, for a kind limited per key) is used up and more may
+          // be due: claim now, not at the next poll. Not at every finish: one claim serves a few jobs.
+          const same = (q: Claimed) =>
+            q.row.kind === kind && (key === undefined || q.row.concurrency_key === job.row.concurrency_key);
+          if (this.backlog && !this.queue.some(same)) this.wake?.();
         });
     }
   }
