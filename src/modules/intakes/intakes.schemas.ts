@@ -348,6 +348,9 @@ export const ResultsQuery = z.strictObject({
   include_pending: QueryBoolean.meta({ description: 'Also items in submitted status' }),
 });
 
+/** Why a secret's value is null in results. */
+export const SECRET_WITHHELD_REASONS = ['secrets:read', 'revealed'] as const;
+
 export const ResultItem = z.object({
   key: z.string(),
   type: z.string(),
@@ -363,6 +366,10 @@ export const ResultItem = z.object({
     z.null(),
   ]),
   revealed_at: Timestamp.nullable().optional(),
+  withheld: z.enum(SECRET_WITHHELD_REASONS).optional().meta({
+    description:
+      'Secrets only, when value is null for a reason: secrets:read (the key lacks that scope) or revealed (shown once already, at revealed_at)',
+  }),
   decided_by: z
     .enum(DECIDED_BY)
     .nullable()
@@ -375,7 +382,7 @@ export const Results = z
   .meta({
     id: 'Results',
     description:
-      'value: a string (text kinds), an object (structured), or {files: [...]} with signed URLs valid 24 hours (file kinds). Secret values are shown once, to keys with secrets:read.',
+      'value: a string (text kinds), an object (structured), or {files: [...]} with signed URLs valid 24 hours (file kinds). Secret values are shown once to keys with secrets:read, and once more after each resubmission; a withheld secret has value null and withheld naming why.',
   });
 
 export const SecretValue = z

@@ -106,9 +106,14 @@ async function resultOf(
   if (isFileType(def.type))
     return { ...base, value: fileValue(services, await filesOf(trx, intake.id, item.key)) };
   if (def.type === 'secret') {
-    if (!options.canReadSecrets || item.secret_revealed_at || !item.secret_ciphertext) {
-      return { ...base, value: null, revealed_at: item.secret_revealed_at };
+    // A null value alone cannot be told from an empty one: the answer names why it is withheld.
+    if (!options.canReadSecrets) {
+      return { ...base, value: null, revealed_at: item.secret_revealed_at, withheld: 'secrets:read' };
     }
+    if (item.secret_revealed_at) {
+      return { ...base, value: null, revealed_at: item.secret_revealed_at, withheld: 'revealed' };
+    }
+    if (!item.secret_ciphertext) return { ...base, value: null, revealed_at: null };
     const value = decryptSecret(
       secretKeyOf(services),
       item.secret_ciphertext,

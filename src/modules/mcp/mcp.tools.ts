@@ -123,7 +123,7 @@ export const TOOLS: readonly ToolSpec[] = [
     title: 'Collect the answers',
     description: [
       "Read the client's typed answers: approved items by default, also submitted ones with include_pending. A value is a string (text kinds), an object (structured) or {files: [...]} whose signed download URLs are valid for 24 hours: download promptly, do not store the URLs.",
-      "Every call moves the intake's results cursor; only_new returns just the items approved since the previous call, which is the way to collect incrementally. Secret items show their value once, to a key with the secrets:read scope; later calls return null with revealed_at.",
+      "Every call moves the intake's results cursor; only_new returns just the items approved since the previous call, which is the way to collect incrementally. Secret items show their value once, to a key with the secrets:read scope, and once more after the client resubmits; otherwise value is null and withheld says why (secrets:read: the key lacks the scope; revealed: shown already, at revealed_at).",
       POLLING,
     ].join('\n\n'),
     method: 'GET',

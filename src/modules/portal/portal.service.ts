@@ -287,6 +287,8 @@ async function recordSubmission(
     status: 'submitted',
     submitted_at: now.toISOString(),
     review_note: null,
+    // What the client sends now has not been shown to anyone: it is revealed once more.
+    ...(definitionOf(item).type === 'secret' ? { secret_revealed_at: null } : {}),
   });
   await scheduleAutoApproval(trx, world, intake, item.key, now);
   await recordItemHistory(trx, world, { intakeId: intake.id, itemKey: item.key, action: 'submitted' });
