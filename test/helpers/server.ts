@@ -87,6 +87,8 @@ export async function openTestDatabase(database: DatabaseKind) {
   await migrateToLatest(db, pgTarget?.url);
   return {
     db,
+    /** Environment that points a service process at this database. */
+    env: { DATA_DIR: dataDir, ...(pgTarget ? { DATABASE_URL: pgTarget.url } : {}) } as Record<string, string>,
     async close() {
       await db.close();
       if (pgTarget) await dropSchema(pgTarget.schema);

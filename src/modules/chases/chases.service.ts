@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { outstandingItems, type ChaseChannel, type ChaseStatus } from '../../domain/chases.js';
 import { planOf } from '../../domain/plans.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError, notFound } from '../../http/errors.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
@@ -152,7 +152,9 @@ export async function chaseNow(
   if (!found) throw new ApiError('not_found', `No intake with id ${id}.`);
   const chaseId = newId('ch');
   await db.transaction().execute(async (trx) => {
-    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const intake = await lockIntake(trx, found.id);
+    // Deleted since it was looked up: nothing is left to change.
+    if (!intake) throw notFound('intake', found.id);
     if (intake.status === 'draft')
       throw new ApiError('conflict', 'The intake has not been sent yet: send it first.');
     if (intake.status === 'archived') throw new ApiError('conflict', 'The intake is archived.');
@@ -327,7 +329,9 @@ export async function optOut(
   if (!intake) return undefined;
   const world = await worldOfIntake(db, intake, { type: 'client', id: null }, services.clock);
   await db.transaction().execute(async (trx) => {
-    const locked = (await lockIntake(trx, intake.id)) ?? intake;
+    const locked = await lockIntake(trx, intake.id);
+    // Deleted since it was looked up: there are no reminders left to stop.
+    if (!locked) return;
     const at = world.clock.now().toISOString();
     let email = locked.client_email;
     if (recipientId === null) {

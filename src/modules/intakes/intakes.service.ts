@@ -262,7 +262,9 @@ export async function addItems(
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
   const added = await db.transaction().execute(async (trx) => {
-    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const intake = await lockIntake(trx, found.id);
+    // Deleted since it was looked up: nothing is left to change.
+    if (!intake) throw notFound('intake', found.id);
     const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
     if (!allowed.ok) throw new ApiError('conflict', `Items cannot be added: ${allowed.reason}.`);
     const existing = await itemsOf(trx, intake.id);
@@ -294,7 +296,9 @@ export async function sendIntake(services: AppServices, world: World, id: string
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
   await db.transaction().execute(async (trx) => {
-    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const intake = await lockIntake(trx, found.id);
+    // Deleted since it was looked up: nothing is left to change.
+    if (!intake) throw notFound('intake', found.id);
     const move = sendTransition(intake.status as IntakeStatus);
     if (!move.ok) throw new ApiError('conflict', `Cannot send: ${move.reason}.`);
     const at = world.clock.now().toISOString();
@@ -310,7 +314,9 @@ export async function archiveIntake(services: AppServices, world: World, id: str
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
   await db.transaction().execute(async (trx) => {
-    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const intake = await lockIntake(trx, found.id);
+    // Deleted since it was looked up: nothing is left to change.
+    if (!intake) throw notFound('intake', found.id);
     const move = archiveTransition(intake.status as IntakeStatus);
     if (move.ok && move.changed) {
       const at = world.clock.now().toISOString();

@@ -138,7 +138,9 @@ export async function addRecipient(
   const found = await requireIntake(db, world, id);
   const email = body.email.toLowerCase();
   await db.transaction().execute(async (trx) => {
-    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const intake = await lockIntake(trx, found.id);
+    // Deleted since it was looked up: nothing is left to change.
+    if (!intake) throw notFound('intake', found.id);
     if (intake.status === 'archived') throw new ApiError('conflict', 'The intake is archived.');
     const others = await recipientsOf(trx, intake.id);
     if (email === intake.client_email || others.some((r) => r.email === email)) {
@@ -168,7 +170,9 @@ export async function removeRecipient(
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
   await db.transaction().execute(async (trx) => {
-    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const intake = await lockIntake(trx, found.id);
+    // Deleted since it was looked up: nothing is left to change.
+    if (!intake) throw notFound('intake', found.id);
     if (email.toLowerCase() === intake.client_email) {
       throw new ApiError(
         'conflict',
@@ -196,7 +200,9 @@ export async function reinstateRecipient(
   const found = await requireIntake(db, world, id);
   const address = email.toLowerCase();
   await db.transaction().execute(async (trx) => {
-    const intake = (await lockIntake(trx, found.id)) ?? found;
+    const intake = await lockIntake(trx, found.id);
+    // Deleted since it was looked up: nothing is left to change.
+    if (!intake) throw notFound('intake', found.id);
     const recipient =
       address === intake.client_email ? undefined : await findRecipient(trx, intake.id, address);
     if (address !== intake.client_email && !recipient) {
