@@ -15,6 +15,7 @@ import { idempotentCreate } from '../../http/idempotency.js';
 import { newId } from '../../lib/ids.js';
 import { compileJsonSchema } from '../../lib/json-schema.js';
 import type { AppServices } from '../../services.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import { deleteHistoryOf, historyOf } from '../history/history.service.js';
 import { findTemplateItems } from '../templates/templates.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
@@ -164,6 +165,7 @@ export async function createIntake(
           await emitSent(trx, world, intake);
           await raise(trx, 'intakeSent', { world, intake });
         }
+        await auditInTransaction(trx, id);
         return { id, value: toCreatedIntake(services.config.appUrl, intake, rows) };
       },
     },
@@ -283,6 +285,7 @@ export async function addItems(
       const data = { item_keys: forClient.map((r) => r.key) };
       await ask(trx, 'notifyClient', { world, intake, notice: 'items_added', data });
     }
+    await auditInTransaction(trx);
     return {
       intake_id: intake.id,
       items_added: rows.map((r) => ({ key: r.key, status: 'pending' as const })),
@@ -305,6 +308,7 @@ export async function sendIntake(services: AppServices, world: World, id: string
     await updateIntake(trx, intake.id, { status: move.next, sent_at: at, updated_at: at });
     await emitSent(trx, world, intake);
     await raise(trx, 'intakeSent', { world, intake: { ...intake, status: move.next, sent_at: at } });
+    await auditInTransaction(trx);
   });
   await changeCommitted(services, world, found.id);
   return getIntake(services, world, found.id);
@@ -323,6 +327,7 @@ export async function archiveIntake(services: AppServices, world: World, id: str
       await updateIntake(trx, intake.id, { status: 'archived', archived_at: at, updated_at: at });
       await raise(trx, 'intakeArchived', { world, intakeId: intake.id });
     }
+    await auditInTransaction(trx);
   });
   return getIntake(services, world, found.id);
 }
@@ -338,6 +343,7 @@ export async function deleteIntake(services: AppServices, world: World, id: stri
     await deleteHistoryOf(trx, intake.id);
     const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
     if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, world.clock.now());
+    await auditInTransaction(trx);
   });
   // Rows first: once they are gone no URL can reach the files, so a crash here leaves only orphans.
   for (const file of files) await services.storage.delete(file.storage_key);

@@ -10,6 +10,7 @@ import {
 import { ApiError, notFound } from '../../http/errors.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
 import type { AppServices } from '../../services.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import { ask } from '../../kernel/domain-events.js';
 import { recordItemHistory } from '../history/history.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
@@ -43,7 +44,9 @@ export async function withLockedIntake<T>(
   return db.transaction().execute(async (trx) => {
     const locked = await lockIntake(trx, intake.id);
     if (!locked) throw notFound('intake', intake.id);
-    return work(trx, locked);
+    const result = await work(trx, locked);
+    await auditInTransaction(trx);
+    return result;
   });
 }
 

@@ -1,0 +1,119 @@
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASES } from './helpers/env.js';
+import { client, type Client } from './helpers/http.js';
+import { expectError } from './helpers/security.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/**
+ * An audit insert that fails (here: a trigger refuses every entry) must take the change down with it:
+ * the entry is written in the change's transaction, so the caller's 500 means nothing happened.
+ */
+describe.each(DATABASES)('audit entries in the change transaction on %s', (database) => {
+  let server: TestServer;
+  let api: Client;
+
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    const account = await server.createAccount({ plan: 'agency' });
+    api = client(server.url, account.live_key);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  afterEach(async () => {
+    await allowAudit();
+  });
+
+  const db = () => server.server.services.db.kysely;
+
+  async function refuseAudit(): Promise<void> {
+    if (database === 'sqlite') {
+      await sql`create trigger refuse_audit before insert on audit_entries
+        begin select raise(abort, 'audit refused'); end`.execute(db());
+      return;
+    }
+    await sql`create or replace function refuse_audit() returns trigger language plpgsql as
+      $$ begin raise exception 'audit refused'; end $$`.execute(db());
+    await sql`create trigger refuse_audit before insert on audit_entries
+      for each row execute function refuse_audit()`.execute(db());
+  }
+
+  async function allowAudit(): Promise<void> {
+    if (database === 'sqlite') await sql`drop trigger if exists refuse_audit`.execute(db());
+    else await sql`drop trigger if exists refuse_audit on audit_entries`.execute(db());
+  }
+
+  async function draft(): Promise<string> {
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Audited',
+      client: { email: 'dana@example.com' },
+      items: [{ key: 'about', label: 'About you', type: 'text' }],
+      send: false,
+    });
+    expect(created.status).toBe(201);
+    return created.body.intake_id;
+  }
+
+  async function eventsOf(id: string): Promise<string[]> {
+    const rows = await db().selectFrom('events').select('type').where('intake_id', '=', id).execute();
+    return rows.map((r) => r.type);
+  }
+
+  async function auditOf(id: string): Promise<string[]> {
+    const rows = await db()
+      .selectFrom('audit_entries')
+      .select('action')
+      .where('resource_id', '=', id)
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => r.action);
+  }
+
+  it('a send whose audit entry fails is not sent', async () => {
+    const id = await draft();
+    await refuseAudit();
+    expectError(await api.post(`/v1/intakes/${id}/send`), 500, 'internal_error');
+    await allowAudit();
+    expect((await api.get<{ status: string }>(`/v1/intakes/${id}`)).body.status).toBe('draft');
+    expect(await eventsOf(id)).toEqual([]);
+    expect((await api.post(`/v1/intakes/${id}/send`)).status).toBe(200);
+    expect(await auditOf(id)).toEqual(['intake.create', 'intake.send']);
+  });
+
+  it('a creation whose audit entry fails creates nothing', async () => {
+    await refuseAudit();
+    const refused = await api.post('/v1/intakes', {
+      project_name: 'Never made',
+      client: { email: 'dana@example.com' },
+      items: [{ key: 'about', label: 'About you', type: 'text' }],
+    });
+    expectError(refused, 500, 'internal_error');
+    const made = await db()
+      .selectFrom('intakes')
+      .select('id')
+      .where('project_name', '=', 'Never made')
+      .execute();
+    expect(made).toEqual([]);
+  });
+
+  it('an approval, a revision request and a deletion whose audit entry fails change nothing', async () => {
+    const id = await draft();
+    expect((await api.post(`/v1/intakes/${id}/send`)).status).toBe(200);
+    const portal = client(server.url);
+    await portal.call('PUT', `/portal/api/${id}/items/about`, { body: { value: 'Boats since 1999.' } });
+    expect((await portal.post(`/portal/api/${id}/items/about/submit`)).status).toBe(200);
+    await refuseAudit();
+    expectError(await api.post(`/v1/intakes/${id}/items/about/approve`), 500, 'internal_error');
+    expectError(
+      await api.post(`/v1/intakes/${id}/revision`, { item_key: 'about', note: 'More, please.' }),
+      500,
+      'internal_error',
+    );
+    expectError(await api.delete(`/v1/intakes/${id}`), 500, 'internal_error');
+    await allowAudit();
+    const intake = await api.get<{ items: { key: string; status: string }[] }>(`/v1/intakes/${id}`);
+    expect(intake.status).toBe(200);
+    expect(intake.body.items.map((i) => i.status)).toEqual(['submitted']);
+  });
+});
