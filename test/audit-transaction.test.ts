@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { csrfOf } from './helpers/dashboard.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { expectError } from './helpers/security.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { signedInOwner } from './helpers/signed-in.js';
 
 /**
  * An audit insert that fails (here: a trigger refuses every entry) must take the change down with it:
@@ -12,10 +14,12 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 describe.each(DATABASES)('audit entries in the change transaction on %s', (database) => {
   let server: TestServer;
   let api: Client;
+  let accountId: string;
 
   beforeAll(async () => {
     server = await startTestServer(database);
     const account = await server.createAccount({ plan: 'agency' });
+    accountId = account.account_id;
     api = client(server.url, account.live_key);
   });
   afterAll(async () => {
@@ -115,5 +119,45 @@ describe.each(DATABASES)('audit entries in the change transaction on %s', (datab
     const intake = await api.get<{ items: { key: string; status: string }[] }>(`/v1/intakes/${id}`);
     expect(intake.status).toBe(200);
     expect(intake.body.items.map((i) => i.status)).toEqual(['submitted']);
+  });
+
+  it('an account update whose audit entry fails changes neither the name nor the branding', async () => {
+    const before = await api.get<{ name: string }>('/v1/account');
+    await refuseAudit();
+    const refused = await api.patch('/v1/account', {
+      name: 'Renamed Studio',
+      branding: { accent_color: '#123456' },
+    });
+    expectError(refused, 500, 'internal_error');
+    await allowAudit();
+    const after = await api.get<{ name: string }>('/v1/account');
+    expect(after.body.name).toBe(before.body.name);
+    const branding = await db()
+      .selectFrom('account_branding')
+      .select('accent_color')
+      .where('account_id', '=', accountId)
+      .execute();
+    expect(branding.map((b) => b.accent_color)).not.toContain('#123456');
+  });
+
+  it('a dashboard send whose audit entry fails is not sent', async () => {
+    const id = await draft();
+    const owner = await signedInOwner(server, accountId);
+    const page = await owner.get(`${server.url}/dashboard/intakes/${id}`);
+    const csrf = csrfOf(await page.text());
+    await refuseAudit();
+    const refused = await owner.postForm(`${server.url}/dashboard/intakes/${id}/send`, { _csrf: csrf });
+    expect(refused.status).toBe(500);
+    await allowAudit();
+    expect((await api.get<{ status: string }>(`/v1/intakes/${id}`)).body.status).toBe('draft');
+    const sent = await owner.postForm(`${server.url}/dashboard/intakes/${id}/send`, { _csrf: csrf });
+    expect(sent.status).toBe(303);
+    const entries = await db()
+      .selectFrom('audit_entries')
+      .select(['action', 'actor_type'])
+      .where('resource_id', '=', id)
+      .where('action', '=', 'intake.send')
+      .execute();
+    expect(entries).toEqual([{ action: 'intake.send', actor_type: 'user' }]);
   });
 });

@@ -36,7 +36,7 @@ export function accountRoutes(app: FastifyInstance, services: AppServices): void
     },
     handler: async (request) => {
       const auth = authOf(request);
-      return updateAccount(services.db.kysely, auth, request.body);
+      return updateAccount(services.db.kysely, services.clock, auth, request.body);
     },
   });
 }

@@ -4,7 +4,9 @@ import type { Database } from '../../db/schema.js';
 import { planOf, rateLimitFor } from '../../domain/plans.js';
 import type { AuthContext } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import type { AccountRow } from '../keys/keys.repository.js';
 import { createKey } from '../keys/keys.service.js';
 import { brandingSettingsOf, updateBranding } from '../portal/branding.js';
@@ -88,6 +90,7 @@ export async function createAccount(
 
 export async function updateAccount(
   db: Kysely<Database>,
+  clock: Clock,
   auth: AuthContext,
   patch: z.output<typeof PatchAccountBody>,
 ): Promise<z.infer<typeof Account>> {
@@ -100,12 +103,16 @@ export async function updateAccount(
         `Custom portal branding is not part of the ${planOf(auth.account.plan).name} plan.`,
       );
     }
-    await updateBranding(db, auth.account.id, branding, new Date().toISOString());
   }
   const changes = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-  if (Object.keys(changes).length > 0) {
-    await db.updateTable('accounts').set(changes).where('id', '=', auth.account.id).execute();
-  }
+  // One patch, one change: a failed second write must not leave the first one applied.
+  await db.transaction().execute(async (trx) => {
+    if (branding) await updateBranding(trx, auth.account.id, branding, clock.now().toISOString());
+    if (Object.keys(changes).length > 0) {
+      await trx.updateTable('accounts').set(changes).where('id', '=', auth.account.id).execute();
+    }
+    await auditInTransaction(trx);
+  });
   const row = await db
     .selectFrom('accounts')
     .selectAll()

@@ -10,6 +10,7 @@ import { ApiError, notFound } from '../../http/errors.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import {
   findIntake,
   findIntakeById,
@@ -229,6 +230,7 @@ export async function chaseNow(
       payload: { chase_id: chaseId },
       dueAt: realTimeOf(world, now.getTime()),
     });
+    await auditInTransaction(trx);
   });
   try {
     await dispatchChase(services, chaseId);

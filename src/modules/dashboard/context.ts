@@ -3,6 +3,7 @@ import type { AuthContext } from '../../http/auth.js';
 import { translator } from '../../i18n/index.js';
 import { offsetClock } from '../../lib/clock.js';
 import type { AppServices } from '../../services.js';
+import { runAudited, type PendingAudit } from '../audit/audit.scope.js';
 import { insertAuditEntry } from '../audit/audit.service.js';
 import type { World } from '../../kernel/world.js';
 import type { AccountRow } from '../keys/keys.repository.js';
@@ -63,6 +64,37 @@ export async function dashboardContext(
     livemode: user.livemode,
     path: request.url,
   };
+}
+
+/**
+ * Runs a user's change with its audit entry pending: the service writes the entry in the change's
+ * transaction (`auditInTransaction`), so the two commit together. A service that writes none (a change
+ * outside our database) gets the entry here, after it.
+ */
+export async function asUserAction<T>(
+  ctx: DashboardContext,
+  action: string,
+  resourceType: string,
+  resourceId: string | null,
+  change: () => Promise<T>,
+): Promise<T> {
+  const pending: PendingAudit = {
+    entry: {
+      account_id: ctx.account.id,
+      livemode: ctx.livemode ? 1 : 0,
+      action,
+      resource_type: resourceType,
+      resource_id: resourceId,
+      actor_type: 'user',
+      actor_id: ctx.user.userId,
+      request_id: ctx.requestId,
+    },
+    clock: ctx.services.clock,
+    written: false,
+  };
+  const result = await runAudited(pending, change);
+  if (!pending.written) await auditUserAction(ctx, action, resourceType, resourceId);
+  return result;
 }
 
 /** Every user action is audited like an API action, with the user as the actor. */

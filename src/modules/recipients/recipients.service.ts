@@ -9,6 +9,7 @@ import type { Database } from '../../db/schema.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import { ask, raise } from '../../kernel/domain-events.js';
 import { findIntake, lockIntake } from '../intakes/intakes.service.js';
 import type { IntakeRow } from '../intakes/intakes.repository.js';
@@ -155,6 +156,7 @@ export async function addRecipient(
     const next = Math.max(-1, ...others.map((r) => r.position)) + 1;
     await insertAlsoNotify(trx, world, intake.id, [body], next);
     if (INVITING.has(intake.status)) await raise(trx, 'recipientInvited', { world, intake, email });
+    await auditInTransaction(trx);
   });
   await deliverQueuedSoon(services, world, found.id);
   return recordOf(db, world, found.id, email);
@@ -183,6 +185,7 @@ export async function removeRecipient(
     if (!recipient) throw notFound('recipient', email);
     await raise(trx, 'recipientRemoved', { world, intakeId: intake.id, recipientId: recipient.id });
     await deleteRecipient(trx, recipient.id);
+    await auditInTransaction(trx);
   });
 }
 
@@ -216,6 +219,7 @@ export async function reinstateRecipient(
       });
     }
     await raise(trx, 'recipientReinstated', { world, intake, email: address });
+    await auditInTransaction(trx);
   });
   return recordOf(db, world, found.id, address);
 }

@@ -14,7 +14,7 @@ import {
   updateTemplate,
 } from '../../templates/templates.service.js';
 import { usageRecord } from '../../usage/usage.service.js';
-import { auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
+import { asUserAction, auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
 import { auditPage, distinctAuditActions } from '../../audit/audit.service.js';
 import { intakesPerDay } from '../../intakes/intakes.service.js';
 import { deleteSessionsOfUser, deleteUser, listUsers } from '../../sessions/sessions.service.js';
@@ -255,8 +255,9 @@ export function accountRoutes(scope: FastifyInstance, deps: Deps): void {
     });
     if (!parsed.success)
       return sendHtml(reply, 400, await settings(ctx, { error: describeIssues(parsed.error) }));
-    await updateAccount(ctx.services.db.kysely, ctx.auth, parsed.data);
-    await auditUserAction(ctx, 'account.update', 'account', ctx.account.id);
+    await asUserAction(ctx, 'account.update', 'account', ctx.account.id, () =>
+      updateAccount(ctx.services.db.kysely, ctx.services.clock, ctx.auth, parsed.data),
+    );
     return redirect(reply, '/dashboard/settings', 'saved');
   });
 

@@ -3,7 +3,7 @@ import { decideOwnerItem } from '../../intakes/decisions.service.js';
 import { definitionOf } from '../../intakes/intakes.service.js';
 import { requireIntake } from '../../intakes/intakes.service.js';
 import { requireItem } from '../../intakes/review.service.js';
-import { auditUserAction } from '../context.js';
+import { asUserAction } from '../context.js';
 import { action, redirect, type Deps } from '../routing.js';
 
 /**
@@ -41,8 +41,9 @@ export function decisionRoutes(scope: FastifyInstance, deps: Deps): void {
       const intake = await requireIntake(db, ctx.world, request.params.id);
       const item = await requireItem(db, intake, request.params.key);
       const value = decisionValue(definitionOf(item).type, form.get('value') ?? '');
-      await decideOwnerItem(ctx.services, ctx.world, intake.id, item.key, value);
-      await auditUserAction(ctx, 'intake.item_decide', 'intake', intake.id);
+      await asUserAction(ctx, 'intake.item_decide', 'intake', intake.id, () =>
+        decideOwnerItem(ctx.services, ctx.world, intake.id, item.key, value),
+      );
       return redirect(reply, `/dashboard/intakes/${intake.id}`, 'decided');
     },
   );

@@ -21,7 +21,7 @@ import {
 import { approveItem, requestRevision } from '../../intakes/review.service.js';
 import { thumbnailOf } from '../../portal/thumbnail.js';
 import { listTemplates } from '../../templates/templates.service.js';
-import { auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
+import { asUserAction, dashboardContext, type DashboardContext } from '../context.js';
 import { eventsOfIntake } from '../../events/events.service.js';
 import { definitionOfRow, emptyRow, rowsOf } from '../item-form.js';
 import {
@@ -173,15 +173,9 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
       return newIntakePage(ctx, templates, values, describeIssues(parsed.error));
     }
     try {
-      const outcome = await createIntake(
-        ctx.services,
-        ctx.world,
-        ctx.account.plan,
-        ctx.user.userId,
-        parsed.data,
-        undefined,
+      const outcome = await asUserAction(ctx, 'intake.create', 'intake', null, () =>
+        createIntake(ctx.services, ctx.world, ctx.account.plan, ctx.user.userId, parsed.data, undefined),
       );
-      await auditUserAction(ctx, 'intake.create', 'intake', outcome.value.intake_id);
       return redirect(reply, `/dashboard/intakes/${outcome.value.intake_id}`, 'created');
     } catch (error) {
       if (error instanceof ApiError && error.status < 500) {
@@ -225,8 +219,9 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
   ) =>
     action<Partial<ItemParams> & IdParams>(scope, deps, path, async (ctx, form, request, reply) => {
       const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
-      await run(ctx, intake.id, form, request.params.key);
-      await auditUserAction(ctx, auditAction, 'intake', intake.id);
+      await asUserAction(ctx, auditAction, 'intake', intake.id, () =>
+        run(ctx, intake.id, form, request.params.key),
+      );
       return redirect(reply, after(intake.id), notice);
     });
 
