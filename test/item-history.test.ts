@@ -151,4 +151,39 @@ describe.each(DATABASES)('review notes and item history on %s', (database) => {
     ]);
     expect(all.find((i) => i.key === 'about')?.review_note).toBeNull();
   });
+
+  it('an adopted agent proposal has its approval in the item history, by the system', async () => {
+    const created = await server.createAccount({ plan: 'agency' });
+    const test = client(server.url, created.test_key);
+    const answer = await test.post<Body>('/v1/intakes', {
+      project_name: 'Launch',
+      client: { email: 'launch@example.test' },
+      items: [
+        { key: 'about', label: 'About you', type: 'text' },
+        {
+          key: 'launch_plan',
+          label: 'Launch in one go or in phases?',
+          type: 'select',
+          assignee: 'owner',
+          options: [
+            { value: 'one', label: 'One go' },
+            { value: 'phases', label: 'Phases' },
+          ],
+          proposed: { value: 'phases', rationale: 'Forty pages: phases lower the risk.' },
+        },
+      ],
+    });
+    expect(answer.status, answer.text).toBe(201);
+    const id = answer.body.intake_id as string;
+    const portal = client(server.url);
+    await portal.call('PUT', `/portal/api/${id}/items/about`, { body: { value: 'Hi' } });
+    expect((await portal.post(`/portal/api/${id}/items/about/submit`)).status).toBe(200);
+    expect((await test.post(`/v1/intakes/${id}/items/about/approve`)).status).toBe(200);
+
+    const decision = (await items(test, id)).find((i) => i.key === 'launch_plan');
+    expect(decision?.status).toBe('approved');
+    expect(decision?.history.map((h) => [h.action, h.actor.type, h.actor.id, h.note])).toEqual([
+      ['approved', 'system', null, null],
+    ]);
+  });
 });

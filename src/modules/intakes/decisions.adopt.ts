@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { proposalToAdopt } from '../../domain/decisions.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
+import { recordItemHistory } from '../history/history.service.js';
 import {
   definitionOf,
   findIntakeById,
@@ -33,6 +34,7 @@ export async function adoptProposals(
   if (!intake) return;
   let seq = intake.approval_counter;
   const at = world.clock.now().toISOString();
+  const adopter: World = { ...world, actor: { type: 'system', id: null } };
   for (const { item, value } of adoptions) {
     seq += 1;
     await updateItem(trx, intakeId, item.key, {
@@ -44,6 +46,8 @@ export async function adoptProposals(
       approval_seq: seq,
       decided_by: 'agent_proposal',
     });
+    // The adoption is the service's doing, whoever's change completed the intake.
+    await recordItemHistory(trx, adopter, { intakeId, itemKey: item.key, action: 'approved' });
     await emitIntakeEvent(trx, world, intake, 'item.approved', {
       item_key: item.key,
       item_type: definitionOf(item).type,
