@@ -1,5 +1,7 @@
 import { DISPATCH_CHASE, INTAKE_OVERDUE } from './modules/chases/chases.jobs.js';
 import { runOverdueCheck } from './modules/chases/chases.overdue.js';
+import { DELETE_STORED_FILES, SWEEP_ORPHAN_FILES } from './modules/files/files.jobs.js';
+import { runOrphanSweep, runStoredFileDeletion } from './modules/files/stored-files.service.js';
 import { dispatchChase } from './modules/chases/chases.service.js';
 import { AUTO_APPROVE, RETENTION_PURGE } from './modules/intakes/intakes.jobs.js';
 import { DELIVER_MESSAGE } from './modules/notify/notify.jobs.js';
@@ -23,5 +25,7 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(DISPATCH_CHASE, (job) => dispatchChase(services, job.payload.chase_id));
   worker.register(INTAKE_OVERDUE, (job) => runOverdueCheck(services, job.payload));
   worker.register(DELIVER_MESSAGE, (job) => deliverMessage(services, job.payload.message_id));
+  worker.register(DELETE_STORED_FILES, (job) => runStoredFileDeletion(services, job.payload));
+  worker.register(SWEEP_ORPHAN_FILES, (job) => runOrphanSweep(services, job.id));
   worker.assertHandlers(definedKinds());
 }

@@ -13,6 +13,7 @@ import { listenForDueJobs, type JobListener } from './jobs/wakeup.js';
 import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
 import { S3Storage } from './modules/files/s3-storage.js';
+import { scheduleOrphanSweep } from './modules/files/stored-files.service.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
 import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.js';
 import { smsProviderFromUrl, type SmsProvider } from './modules/notify/sms.js';
@@ -131,8 +132,10 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const services = await createServices(config);
   let worker: Worker;
   let app: FastifyInstance;
+  const runWorker = options.runWorker ?? true;
   try {
     worker = createWorker(services);
+    if (runWorker) await scheduleOrphanSweep(services);
     app = await buildApp(services, worker);
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -145,7 +148,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
     config.baseUrl = `http://localhost:${port}`;
     config.appUrl = config.baseUrl;
   }
-  const listener = (options.runWorker ?? true) ? startPolling(services, worker) : undefined;
+  const listener = runWorker ? startPolling(services, worker) : undefined;
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -180,6 +183,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
   let worker: Worker;
   try {
     worker = createWorker(services);
+    await scheduleOrphanSweep(services);
   } catch (error) {
     await closeServices(services);
     throw error;

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { createAccount, type CreatedAccount } from '../../src/modules/accounts/accounts.service.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type StartServerOptions } from '../../src/server.js';
 import { TEST_POSTGRES_URL, type DatabaseKind } from './env.js';
 
 export interface TestServer {
@@ -44,6 +44,7 @@ async function dropSchema(schema: string): Promise<void> {
 export async function startTestServer(
   database: DatabaseKind,
   extraEnv: Record<string, string> = {},
+  options: StartServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'intake-test-'));
   const pgTarget = database === 'postgres' ? freshSchemaUrl() : undefined;
@@ -54,7 +55,7 @@ export async function startTestServer(
     ...extraEnv,
   };
   const config = loadConfig({ PORT: '0', ...env });
-  const server = await startServer(config);
+  const server = await startServer(config, options);
   const url = server.url;
   return {
     url,

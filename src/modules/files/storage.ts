@@ -1,5 +1,5 @@
 import { constants, createWriteStream } from 'node:fs';
-import { access, copyFile, link, mkdir, open, rm, stat } from 'node:fs/promises';
+import { access, copyFile, link, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +13,8 @@ export interface Storage {
   /** The object's bytes; rejects with MissingObjectError when the key holds nothing. */
   get(key: string): Promise<Readable>;
   delete(key: string): Promise<void>;
+  /** Every stored object (the orphan sweeper compares them with the rows that refer to them). */
+  list(): AsyncIterable<StoredObject>;
   /** Throws when the storage cannot be written (readiness probe). */
   /** Releases connections (S3); a no-op for local files. */
   close?(): void;
@@ -24,6 +26,12 @@ export interface Storage {
     downloadName: string,
     contentType: string,
   ): Promise<string>;
+}
+
+export interface StoredObject {
+  key: string;
+  /** When the object was written: a young object may belong to an upload still being recorded. */
+  modifiedAt: Date;
 }
 
 /** The key holds no object (never stored, or deleted). */
@@ -100,6 +108,29 @@ export class LocalStorage implements Storage {
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+  }
+
+  async *list(): AsyncIterable<StoredObject> {
+    yield* this.listUnder('');
+  }
+
+  private async *listUnder(prefix: string): AsyncIterable<StoredObject> {
+    let entries;
+    try {
+      entries = await readdir(join(this.root, prefix), { withFileTypes: true });
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const key = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+      if (entry.isDirectory()) yield* this.listUnder(key);
+      else if (entry.isFile()) {
+        // Deleted between the listing and now: nothing to report.
+        const facts = await stat(join(this.root, key)).catch(() => undefined);
+        if (facts) yield { key, modifiedAt: facts.mtime };
+      }
+    }
   }
 
   async check(): Promise<void> {

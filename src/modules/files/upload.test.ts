@@ -161,6 +161,9 @@ describe('storeUpload and discardUpload', () => {
       },
       get: () => Promise.reject(new Error('unused')),
       delete: () => Promise.resolve(),
+      list: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve({ done: true, value: undefined }) }),
+      }),
       check: () => Promise.resolve(),
     };
     const tmpPath = join(dir, 'x.part');

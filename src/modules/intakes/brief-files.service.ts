@@ -12,6 +12,7 @@ import { planOf } from '../../domain/plans.js';
 import { ApiError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
+import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
 import { inspectFile } from '../files/inspect.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
 import { safeFileName } from '../../lib/file-names.js';
@@ -117,12 +118,11 @@ export async function attachBriefFile(
 export async function removeBriefFile(services: AppServices, world: World, id: string, fileId: string) {
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
-  const removed = await withLockedIntake(db, found, async (trx, intake) => {
+  await withLockedIntake(db, found, async (trx, intake) => {
     const file = (await filesOf(trx, intake.id, BRIEF_FILES_KEY)).find((f) => f.id === fileId);
     if (!file) throw new ApiError('not_found', `Intake ${intake.id} has no brief file ${fileId}.`);
     await trx.deleteFrom('item_files').where('id', '=', file.id).where('intake_id', '=', intake.id).execute();
     await addUsage(trx, world, 'storage_bytes', -Number(file.size), world.clock.now());
-    return file;
+    await deleteStoredFilesAfterCommit(trx, world, intake.id, [file]);
   });
-  await services.storage.delete(removed.storage_key);
 }

@@ -16,6 +16,7 @@ import { compileJsonSchema, validateJsonSchema } from '../../lib/json-schema.js'
 import type { AppServices } from '../../services.js';
 import { ask, raise } from '../../kernel/domain-events.js';
 import { ChaseSettingsFields, type ChaseSettingsInput } from './chase-settings.js';
+import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
 import { requireFolder } from '../folders/folders.service.js';
 import { historyOf } from '../history/history.service.js';
 import { addUsage } from '../usage/usage.service.js';
@@ -192,11 +193,7 @@ async function removeFileRows(
     .execute();
   const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
   if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, world.clock.now());
-}
-
-/** Stored bytes go after the commit: once the rows are gone no URL reaches them (a crash leaves orphans). */
-async function deleteStored(services: AppServices, files: FileRow[]): Promise<void> {
-  for (const file of files) await services.storage.delete(file.storage_key).catch(() => undefined);
+  await deleteStoredFilesAfterCommit(trx, world, intakeId, files);
 }
 
 /** PATCH /v1/intakes/:id/items/:key. */
@@ -209,7 +206,7 @@ export async function updateItemDefinition(
 ) {
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
-  const discarded = await withLockedIntake(db, found, async (trx, intake) => {
+  await withLockedIntake(db, found, async (trx, intake) => {
     assertOwnerMayChange(intake);
     const item = await requireItem(trx, intake, key);
     const before = definitionOf(item);
@@ -232,9 +229,7 @@ export async function updateItemDefinition(
     await updateItem(trx, intake.id, key, { definition: JSON.stringify(after) });
     if (lost) await discardAnswer(trx, world, intake, key, files);
     await settleIntake(trx, world, intake, states, intake.status !== 'sent');
-    return lost ? files : [];
   });
-  await deleteStored(services, discarded);
   const item = await findItem(db, found.id, key);
   if (!item) throw new ApiError('not_found', `Intake ${found.id} has no item with key ${key}.`);
   return toIntakeItem(item, (await historyOf(db, found.id)).get(key) ?? []);
@@ -249,7 +244,7 @@ export async function deleteItem(
 ): Promise<void> {
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
-  const removed = await withLockedIntake(db, found, async (trx, intake) => {
+  await withLockedIntake(db, found, async (trx, intake) => {
     assertOwnerMayChange(intake);
     const item = await requireItem(trx, intake, key);
     if (item.submitted_at !== null || item.status !== 'pending' || item.decided_by !== null) {
@@ -267,7 +262,5 @@ export async function deleteItem(
     await cancelJobs(trx, { subjectId: itemSubject(intake.id, key), kind: AUTO_APPROVE.kind });
     await trx.deleteFrom('intake_items').where('intake_id', '=', intake.id).where('key', '=', key).execute();
     await settleIntake(trx, world, intake, states, intake.status !== 'sent');
-    return files;
   });
-  await deleteStored(services, removed);
 }

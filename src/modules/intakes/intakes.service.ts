@@ -19,6 +19,7 @@ import { auditInTransaction } from '../audit/audit.scope.js';
 import { deleteHistoryOf, historyOf } from '../history/history.service.js';
 import { findTemplateItems } from '../templates/templates.service.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
+import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
 import { requireFolder } from '../folders/folders.service.js';
 import { ask, raise } from '../../kernel/domain-events.js';
 import { chasePlanValues } from './chase-settings.js';
@@ -336,17 +337,16 @@ export async function archiveIntake(services: AppServices, world: World, id: str
 export async function deleteIntake(services: AppServices, world: World, id: string): Promise<void> {
   const db = services.db.kysely;
   const intake = await requireIntake(db, world, id);
-  const files = await filesOf(db, intake.id);
   await db.transaction().execute(async (trx) => {
+    const files = await filesOf(trx, intake.id);
     await raise(trx, 'intakeDeleted', { world, intakeId: intake.id });
     await deleteIntakeRows(trx, intake.id);
     await deleteHistoryOf(trx, intake.id);
     const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
     if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, world.clock.now());
+    await deleteStoredFilesAfterCommit(trx, world, intake.id, files);
     await auditInTransaction(trx);
   });
-  // Rows first: once they are gone no URL can reach the files, so a crash here leaves only orphans.
-  for (const file of files) await services.storage.delete(file.storage_key);
 }
 
 /** After a change's commit: the work it queued (messages) may be done at once. */

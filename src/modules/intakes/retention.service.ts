@@ -1,5 +1,6 @@
 import type { AppServices } from '../../services.js';
 import { sha256Hex } from '../../lib/secrets.js';
+import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
 import { addUsage } from '../usage/usage.service.js';
 import { raise } from '../../kernel/domain-events.js';
 import { filesOf, findIntakeById, updateIntake } from './intakes.repository.js';
@@ -21,8 +22,8 @@ export async function runRetentionPurge(
   if (!intake || intake.purged_at) return;
   if (payload.reason === 'retention_days' && intake.status !== 'completed') return;
   const world = await worldOfIntake(db, intake, { type: 'system', id: null }, services.clock);
-  const files = await filesOf(db, intake.id);
   await withLockedIntake(db, intake, async (trx, locked) => {
+    const files = await filesOf(trx, locked.id);
     const now = world.clock.now();
     await trx.deleteFrom('item_files').where('intake_id', '=', locked.id).execute();
     await trx
@@ -32,6 +33,7 @@ export async function runRetentionPurge(
       .execute();
     const bytes = files.reduce((sum, f) => sum + Number(f.size), 0);
     if (bytes > 0) await addUsage(trx, world, 'storage_bytes', -bytes, now);
+    await deleteStoredFilesAfterCommit(trx, world, locked.id, files);
     const anonymize = locked.retention_anonymize === 1;
     await updateIntake(trx, locked.id, {
       purged_at: now.toISOString(),
@@ -54,6 +56,4 @@ export async function runRetentionPurge(
       });
     }
   });
-  // After the commit: no row points at these objects any more.
-  for (const file of files) await services.storage.delete(file.storage_key);
 }

@@ -34,6 +34,7 @@ import { toFileRecord } from '../files/files.schemas.js';
 import { briefFileLinks } from '../intakes/brief-files.links.js';
 import { itemBasics } from '../intakes/intakes.mappers.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
+import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
 import { inspectFile } from '../files/inspect.js';
 import { sanitizeUploadedSvg } from './svg-upload.js';
 import { recordItemHistory } from '../history/history.service.js';
@@ -547,7 +548,7 @@ export async function removeFile(
   fileId: string,
 ): Promise<void> {
   const { db, intake: found, world } = await clientContext(services, id);
-  const removed = await withLockedIntake(db, found, async (trx, intake) => {
+  await withLockedIntake(db, found, async (trx, intake) => {
     const item = await requireItem(trx, intake, key);
     assertItemChangeable(item, 'remove_file');
     const file = await trx
@@ -566,7 +567,6 @@ export async function removeFile(
     await updateItem(trx, intake.id, key, { saved_at: now.toISOString() });
     await reopenIfEmptied(trx, intake, item, (await filesOf(trx, intake.id, key)).length > 0);
     await settleIntake(trx, world, intake, before, true);
-    return file;
+    await deleteStoredFilesAfterCommit(trx, world, intake.id, [file]);
   });
-  await services.storage.delete(removed.storage_key);
 }

@@ -1,0 +1,124 @@
+/**
+ * Stored objects go after their rows, never before: a transaction that deletes `item_files` rows
+ * enqueues the deletion of their objects (the job commits with the rows or not at all), and a periodic
+ * sweep deletes what no row refers to, such as the object of an upload whose record failed and whose
+ * cleanup did not run.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { enqueueJob } from '../../jobs/jobs.js';
+import type { Clock } from '../../lib/clock.js';
+import type { AppServices } from '../../services.js';
+import { DELETE_STORED_FILES, SWEEP_ORPHAN_FILES, storedFilesSubject } from './files.jobs.js';
+
+/** An object younger than this may be an upload stored but not recorded yet: the sweep leaves it. */
+export const ORPHAN_GRACE_MS = 24 * 60 * 60 * 1000;
+/** How often the sweep runs. */
+export const ORPHAN_SWEEP_INTERVAL_MS = 6 * 60 * 60 * 1000;
+const SWEEP_SUBJECT = 'stored_files/sweep';
+/** Sweeps are not an account's work; the job row still needs a tenant. */
+const SYSTEM_TENANT = { accountId: 'system', livemode: true };
+const LOOKUP_BATCH = 500;
+
+/** Where uploads are stored (`<account>/<intake>/<file id>`); other objects (unfinished tus uploads) are not ours to sweep. */
+const STORED_FILE_KEY = /^[^/]+\/[^/]+\/file_[^/]+$/;
+
+/**
+ * Deletes the objects of file rows removed in `trx`, once `trx` commits. The rows are gone in the same
+ * commit, so no URL reaches the objects any more; a failed deletion is retried by the worker.
+ */
+export async function deleteStoredFilesAfterCommit(
+  trx: Kysely<Database>,
+  world: { accountId: string; livemode: boolean },
+  intakeId: string,
+  files: readonly { storage_key: string }[],
+): Promise<void> {
+  if (files.length === 0) return;
+  await enqueueJob(trx, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    kind: DELETE_STORED_FILES,
+    subjectId: storedFilesSubject(intakeId),
+    payload: { storage_keys: files.map((f) => f.storage_key) },
+    // Real time, not the world's: deletion is not a test-clock matter.
+    dueAt: Date.now(),
+  });
+}
+
+export async function runStoredFileDeletion(
+  services: AppServices,
+  payload: { storage_keys: string[] },
+): Promise<void> {
+  for (const key of payload.storage_keys) await services.storage.delete(key);
+}
+
+/** Deletes every stored upload older than the grace period that no row refers to; returns their keys. */
+export async function sweepOrphanFiles(
+  services: AppServices,
+  clock: Clock = services.clock,
+  graceMs = ORPHAN_GRACE_MS,
+): Promise<string[]> {
+  const before = clock.now().getTime() - graceMs;
+  const deleted: string[] = [];
+  let batch: string[] = [];
+  const flush = async () => {
+    deleted.push(...(await deleteUnreferenced(services, batch)));
+    batch = [];
+  };
+  for await (const object of services.storage.list()) {
+    if (!STORED_FILE_KEY.test(object.key) || object.modifiedAt.getTime() > before) continue;
+    batch.push(object.key);
+    if (batch.length >= LOOKUP_BATCH) await flush();
+  }
+  if (batch.length > 0) await flush();
+  return deleted;
+}
+
+async function deleteUnreferenced(services: AppServices, keys: string[]): Promise<string[]> {
+  const rows = await services.db.kysely
+    .selectFrom('item_files')
+    .select('storage_key')
+    .where('storage_key', 'in', keys)
+    .execute();
+  const referenced = new Set(rows.map((r) => r.storage_key));
+  const orphans = keys.filter((key) => !referenced.has(key));
+  for (const key of orphans) await services.storage.delete(key);
+  return orphans;
+}
+
+/** The sweep's job: sweeps, then plans the next run (one chain survives when several were started). */
+export async function runOrphanSweep(services: AppServices, jobId: string): Promise<void> {
+  await sweepOrphanFiles(services);
+  const db = services.db.kysely;
+  const earlier = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('subject_id', '=', SWEEP_SUBJECT)
+    .where('kind', '=', SWEEP_ORPHAN_FILES.kind)
+    .where('id', '<', jobId)
+    .executeTakeFirst();
+  if (earlier) return;
+  await enqueueSweep(db, services.clock.now().getTime() + ORPHAN_SWEEP_INTERVAL_MS);
+}
+
+/** At a worker's start: a sweep is planned unless one already is. */
+export async function scheduleOrphanSweep(services: AppServices): Promise<void> {
+  const db = services.db.kysely;
+  const planned = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('subject_id', '=', SWEEP_SUBJECT)
+    .where('kind', '=', SWEEP_ORPHAN_FILES.kind)
+    .executeTakeFirst();
+  if (!planned) await enqueueSweep(db, services.clock.now().getTime() + ORPHAN_SWEEP_INTERVAL_MS);
+}
+
+async function enqueueSweep(db: Kysely<Database>, dueAt: number): Promise<void> {
+  await enqueueJob(db, {
+    ...SYSTEM_TENANT,
+    kind: SWEEP_ORPHAN_FILES,
+    subjectId: SWEEP_SUBJECT,
+    payload: {},
+    dueAt,
+  });
+}

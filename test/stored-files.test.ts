@@ -1,0 +1,172 @@
+import { utimes } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MissingObjectError } from '../src/modules/files/storage.js';
+import {
+  ORPHAN_GRACE_MS,
+  scheduleOrphanSweep,
+  sweepOrphanFiles,
+} from '../src/modules/files/stored-files.service.js';
+import { DATABASES } from './helpers/env.js';
+import { client, type Client } from './helpers/http.js';
+import { png } from './helpers/images.js';
+import { startLocalS3, type LocalS3 } from './helpers/s3.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+const SETUPS = DATABASES.flatMap((database) =>
+  (['local', 's3'] as const).map((storage) => ({ database, storage })),
+);
+
+describe.each(SETUPS)('stored files on $database with $storage storage', ({ database, storage }) => {
+  let server: TestServer;
+  let s3: LocalS3 | undefined;
+  let api: Client;
+  let accountId: string;
+  const portal = () => client(server.url);
+
+  beforeAll(async () => {
+    s3 = storage === 's3' ? await startLocalS3() : undefined;
+    // The worker does not poll: each test runs the due jobs when it means to.
+    server = await startTestServer(database, s3 ? { STORAGE_URL: s3.storageUrl } : {}, { runWorker: false });
+    const account = await server.createAccount({ plan: 'agency' });
+    accountId = account.account_id;
+    api = client(server.url, account.live_key);
+  });
+  afterAll(async () => {
+    await server.stop();
+    await s3?.stop();
+  });
+
+  const services = () => server.server.services;
+
+  async function exists(key: string): Promise<boolean> {
+    try {
+      (await services().storage.get(key)).destroy();
+      return true;
+    } catch (error) {
+      if (error instanceof MissingObjectError) return false;
+      throw error;
+    }
+  }
+
+  async function intakeWithFile(): Promise<{ id: string; key: string }> {
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Files',
+      client: { email: 'dana@example.com' },
+      items: [{ key: 'logo', label: 'Logo', type: 'file' }],
+    });
+    const id = created.body.intake_id;
+    const uploaded = await portal().call('POST', `/portal/api/${id}/items/logo/files`, {
+      rawBody: await png(40, 20),
+      headers: { 'content-type': 'image/png', 'x-filename': 'logo.png' },
+    });
+    expect(uploaded.status, uploaded.text).toBe(201);
+    const row = await services()
+      .db.kysely.selectFrom('item_files')
+      .select('storage_key')
+      .where('intake_id', '=', id)
+      .executeTakeFirstOrThrow();
+    return { id, key: row.storage_key };
+  }
+
+  async function pendingDeletions(): Promise<string[][]> {
+    const rows = await services()
+      .db.kysely.selectFrom('jobs')
+      .select('payload')
+      .where('kind', '=', 'delete_stored_files')
+      .execute();
+    return rows.map((r) => (JSON.parse(r.payload) as { storage_keys: string[] }).storage_keys);
+  }
+
+  it('deleting an intake enqueues the deletion of its files with the rows; the job deletes them', async () => {
+    const { id, key } = await intakeWithFile();
+    expect((await api.delete(`/v1/intakes/${id}`)).status).toBe(204);
+    expect(await pendingDeletions()).toContainEqual([key]);
+    expect(await exists(key)).toBe(true);
+    await server.server.worker.runDue();
+    expect(await exists(key)).toBe(false);
+    expect(await pendingDeletions()).not.toContainEqual([key]);
+  });
+
+  it('a file the client removes is deleted by the job, not before the commit', async () => {
+    const { id, key } = await intakeWithFile();
+    const fileId = key.split('/').pop() ?? '';
+    expect((await portal().delete(`/portal/api/${id}/items/logo/files/${fileId}`)).status).toBe(204);
+    expect(await pendingDeletions()).toContainEqual([key]);
+    await server.server.worker.runDue();
+    expect(await exists(key)).toBe(false);
+  });
+
+  it('the sweep deletes old objects no row refers to, and keeps young ones, referenced ones and tus uploads', async () => {
+    const { key: referenced } = await intakeWithFile();
+    const orphan = `${accountId}/in_gone/file_orphan${storage}`;
+    const tusPart = `tus/upload${storage}/000000000000000.part`;
+    for (const key of [orphan, tusPart]) {
+      await services().storage.put(key, Readable.from([Buffer.from('bytes')]));
+    }
+    // Now: everything is young, as an upload in progress is.
+    expect(await sweepOrphanFiles(services())).toEqual([]);
+    expect(await exists(orphan)).toBe(true);
+
+    const later = { now: () => new Date(Date.now() + ORPHAN_GRACE_MS + 60_000) };
+    expect(await sweepOrphanFiles(services(), later)).toEqual([orphan]);
+    expect(await exists(orphan)).toBe(false);
+    expect(await exists(referenced)).toBe(true);
+    expect(await exists(tusPart)).toBe(true);
+  });
+
+  it('the sweep is planned once, and each run plans the next', async () => {
+    const db = services().db.kysely;
+    await scheduleOrphanSweep(services());
+    await scheduleOrphanSweep(services());
+    const planned = await db
+      .selectFrom('jobs')
+      .select(['id', 'due_at'])
+      .where('kind', '=', 'sweep_orphan_files')
+      .execute();
+    expect(planned).toHaveLength(1);
+    const orphan = `${accountId}/in_gone/file_late${storage}`;
+    await services().storage.put(orphan, Readable.from([Buffer.from('bytes')]));
+    if (storage === 'local') {
+      const old = new Date(Date.now() - ORPHAN_GRACE_MS - 60_000);
+      await utimes(join(server.dataDir, 'files', orphan), old, old);
+    }
+    await db
+      .updateTable('jobs')
+      .set({ due_at: Date.now() })
+      .where('kind', '=', 'sweep_orphan_files')
+      .execute();
+    await server.server.worker.runDue();
+    const next = await db
+      .selectFrom('jobs')
+      .select(['id', 'due_at'])
+      .where('kind', '=', 'sweep_orphan_files')
+      .execute();
+    expect(next).toHaveLength(1);
+    expect(next[0]?.id).not.toBe(planned[0]?.id);
+    expect(next[0]?.due_at).toBeGreaterThan(Date.now() + 60 * 60 * 1000);
+    // Local files can be aged; an S3 object's time is the server's.
+    expect(await exists(orphan)).toBe(storage !== 'local');
+  });
+});
+
+describe('the orphan sweep at start', () => {
+  it('a server that runs the worker plans the sweep; one that does not, does not', async () => {
+    const withWorker = await startTestServer('sqlite');
+    const apiOnly = await startTestServer('sqlite', {}, { runWorker: false });
+    try {
+      const planned = (server: TestServer) =>
+        server.server.services.db.kysely
+          .selectFrom('jobs')
+          .select('kind')
+          .where('kind', '=', 'sweep_orphan_files')
+          .execute();
+      expect(await planned(withWorker)).toHaveLength(1);
+      expect(await planned(apiOnly)).toHaveLength(0);
+    } finally {
+      await withWorker.stop();
+      await apiOnly.stop();
+    }
+  });
+});
