@@ -160,4 +160,45 @@ describe.each(DATABASES)('audit entries in the change transaction on %s', (datab
       .execute();
     expect(entries).toEqual([{ action: 'intake.send', actor_type: 'user' }]);
   });
+
+  it('templates, folders, keys and the test clock: a refused audit entry leaves no change', async () => {
+    const keys = async () => (await api.get<{ keys: { id: string; name: string }[] }>('/v1/keys')).body.keys;
+    const spare = await api.post<{ id: string }>('/v1/keys', { name: 'spare', scopes: ['intakes:read'] });
+    expect(spare.status).toBe(201);
+    const account = await db()
+      .selectFrom('accounts')
+      .select('test_clock_offset_ms')
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    const testKey = await api.post<{ key: string }>('/v1/keys', {
+      name: 'test admin',
+      mode: 'test',
+      scopes: ['admin'],
+    });
+    const testApi = client(server.url, testKey.body.key);
+    const countOf = async (table: 'templates' | 'folders') =>
+      (await db().selectFrom(table).select('id').where('account_id', '=', accountId).execute()).length;
+
+    await refuseAudit();
+    const refused = [
+      await api.post('/v1/templates', { name: 'Kit', items: [{ key: 'a', label: 'A', type: 'text' }] }),
+      await api.post('/v1/folders', { name: 'Clients' }),
+      await api.post('/v1/keys', { name: 'never', scopes: ['intakes:read'] }),
+      await api.delete(`/v1/keys/${spare.body.id}`),
+      await testApi.post('/v1/test_helpers/advance_clock', { seconds: 3600 }),
+    ];
+    await allowAudit();
+    for (const answer of refused) expectError(answer, 500, 'internal_error');
+    expect(await countOf('templates')).toBe(0);
+    expect(await countOf('folders')).toBe(0);
+    const left = await keys();
+    expect(left.map((k) => k.id)).toContain(spare.body.id);
+    expect(left.map((k) => k.name)).not.toContain('never');
+    const after = await db()
+      .selectFrom('accounts')
+      .select('test_clock_offset_ms')
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    expect(Number(after.test_clock_offset_ms)).toBe(Number(account.test_clock_offset_ms));
+  });
 });

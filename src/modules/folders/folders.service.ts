@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import type { World } from '../../kernel/world.js';
 import {
   countIntakesIn,
@@ -57,6 +58,7 @@ export async function createFolder(db: Kysely<Database>, world: World, name: str
       updated_at: at,
     };
     await insertFolder(trx, row);
+    await auditInTransaction(trx, row.id);
     return { id: row.id, name, intake_count: 0, created_at: at, updated_at: at };
   });
 }
@@ -79,6 +81,7 @@ export async function renameFolderOf(
     await assertNameFree(trx, world, name, folder.id);
     const at = world.clock.now().toISOString();
     await renameFolder(trx, folder.id, name, at);
+    await auditInTransaction(trx);
     return toRecord(trx, world, { ...folder, name, updated_at: at });
   });
 }
@@ -87,5 +90,6 @@ export async function deleteFolderOf(db: Kysely<Database>, world: World, id: str
   await db.transaction().execute(async (trx) => {
     const folder = await requireFolder(trx, world, id);
     await deleteFolderRow(trx, world, folder.id);
+    await auditInTransaction(trx);
   });
 }

@@ -5,6 +5,7 @@ import { scopesNotHeld } from '../../domain/scopes.js';
 import type { AuthContext } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import { generateApiKey, type KeyMode } from './keys.domain.js';
 import { insertKey, listKeys, revokeKey, type ApiKeyRow } from './keys.repository.js';
 import type { ApiKey, CreatedApiKey } from './keys.schemas.js';
@@ -67,11 +68,15 @@ export async function createKeyAs(
       `scopes: a key can grant only scopes it holds; this key lacks ${missing.join(', ')}.`,
     );
   }
-  return createKey(
-    db,
-    { accountId: auth.account.id, createdByKeyId: auth.keyId, at: auth.clock.now().toISOString() },
-    { name: request.name, mode, scopes: request.scopes },
-  );
+  return db.transaction().execute(async (trx) => {
+    const created = await createKey(
+      trx,
+      { accountId: auth.account.id, createdByKeyId: auth.keyId, at: auth.clock.now().toISOString() },
+      { name: request.name, mode, scopes: request.scopes },
+    );
+    await auditInTransaction(trx, created.id);
+    return created;
+  });
 }
 
 export async function listKeysAs(db: Kysely<Database>, auth: AuthContext): Promise<z.infer<typeof ApiKey>[]> {
@@ -80,8 +85,12 @@ export async function listKeysAs(db: Kysely<Database>, auth: AuthContext): Promi
 }
 
 export async function revokeKeyAs(db: Kysely<Database>, auth: AuthContext, keyId: string): Promise<void> {
-  const revoked = await revokeKey(db, auth.account.id, keyId, !auth.livemode, auth.clock.now().toISOString());
-  if (!revoked) throw notFound('api_key', keyId);
+  await db.transaction().execute(async (trx) => {
+    const at = auth.clock.now().toISOString();
+    const revoked = await revokeKey(trx, auth.account.id, keyId, !auth.livemode, at);
+    if (!revoked) throw notFound('api_key', keyId);
+    await auditInTransaction(trx);
+  });
 }
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */

@@ -5,6 +5,7 @@ import { definitionProblems, describeProblems, type ItemDefinition } from '../..
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { compileJsonSchema } from '../../lib/json-schema.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import type { World } from '../../kernel/world.js';
 import type { CreateTemplateBody, Template, UpdateTemplateBody } from './templates.schemas.js';
 
@@ -42,7 +43,10 @@ export async function createTemplate(
     items: JSON.stringify(body.items),
     created_at: world.clock.now().toISOString(),
   };
-  await db.insertInto('templates').values(row).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('templates').values(row).execute();
+    await auditInTransaction(trx, row.id);
+  });
   return toTemplate(row);
 }
 
@@ -73,13 +77,16 @@ export async function findTemplateItems(
 }
 
 export async function deleteTemplate(db: Kysely<Database>, world: World, id: string): Promise<void> {
-  const result = await db
-    .deleteFrom('templates')
-    .where('id', '=', id)
-    .where('account_id', '=', world.accountId)
-    .where('livemode', '=', world.livemode ? 1 : 0)
-    .executeTakeFirst();
-  if (result.numDeletedRows === 0n) throw notFound('template', id);
+  await db.transaction().execute(async (trx) => {
+    const result = await trx
+      .deleteFrom('templates')
+      .where('id', '=', id)
+      .where('account_id', '=', world.accountId)
+      .where('livemode', '=', world.livemode ? 1 : 0)
+      .executeTakeFirst();
+    if (result.numDeletedRows === 0n) throw notFound('template', id);
+    await auditInTransaction(trx);
+  });
 }
 
 /** Renames a template or replaces its items, checked as at creation; 404 when it is not this world's. */
@@ -97,14 +104,16 @@ export async function updateTemplate(
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.items !== undefined ? { items: JSON.stringify(body.items) } : {}),
   };
-  if (Object.keys(changes).length > 0) {
-    await db
+  await db.transaction().execute(async (trx) => {
+    const result = await trx
       .updateTable('templates')
-      .set(changes)
+      .set({ ...changes, id })
       .where('id', '=', id)
       .where('account_id', '=', world.accountId)
       .where('livemode', '=', world.livemode ? 1 : 0)
-      .execute();
-  }
+      .executeTakeFirst();
+    // Another world's template is not found: no entry for a change that did not happen.
+    if (result.numUpdatedRows > 0n) await auditInTransaction(trx);
+  });
   return getTemplate(db, world, id);
 }

@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.js';
 import { assertTestMode, type AuthContext } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
 import { GAVE_UP_LOCKED_UNTIL, type Worker } from '../../jobs/worker.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 
 /** 10 years of 366 days: the largest single advance. */
 export const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
@@ -51,6 +52,8 @@ export async function advanceTestClock(
       .select('test_clock_offset_ms')
       .where('id', '=', accountId)
       .executeTakeFirstOrThrow();
+    // Written here, before the due jobs run in this request: the entry is the advance's, not a job's.
+    await auditInTransaction(trx);
     return Number(row.test_clock_offset_ms);
   });
 

@@ -5,6 +5,7 @@ import { planOf } from '../../domain/plans.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
 import type { World } from '../../kernel/world.js';
 import { sendTestDelivery } from './attempt.js';
 import { generateWebhookSecret, secretBox } from './signing.js';
@@ -153,6 +154,7 @@ export async function createWebhook(
     }
     await checkPlanAllowsAnother(trx, world, planId);
     await insertEndpoint(trx, row);
+    await auditInTransaction(trx, row.id);
   });
   return { ...toWebhookEndpoint(row), secret };
 }
@@ -170,7 +172,10 @@ async function requireEndpoint(services: AppServices, world: World, id: string):
 /** Removes the endpoint, its pending deliveries and its delivery log. */
 export async function deleteWebhook(services: AppServices, world: World, id: string): Promise<void> {
   const row = await requireEndpoint(services, world, id);
-  await services.db.kysely.transaction().execute((trx) => deleteEndpoint(trx, row.id));
+  await services.db.kysely.transaction().execute(async (trx) => {
+    await deleteEndpoint(trx, row.id);
+    await auditInTransaction(trx);
+  });
 }
 
 /** PATCH /v1/webhooks/:id: url, events and format, each checked as at registration. */
@@ -189,7 +194,10 @@ export async function updateWebhook(
     ...(body.format ? { format: body.format } : {}),
     updated_at: world.clock.now().toISOString(),
   };
-  await updateEndpoint(services.db.kysely, row.id, patch);
+  await services.db.kysely.transaction().execute(async (trx) => {
+    await updateEndpoint(trx, row.id, patch);
+    await auditInTransaction(trx);
+  });
   return toWebhookEndpoint({ ...row, ...patch });
 }
 
@@ -211,7 +219,10 @@ export async function rotateSecret(
     previous_secret_expires_at: expires,
     updated_at: now.toISOString(),
   };
-  await updateEndpoint(services.db.kysely, row.id, patch);
+  await services.db.kysely.transaction().execute(async (trx) => {
+    await updateEndpoint(trx, row.id, patch);
+    await auditInTransaction(trx);
+  });
   return { ...toWebhookEndpoint({ ...row, ...patch }), secret, previous_secret_expires_at: expires };
 }
 
