@@ -201,4 +201,20 @@ describe.each(DATABASES)('audit entries in the change transaction on %s', (datab
       .executeTakeFirstOrThrow();
     expect(Number(after.test_clock_offset_ms)).toBe(Number(account.test_clock_offset_ms));
   });
+
+  it('a dashboard key revocation whose audit entry fails leaves the key working', async () => {
+    const spare = await api.post<{ id: string; key: string }>('/v1/keys', {
+      name: 'dashboard spare',
+      scopes: ['intakes:read'],
+    });
+    const owner = await signedInOwner(server, accountId);
+    const csrf = csrfOf(await (await owner.get(`${server.url}/dashboard/keys`)).text());
+    await refuseAudit();
+    const refused = await owner.postForm(`${server.url}/dashboard/keys/${spare.body.id}/revoke`, {
+      _csrf: csrf,
+    });
+    expect(refused.status).toBe(500);
+    await allowAudit();
+    expect((await client(server.url, spare.body.key).get('/v1/intakes')).status).toBe(200);
+  });
 });

@@ -83,8 +83,9 @@ function templateRoutes(scope: FastifyInstance, deps: Deps): void {
       );
     }
     return refusedTemplate(ctx, reply, null, form, async () => {
-      const created = await createTemplate(ctx.services.db.kysely, ctx.world, parsed.data);
-      await auditUserAction(ctx, 'template.create', 'template', created.id);
+      await asUserAction(ctx, 'template.create', 'template', null, () =>
+        createTemplate(ctx.services.db.kysely, ctx.world, parsed.data),
+      );
     });
   });
   page<IdParams>(scope, deps, '/dashboard/templates/:id', async (ctx, request) => {
@@ -105,13 +106,15 @@ function templateRoutes(scope: FastifyInstance, deps: Deps): void {
       );
     }
     return refusedTemplate(ctx, reply, id, form, async () => {
-      await updateTemplate(ctx.services.db.kysely, ctx.world, id, parsed.data);
-      await auditUserAction(ctx, 'template.update', 'template', id);
+      await asUserAction(ctx, 'template.update', 'template', id, () =>
+        updateTemplate(ctx.services.db.kysely, ctx.world, id, parsed.data),
+      );
     });
   });
   action<IdParams>(scope, deps, '/dashboard/templates/:id/delete', async (ctx, _form, request, reply) => {
-    await deleteTemplate(ctx.services.db.kysely, ctx.world, request.params.id);
-    await auditUserAction(ctx, 'template.delete', 'template', request.params.id);
+    await asUserAction(ctx, 'template.delete', 'template', request.params.id, () =>
+      deleteTemplate(ctx.services.db.kysely, ctx.world, request.params.id),
+    );
     return redirect(reply, '/dashboard/templates', 'deleted');
   });
 }

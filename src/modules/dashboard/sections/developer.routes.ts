@@ -12,7 +12,7 @@ import {
   rotateSecret,
   sendTestEvent,
 } from '../../webhooks/webhooks.service.js';
-import { auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
+import { asUserAction, auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
 import { inboxPage, keysPage, webhookDetailPage, webhooksPage } from '../pages/developer.js';
 import { action, dashboardHeaders, notices, page, redirect, type Deps } from '../routing.js';
 import { describeIssues } from './intakes.routes.js';
@@ -61,15 +61,17 @@ export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
       reply.code(400);
       return keysPage(ctx, await listKeysAs(db, ctx.auth), { error: describeIssues(parsed.error) });
     }
-    const created = await createKeyAs(db, ctx.auth, { ...parsed.data, mode: undefined });
-    await auditUserAction(ctx, 'api_key.create', 'api_key', created.id);
+    const created = await asUserAction(ctx, 'api_key.create', 'api_key', null, () =>
+      createKeyAs(db, ctx.auth, { ...parsed.data, mode: undefined }),
+    );
     return keysPage(ctx, await listKeysAs(db, ctx.auth), {
       created: { name: created.name, key: created.key },
     });
   });
   action<IdParams>(scope, deps, '/dashboard/keys/:id/revoke', async (ctx, _form, request, reply) => {
-    await revokeKeyAs(ctx.services.db.kysely, ctx.auth, request.params.id);
-    await auditUserAction(ctx, 'api_key.revoke', 'api_key', request.params.id);
+    await asUserAction(ctx, 'api_key.revoke', 'api_key', request.params.id, () =>
+      revokeKeyAs(ctx.services.db.kysely, ctx.auth, request.params.id),
+    );
     return redirect(reply, '/dashboard/keys', 'revoked');
   });
 
@@ -93,8 +95,9 @@ export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
     return orPageWithError(
       reply,
       async () => {
-        const created = await createWebhook(ctx.services, ctx.world, ctx.account.plan, parsed.data);
-        await auditUserAction(ctx, 'webhook.create', 'webhook_endpoint', created.id);
+        const created = await asUserAction(ctx, 'webhook.create', 'webhook_endpoint', null, () =>
+          createWebhook(ctx.services, ctx.world, ctx.account.plan, parsed.data),
+        );
         return webhooksPage(ctx, await list(), { created: { url: created.url, secret: created.secret } });
       },
       async (message) => webhooksPage(ctx, await list(), { error: message }),
@@ -109,13 +112,19 @@ export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
     return webhookDetail(ctx, request.params.id, { tested });
   });
   action<IdParams>(scope, deps, '/dashboard/webhooks/:id/rotate', async (ctx, _form, request) => {
-    const rotated = await rotateSecret(ctx.services, ctx.world, request.params.id, undefined);
-    await auditUserAction(ctx, 'webhook.rotate_secret', 'webhook_endpoint', request.params.id);
+    const rotated = await asUserAction(
+      ctx,
+      'webhook.rotate_secret',
+      'webhook_endpoint',
+      request.params.id,
+      () => rotateSecret(ctx.services, ctx.world, request.params.id, undefined),
+    );
     return webhookDetail(ctx, request.params.id, { secret: rotated.secret });
   });
   action<IdParams>(scope, deps, '/dashboard/webhooks/:id/delete', async (ctx, _form, request, reply) => {
-    await deleteWebhook(ctx.services, ctx.world, request.params.id);
-    await auditUserAction(ctx, 'webhook.delete', 'webhook_endpoint', request.params.id);
+    await asUserAction(ctx, 'webhook.delete', 'webhook_endpoint', request.params.id, () =>
+      deleteWebhook(ctx.services, ctx.world, request.params.id),
+    );
     return redirect(reply, '/dashboard/webhooks', 'deleted');
   });
 
