@@ -190,6 +190,20 @@ export async function cancelJobs(
   return Number(result.numDeletedRows);
 }
 
+/** The ids of the jobs of a subject and kind, waiting or running. */
+export async function jobIdsOf(
+  db: Kysely<Database>,
+  filter: { subjectId: string; kind: AnyJobKind },
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('subject_id', '=', filter.subjectId)
+    .where('kind', '=', kindName(filter.kind))
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** Deletes every pending job about a record or about a part of it (subjects `<id>` and `<id>/…`). */
 export async function cancelJobsUnder(db: Kysely<Database>, subjectId: string): Promise<void> {
   await db

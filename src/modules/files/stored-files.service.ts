@@ -6,7 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { enqueueJob } from '../../jobs/jobs.js';
+import { enqueueJob, jobIdsOf } from '../../jobs/jobs.js';
 import type { Clock } from '../../lib/clock.js';
 import type { AppServices } from '../../services.js';
 import { DELETE_STORED_FILES, SWEEP_ORPHAN_FILES, storedFilesSubject } from './files.jobs.js';
@@ -90,27 +90,16 @@ async function deleteUnreferenced(services: AppServices, keys: string[]): Promis
 export async function runOrphanSweep(services: AppServices, jobId: string): Promise<void> {
   await sweepOrphanFiles(services);
   const db = services.db.kysely;
-  const earlier = await db
-    .selectFrom('jobs')
-    .select('id')
-    .where('subject_id', '=', SWEEP_SUBJECT)
-    .where('kind', '=', SWEEP_ORPHAN_FILES.kind)
-    .where('id', '<', jobId)
-    .executeTakeFirst();
-  if (earlier) return;
+  const planned = await jobIdsOf(db, { subjectId: SWEEP_SUBJECT, kind: SWEEP_ORPHAN_FILES });
+  if (planned.some((id) => id < jobId)) return;
   await enqueueSweep(db, services.clock.now().getTime() + ORPHAN_SWEEP_INTERVAL_MS);
 }
 
 /** At a worker's start: a sweep is planned unless one already is. */
 export async function scheduleOrphanSweep(services: AppServices): Promise<void> {
   const db = services.db.kysely;
-  const planned = await db
-    .selectFrom('jobs')
-    .select('id')
-    .where('subject_id', '=', SWEEP_SUBJECT)
-    .where('kind', '=', SWEEP_ORPHAN_FILES.kind)
-    .executeTakeFirst();
-  if (!planned) await enqueueSweep(db, services.clock.now().getTime() + ORPHAN_SWEEP_INTERVAL_MS);
+  const planned = await jobIdsOf(db, { subjectId: SWEEP_SUBJECT, kind: SWEEP_ORPHAN_FILES });
+  if (planned.length === 0) await enqueueSweep(db, services.clock.now().getTime() + ORPHAN_SWEEP_INTERVAL_MS);
 }
 
 async function enqueueSweep(db: Kysely<Database>, dueAt: number): Promise<void> {
