@@ -223,7 +223,9 @@ export const IntakeListQuery = z.strictObject({
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .optional()
-    .meta({ description: 'true: only intakes with submitted items waiting for review; false: only those without' }),
+    .meta({
+      description: 'true: only intakes with submitted items waiting for review; false: only those without',
+    }),
   limit: PageLimit(100, 20),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -238,7 +240,9 @@ export const IntakeList = z
         clientEmail: z.string(),
         status: z.enum(INTAKE_STATUSES),
         createdAt: Timestamp,
-        awaiting_review: z.number().meta({ description: 'Submitted items nobody has approved or sent back yet' }),
+        awaiting_review: z
+          .number()
+          .meta({ description: 'Submitted items nobody has approved or sent back yet' }),
       }),
     ),
   })
@@ -272,7 +276,9 @@ export const IntakeStatusObject = z
       total: z.number(),
       outstanding: z.number(),
       percent: z.number(),
-      awaiting_review: z.number().meta({ description: 'Submitted items nobody has approved or sent back yet' }),
+      awaiting_review: z
+        .number()
+        .meta({ description: 'Submitted items nobody has approved or sent back yet' }),
     }),
     items: z.array(
       z.object({
@@ -327,7 +333,9 @@ export const ApproveItemsBody = z
 export const ApprovedItems = z
   .object({
     intake_id: z.string(),
-    approved: z.array(z.string()).meta({ description: 'The keys approved by this call (already approved ones are not repeated)' }),
+    approved: z
+      .array(z.string())
+      .meta({ description: 'The keys approved by this call (already approved ones are not repeated)' }),
     status: z.enum(INTAKE_STATUSES).meta({ description: "The intake's status after the approvals" }),
   })
   .meta({ id: 'ApprovedItems' });
