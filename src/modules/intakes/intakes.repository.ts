@@ -1,4 +1,11 @@
-import { sql, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import {
+  sql,
+  type ExpressionBuilder,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  type Updateable,
+} from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
@@ -144,7 +151,10 @@ export async function listIntakes(
       .offset(filters.offset)
       .execute(),
   ]);
-  return { total: Number(count.n), rows: rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) })) };
+  return {
+    total: Number(count.n),
+    rows: rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) })),
+  };
 }
 
 export async function itemsOf(db: Kysely<Database>, intakeId: string): Promise<ItemRow[]> {
