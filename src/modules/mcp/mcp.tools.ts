@@ -183,10 +183,10 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'list_intakes',
     title: 'List intakes',
     description:
-      'List intakes, newest first, optionally filtered by status or client_email; paged with limit (default 20, at most 100) and offset. Records are short (id, projectName, clientEmail, status, createdAt); use get_intake for one in full.',
+      'List intakes, newest first, optionally filtered by status or client_email, or with awaiting_review true to find the ones whose submitted answers wait for review; paged with limit (default 20, at most 100) and offset. Records are short (id, projectName, clientEmail, status, createdAt, awaiting_review: submitted items not yet reviewed); use get_intake for one in full.',
     method: 'GET',
     path: '/v1/intakes',
-    input: IntakeListQuery,
+    input: IntakeListQuery.extend({ awaiting_review: queryFlag(IntakeListQuery.shape.awaiting_review) }),
     output: IntakeList,
     annotations: readOnly,
     summarize: (r) =>
