@@ -257,7 +257,10 @@ describe.runIf(ready)('3 API processes and 3 workers on PostgreSQL, S3 and Redis
     const cutOff = messages.filter((m) => m.status === 'failed');
     // One send at a time per worker: at most one message was in the killed worker's hands.
     expect(cutOff.length).toBeLessThanOrEqual(1);
-    for (const m of cutOff) expect(arrivals.has(m.id)).toBe(false);
+    // Recorded failed, it is never sent again: it arrived at most once. It may have arrived once: the
+    // worker can die after the relay accepted the message and before it recorded that, and nobody can
+    // tell afterwards (at most once, never twice, is the promise).
+    for (const m of cutOff) expect(arrivals.get(m.id) ?? 0).toBeLessThanOrEqual(1);
     expect(messages.filter((m) => !['sent', 'failed'].includes(m.status))).toEqual([]);
     // Every intake got its invitation and its reminder.
     expect(messages.filter((m) => m.template === 'invitation').length).toBe(total);
