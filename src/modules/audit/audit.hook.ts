@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest, onSendAsyncHookHandler, RouteHandlerMethod } from 'fastify';
+import type { AuthContext } from '../../http/auth.js';
 import { toArray } from '../../lib/arrays.js';
 import type { AppServices } from '../../services.js';
 import { insertAuditEntry } from './audit.repository.js';
@@ -18,21 +19,30 @@ function resourceIdOf(request: FastifyRequest, resourceType: string, accountId: 
 const pendingAudits = new WeakMap<FastifyRequest, PendingAudit>();
 const wrapped = new WeakSet<RouteHandlerMethod>();
 
+/** The entry of an API call to an audited route, all but its time. */
+function entryOf(
+  request: FastifyRequest,
+  audit: { action: string; resourceType: string },
+  auth: AuthContext,
+): PendingAudit['entry'] {
+  return {
+    account_id: auth.account.id,
+    livemode: auth.livemode ? 1 : 0,
+    action: audit.action,
+    resource_type: audit.resourceType,
+    resource_id: resourceIdOf(request, audit.resourceType, auth.account.id),
+    actor_type: 'api_key',
+    actor_id: auth.keyId,
+    request_id: request.id,
+  };
+}
+
 function pendingAuditOf(request: FastifyRequest, services: AppServices): PendingAudit | undefined {
   const audit = request.routeOptions.config.audit;
   const auth = request.auth;
   if (!audit || !auth) return undefined;
   const pending: PendingAudit = {
-    entry: {
-      account_id: auth.account.id,
-      livemode: auth.livemode ? 1 : 0,
-      action: audit.action,
-      resource_type: audit.resourceType,
-      resource_id: resourceIdOf(request, audit.resourceType, auth.account.id),
-      actor_type: 'api_key',
-      actor_id: auth.keyId,
-      request_id: request.id,
-    },
+    entry: entryOf(request, audit, auth),
     clock: services.clock,
     written: false,
   };
@@ -53,14 +63,7 @@ export function registerAuditHook(app: FastifyInstance, services: AppServices): 
     if (!audit || !auth || reply.statusCode >= 300) return payload;
     if (pendingAudits.get(request)?.written) return payload;
     await insertAuditEntry(services.db.kysely, {
-      account_id: auth.account.id,
-      livemode: auth.livemode ? 1 : 0,
-      action: audit.action,
-      resource_type: audit.resourceType,
-      resource_id: resourceIdOf(request, audit.resourceType, auth.account.id),
-      actor_type: 'api_key',
-      actor_id: auth.keyId,
-      request_id: request.id,
+      ...entryOf(request, audit, auth),
       created_at: services.clock.now().toISOString(),
     });
     return payload;

@@ -121,17 +121,15 @@ export async function chasesInboundRoutes(app: FastifyInstance, services: AppSer
         );
     }
 
+    function notFoundPage(reply: FastifyReply) {
+      const invalid = translator('en', 'email')('optout_page.invalid');
+      return page(reply, 404, 'en', 'Not found', `<p>${escapeHtml(invalid)}</p>`);
+    }
+
     // GET only shows a button (link scanners must not opt anyone out); POST (also RFC 8058 one-click) acts.
     scope.get('/optout/:id', { schema: { hide: true } }, async (request, reply) => {
       const intake = await optOutTarget(request.params, request.query);
-      if (!intake)
-        return page(
-          reply,
-          404,
-          'en',
-          'Not found',
-          `<p>${escapeHtml(translator('en', 'email')('optout_page.invalid'))}</p>`,
-        );
+      if (!intake) return notFoundPage(reply);
       const t = translator(intake.client_language, 'email');
       const who = intake.recipientId ? `r=${encodeURIComponent(intake.recipientId)}&` : '';
       const action = `/optout/${encodeURIComponent(intake.id)}?${who}sig=${optOutSignature(services, intake.id, intake.recipientId)}`;
@@ -146,14 +144,7 @@ export async function chasesInboundRoutes(app: FastifyInstance, services: AppSer
 
     scope.post('/optout/:id', { schema: { hide: true } }, async (request, reply) => {
       const intake = await optOutTarget(request.params, request.query);
-      if (!intake)
-        return page(
-          reply,
-          404,
-          'en',
-          'Not found',
-          `<p>${escapeHtml(translator('en', 'email')('optout_page.invalid'))}</p>`,
-        );
+      if (!intake) return notFoundPage(reply);
       await optOut(services, intake.id, intake.recipientId);
       const t = translator(intake.client_language, 'email');
       return page(
