@@ -79,16 +79,7 @@ export async function asUserAction<T>(
   change: () => Promise<T>,
 ): Promise<T> {
   const pending: PendingAudit = {
-    entry: {
-      account_id: ctx.account.id,
-      livemode: ctx.livemode ? 1 : 0,
-      action,
-      resource_type: resourceType,
-      resource_id: resourceId,
-      actor_type: 'user',
-      actor_id: ctx.user.userId,
-      request_id: ctx.requestId,
-    },
+    entry: userEntry(ctx, action, resourceType, resourceId),
     clock: ctx.services.clock,
     written: false,
   };
@@ -105,6 +96,19 @@ export async function auditUserAction(
   resourceId: string | null,
 ): Promise<void> {
   await insertAuditEntry(ctx.services.db.kysely, {
+    ...userEntry(ctx, action, resourceType, resourceId),
+    created_at: ctx.services.clock.now().toISOString(),
+  });
+}
+
+/** The audit entry of a user's action, all but its time. */
+function userEntry(
+  ctx: DashboardContext,
+  action: string,
+  resourceType: string,
+  resourceId: string | null,
+): PendingAudit['entry'] {
+  return {
     account_id: ctx.account.id,
     livemode: ctx.livemode ? 1 : 0,
     action,
@@ -113,6 +117,5 @@ export async function auditUserAction(
     actor_type: 'user',
     actor_id: ctx.user.userId,
     request_id: ctx.requestId,
-    created_at: ctx.services.clock.now().toISOString(),
-  });
+  };
 }
