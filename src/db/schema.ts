@@ -417,7 +417,38 @@ export interface ItemHistoryTable {
   seq: number;
 }
 
+/** A person's choice of owner notifications (no row: the default for their role). */
+export interface NoticeSettingsTable {
+  account_id: string;
+  /** The person's address, lower-case: the account holder, a dashboard user, later a team member. */
+  email: string;
+  /** each | daily | off */
+  frequency: string;
+  /** IANA time zone of the daily digest; null: UTC. */
+  time_zone: string | null;
+  updated_at: string;
+}
+
+/** Something the account's people are told about (a public event of an intake), waiting to be sent. */
+export interface OwnerNoticesTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  intake_id: string;
+  event_id: string;
+  /** The public event's type (item.submitted, chase.bounced…). */
+  type: string;
+  /** JSON: the event's fields the email needs (item key, address, due date…). */
+  data: string;
+  /** The world's time of the event. */
+  occurred_at: string;
+  /** When the intake's batch (people notified of each sending) took it; null while it waits. */
+  batched_at: string | null;
+}
+
 export interface Database {
+  notice_settings: NoticeSettingsTable;
+  owner_notices: OwnerNoticesTable;
   intake_recipients: IntakeRecipientsTable;
   item_history: ItemHistoryTable;
   intakes: IntakesTable;

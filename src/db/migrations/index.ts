@@ -13,6 +13,7 @@ import { clientCountry } from './0011_client_country.js';
 import { jobsKindDue } from './0012_jobs_kind_due.js';
 import { jobUniqueKey } from './0013_job_unique_key.js';
 import { jobConcurrencyKey } from './0014_job_concurrency_key.js';
+import { ownerNotices } from './0015_owner_notices.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_jobs_kind_due': jobsKindDue,
   '0013_job_unique_key': jobUniqueKey,
   '0014_job_concurrency_key': jobConcurrencyKey,
+  '0015_owner_notices': ownerNotices,
 };
 
 export const migrationProvider: MigrationProvider = {
