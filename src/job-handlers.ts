@@ -4,6 +4,8 @@ import { DELETE_STORED_FILES, SWEEP_ORPHAN_FILES } from './modules/files/files.j
 import { runOrphanSweep, runStoredFileDeletion } from './modules/files/stored-files.service.js';
 import { dispatchChase } from './modules/chases/chases.service.js';
 import { AUTO_APPROVE, RETENTION_PURGE } from './modules/intakes/intakes.jobs.js';
+import { OWNER_NOTICE_BATCH, OWNER_NOTICE_DIGEST } from './modules/notices/notices.jobs.js';
+import { runNoticeBatch, runNoticeDigest } from './modules/notices/notices.service.js';
 import { DELIVER_MESSAGE } from './modules/notify/notify.jobs.js';
 import { deliverMessage } from './modules/notify/notify.service.js';
 import { runRetentionPurge } from './modules/intakes/retention.service.js';
@@ -27,5 +29,7 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(DELIVER_MESSAGE, (job) => deliverMessage(services, job.payload.message_id));
   worker.register(DELETE_STORED_FILES, (job) => runStoredFileDeletion(services, job.payload));
   worker.register(SWEEP_ORPHAN_FILES, (job) => runOrphanSweep(services, job.id));
+  worker.register(OWNER_NOTICE_BATCH, (job) => runNoticeBatch(services, job));
+  worker.register(OWNER_NOTICE_DIGEST, (job) => runNoticeDigest(services, job));
   worker.assertHandlers(definedKinds());
 }

@@ -16,6 +16,7 @@ import {
   syncChases,
 } from './modules/chases/chases.service.js';
 import { recordEvent } from './modules/events/events.repository.js';
+import { deleteNoticesOfIntake, recordOwnerNotice } from './modules/notices/notices.service.js';
 import { deleteMessagesOfIntake, deliverQueuedSoon } from './modules/notify/notify.service.js';
 import {
   anonymizeRecipients,
@@ -38,6 +39,10 @@ subscribe('publicEventEmitted', async (trx, event) => {
 });
 subscribe('publicEventRecorded', async (trx, event) => {
   await fanOutEvent(trx, event);
+});
+// The account's people are told of answers, milestones and trouble (owner notifications).
+subscribe('publicEventRecorded', async (trx, event) => {
+  await recordOwnerNotice(trx, event);
 });
 
 // An intake's life: its reminder plan, the people notified with the client, and their messages.
@@ -62,9 +67,11 @@ subscribe('intakeArchived', async (trx, { world, intakeId }) => {
 });
 subscribe('intakeDeleted', async (trx, { intakeId }) => {
   await deleteChaseData(trx, intakeId);
+  await deleteNoticesOfIntake(trx, intakeId);
 });
 subscribe('intakeAnonymized', async (trx, { intakeId, anonymize }) => {
   await deleteMessagesOfIntake(trx, intakeId);
+  await deleteNoticesOfIntake(trx, intakeId);
   await anonymizeRecipients(trx, intakeId, anonymize);
 });
 subscribe('intakeChangeCommitted', async (_db, { services, world, intakeId }) => {

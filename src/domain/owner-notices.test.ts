@@ -23,13 +23,16 @@ describe('what the owner is told about', () => {
       type: 'intake.completed',
       data: {},
     });
-    expect(noticeOfEvent('chase.bounced', { client_email: 'dana@example.com', reason: 'hard_bounce' })).toEqual(
-      { type: 'chase.bounced', data: { address: 'dana@example.com' } },
-    );
+    expect(
+      noticeOfEvent('chase.bounced', { client_email: 'dana@example.com', reason: 'hard_bounce' }),
+    ).toEqual({ type: 'chase.bounced', data: { address: 'dana@example.com' } });
     expect(
       noticeOfEvent('intake.overdue', { due_date: '2027-02-01', missing_items: ['logo', 3, 'copy'] }),
     ).toEqual({ type: 'intake.overdue', data: { due_date: '2027-02-01', missing_items: ['logo', 'copy'] } });
-    expect(noticeOfEvent('intake.stalled', {})).toEqual({ type: 'intake.stalled', data: { missing_items: [] } });
+    expect(noticeOfEvent('intake.stalled', {})).toEqual({
+      type: 'intake.stalled',
+      data: { missing_items: [] },
+    });
     for (const routine of ['intake.sent', 'intake.viewed', 'client.viewed', 'chase.sent', 'item.approved']) {
       expect(noticeOfEvent(routine, { item_key: 'logo' })).toBeNull();
     }
@@ -127,7 +130,7 @@ describe('the daily digest', () => {
     expect(nextDigestAt(at('2027-01-01T03:00:00Z'), 'America/New_York')).toBe(at('2027-01-01T13:00:00Z'));
   });
 
-  it("covers the day since the previous digest: 24 hours, 23 on the day clocks go forward", () => {
+  it('covers the day since the previous digest: 24 hours, 23 on the day clocks go forward', () => {
     const plain = digestWindow(at('2027-01-02T08:00:00Z'), null);
     expect(plain).toEqual({ fromMs: at('2027-01-01T08:00:00Z'), toMs: at('2027-01-02T08:00:00Z') });
     const spring = digestWindow(at('2027-03-28T06:00:00Z'), 'Europe/Berlin');

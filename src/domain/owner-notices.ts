@@ -55,7 +55,10 @@ function stringOf(value: unknown): string | undefined {
  * Whether a recorded public event is worth telling the owner, and what of it to keep. Null: not a
  * notice (intake.sent, chase.sent… are the owner's own doing or routine).
  */
-export function noticeOfEvent(type: string, payload: Record<string, unknown>): Omit<Notice, 'occurredAt'> | null {
+export function noticeOfEvent(
+  type: string,
+  payload: Record<string, unknown>,
+): Omit<Notice, 'occurredAt'> | null {
   switch (type) {
     case 'item.submitted': {
       const key = stringOf(payload.item_key);
@@ -155,7 +158,10 @@ export function summarize(notices: readonly Notice[]): NoticeSummary {
         summary.stalled = true;
         break;
       case 'intake.overdue':
-        summary.overdue = { dueDate: notice.data.due_date ?? null, missingKeys: notice.data.missing_items ?? [] };
+        summary.overdue = {
+          dueDate: notice.data.due_date ?? null,
+          missingKeys: notice.data.missing_items ?? [],
+        };
         break;
       case 'chase.opted_out':
         pushOnce(summary.optedOut, notice.data.address ?? '');

@@ -134,3 +134,8 @@ export async function setRateLimitOverride(
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** An account's row (name, address, language…), for modules that write to its people. */
+export async function accountOf(db: Kysely<Database>, accountId: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+}

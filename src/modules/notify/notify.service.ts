@@ -30,6 +30,7 @@ import {
   settleMessage,
   suppressAddress,
   updateMessage,
+  type MessageRow,
   type Tenant,
 } from './notify.repository.js';
 import { renderEmail, type EmailTemplate, type MessageContext } from './notify.templates.js';
@@ -239,6 +240,60 @@ export async function queueEmail(
   return id;
 }
 
+/** The template name of an email written by its sender (owner notices): sent as stored, not rendered. */
+export const PREPARED_TEMPLATE = 'prepared';
+
+/**
+ * Queues an email whose content the caller wrote (an owner notice to the account's people), inside the
+ * caller's transaction, like queueEmail: the message row and its delivery job commit with the change.
+ * Test mode captures it in the test outbox. `intakeId` (or null for an email about several intakes)
+ * files it with the intake's messages. Returns the message id, or null for a suppressed address.
+ */
+export async function queuePreparedEmail(
+  trx: Kysely<Database>,
+  world: World,
+  email: { to: string; intakeId: string | null; subject: string; text: string; html: string },
+): Promise<string | null> {
+  if (await isSuppressed(trx, tenantOf(world), email.to)) return null;
+  const id = newId('msg');
+  const now = world.clock.now();
+  await insertMessage(trx, {
+    id,
+    account_id: world.accountId,
+    livemode: world.livemode ? 1 : 0,
+    intake_id: email.intakeId,
+    chase_id: null,
+    channel: 'email',
+    template: PREPARED_TEMPLATE,
+    data: '{}',
+    to_address: email.to,
+    subject: email.subject,
+    text_body: email.text,
+    html_body: email.html,
+    status: 'pending',
+    provider_message_id: null,
+    error: null,
+    locked_until: null,
+    created_at: now.toISOString(),
+    sent_at: null,
+  });
+  await enqueueJob(trx, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    kind: DELIVER_MESSAGE,
+    subjectId: messageSubject(email.intakeId ?? world.accountId, id),
+    payload: { message_id: id },
+    dueAt: realTimeOf(world, now.getTime()),
+  });
+  return id;
+}
+
+/** A prepared email's stored content; undefined for a templated one (rendered when sent). */
+function preparedContent(row: MessageRow): { subject: string; text: string; html: string } | undefined {
+  if (row.template !== PREPARED_TEMPLATE) return undefined;
+  return { subject: row.subject ?? '', text: row.text_body ?? '', html: row.html_body ?? '' };
+}
+
 /**
  * The deliver_message job (and the immediate attempt after a request): claim, render, send, record.
  * A message is sent at most once: a claim left behind by a crash is recorded as failed, never resent.
@@ -276,30 +331,35 @@ export async function deliverMessage(services: AppServices, messageId: string): 
   const lease = realNow + (jobLease ? Math.max(10_000, jobLease) : SEND_LEASE_MS);
   if (!(await claimMessage(db, row.id, lease))) return;
 
+  const prepared = preparedContent(row);
   const intake = row.intake_id ? await findIntakeById(db, row.intake_id) : undefined;
-  if (!intake) {
-    await settleMessage(db, row.id, lease, { status: 'failed', error: 'The intake no longer exists.' });
-    return;
-  }
-  const world = await worldOfIntake(db, intake, { type: 'system', id: null }, services.clock);
+  const world = await worldOfIntake(db, row, { type: 'system', id: null }, services.clock);
   const now = world.clock.now().toISOString();
   if (await isSuppressed(db, tenantOf(world), row.to_address)) {
     await settleMessage(db, row.id, lease, { status: 'bounced', error: 'suppressed' });
     return;
   }
-  const sender = await senderOf(db, intake.account_id);
+  const sender = await senderOf(db, row.account_id);
   const data = JSON.parse(row.data) as { item_key?: string; note?: string; recipient_name?: string | null };
   const revision =
     row.template === 'revision' && data.item_key
       ? { itemKey: data.item_key, note: data.note ?? '' }
       : undefined;
-  const rendered = renderEmail(
-    row.template as EmailTemplate,
-    await messageContext(services, db, intake, sender, {
-      revision,
-      ...('recipient_name' in data ? { clientName: data.recipient_name ?? null } : {}),
-    }),
-  );
+  const rendered =
+    prepared ??
+    (intake
+      ? renderEmail(
+          row.template as EmailTemplate,
+          await messageContext(services, db, intake, sender, {
+            revision,
+            ...('recipient_name' in data ? { clientName: data.recipient_name ?? null } : {}),
+          }),
+        )
+      : undefined);
+  if (!rendered) {
+    await settleMessage(db, row.id, lease, { status: 'failed', error: 'The intake no longer exists.' });
+    return;
+  }
   const result = await transmit(services, world.livemode, {
     messageId: row.id,
     channel: 'email',
@@ -308,7 +368,8 @@ export async function deliverMessage(services: AppServices, messageId: string): 
     text: rendered.text,
     html: rendered.html,
     fromName: sender.name,
-    replyTo: sender.email || null,
+    // The account's people are writing to themselves: no reply address.
+    replyTo: prepared ? null : sender.email || null,
   });
   const content = { subject: rendered.subject, text_body: rendered.text, html_body: rendered.html };
   if (result.outcome === 'retry') {
@@ -323,7 +384,7 @@ export async function deliverMessage(services: AppServices, messageId: string): 
         accountId: world.accountId,
         livemode: world.livemode,
         kind: DELIVER_MESSAGE,
-        subjectId: messageSubject(intake.id, row.id),
+        subjectId: messageSubject(row.intake_id ?? row.account_id, row.id),
         payload: { message_id: row.id },
         dueAt: realNow + (retryDelayMs(row.send_attempts + 1) ?? 60_000),
       });

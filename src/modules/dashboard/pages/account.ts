@@ -237,6 +237,8 @@ export function settingsPage(
     brandingAllowed: boolean;
     users: UserRow[];
     me: string;
+    /** The signed-in person's own notification choice (notifications.ts). */
+    notifications: Html;
   },
   extra: { notice?: string | null; error?: string | null },
 ): string {
@@ -280,6 +282,7 @@ export function settingsPage(
       <input type="hidden" name="accent_before" value="${data.accent ?? '#0b5cad'}" />
       <div class="actions"><button type="submit">${t('settings.save', 'Save settings')}</button></div>
     </form>
+    ${data.notifications}
     <div class="card">
       <h2>${t('settings.users', 'People who can sign in')}</h2>
       <ul>

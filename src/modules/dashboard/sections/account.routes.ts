@@ -20,6 +20,9 @@ import { intakesPerDay } from '../../intakes/intakes.service.js';
 import { deleteSessionsOfUser, deleteUser, listUsers } from '../../sessions/sessions.service.js';
 import { definitionOfRow, emptyRow, rowOfDefinition, rowsOf } from '../item-form.js';
 import { auditLogPage, settingsPage, templateFormPage, templatesPage, usagePage } from '../pages/account.js';
+import { notificationsBlock } from '../pages/notifications.js';
+import { noticeSettingOf } from '../../notices/notices.service.js';
+import { notificationRoutes } from './notifications.routes.js';
 import { action, notices, page, redirect, sendHtml, type Deps, type Form } from '../routing.js';
 import { assertCsrf } from '../../sessions/session.js';
 import { inviteUser } from '../../sessions/sign-in.service.js';
@@ -179,6 +182,7 @@ async function settings(ctx: DashboardContext, extra: { notice?: string | null; 
       brandingAllowed: planOf(ctx.account.plan).features.custom_branding,
       users: await listUsers(db, ctx.account.id),
       me: ctx.user.userId,
+      notifications: notificationsBlock(ctx, await noticeSettingOf(db, ctx.account.id, ctx.user)),
     },
     extra,
   );
@@ -204,6 +208,7 @@ async function readSettingsForm(
 
 export function accountRoutes(scope: FastifyInstance, deps: Deps): void {
   templateRoutes(scope, deps);
+  notificationRoutes(scope, deps, (ctx, error) => settings(ctx, { error }));
   page(scope, deps, '/dashboard/usage', (ctx) => usage(ctx));
 
   page(scope, deps, '/dashboard/audit', async (ctx, request) => {
