@@ -217,6 +217,17 @@ describe.each(DATABASES)('owner notifications on %s', (database) => {
     expect(smtp.received.filter((m) => m.envelopeTo.includes(email))).toHaveLength(0);
   });
 
+  it('live: nothing is sent about an intake archived before its batch fell due', async () => {
+    const { live, email } = await account();
+    const id = await createIntake(live);
+    await clientSends(id, ['about']);
+    expect((await live.post(`/v1/intakes/${id}/archive`)).status).toBe(200);
+    await batchFallsDue(id);
+    expect(await batchesPending(id)).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(smtp.received.filter((m) => m.envelopeTo.includes(email))).toHaveLength(0);
+  });
+
   it('test mode: the email lands in the test outbox, never at the SMTP server', async () => {
     const { test, email } = await account();
     const id = await createIntake(test);

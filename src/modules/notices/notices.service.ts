@@ -131,7 +131,8 @@ async function intakeFacts(
   intakeId: string,
 ): Promise<IntakeFacts | undefined> {
   const intake = await findIntakeById(db, intakeId);
-  if (!intake) return undefined;
+  // An archived intake is out of the owner's way: news of it that was still waiting is dropped.
+  if (!intake || intake.status === 'archived') return undefined;
   const labels = new Map((await itemsOf(db, intakeId)).map((row) => [row.key, definitionOf(row).label]));
   return {
     projectName: intake.project_name,
