@@ -93,6 +93,8 @@ describe.skipIf(!available)('owner notifications in a browser', () => {
   async function photographEmail(html: string, name: string): Promise<void> {
     for (const width of [360, 1280]) {
       await page.setViewportSize({ width, height: 800 });
+      // A blank page, as a mail app's view: not the dashboard's, whose CSP refuses inline styles.
+      await page.goto('about:blank');
       await page.setContent(html);
       expect(await pageWidth(), `${name} at ${width} px`).toBeLessThanOrEqual(width);
       await page.screenshot({ path: join(ARTIFACTS, `owner-notice-${name}-${width}.png`), fullPage: true });

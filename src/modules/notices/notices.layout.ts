@@ -52,7 +52,7 @@ function htmlOf(content: EmailContent): string {
       (
         s,
         index,
-      ) => `<tr><td style="padding:${ruled(index) ? '16px' : '0'} 0 ${ruled(index) ? '8px' : '0'};${ruled(index) ? 'border-top:1px solid #e3e6ec;' : ''}">
+      ) => `<tr><td style="padding:${ruled(index) ? '16px' : '0'} 0 20px;${ruled(index) ? 'border-top:1px solid #e3e6ec;' : ''}">
 <h2 style="margin:${ruled(index) ? '8px' : '0'} 0 12px;font-size:18px;line-height:1.3;${wrap}">${e(s.heading)}</h2>
 ${s.paragraphs.map((p) => `<p style="margin:0 0 12px;${wrap}">${e(p)}</p>`).join('\n')}
 ${s.list ? `<p style="margin:0 0 4px;${wrap}"><strong>${e(s.list.title)}</strong></p>\n<ul style="margin:0 0 12px;padding-left:20px">${s.list.items.map((i) => `<li style="${wrap}">${e(i)}</li>`).join('')}</ul>` : ''}

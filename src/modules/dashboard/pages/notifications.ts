@@ -44,7 +44,7 @@ export function notificationsBlock(
       <legend>${t('notifications.frequency', 'Email me')}</legend>
       ${NOTICE_FREQUENCIES.map(
         (value) =>
-          html`<div>
+          html`<div class="choice">
             <label class="inline">
               <input
                 type="radio"
