@@ -247,6 +247,31 @@ describe.each(DATABASES)('owner notifications on %s', (database) => {
     expect(smtp.received.filter((m) => m.envelopeTo.includes(email))).toHaveLength(0);
   });
 
+  it('test mode: an overdue intake is told once, naming what is still missing', async () => {
+    const { test, email } = await account();
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const id = await createIntake(test, { due_date: tomorrow });
+    await clientSends(id, ['about']);
+    await advance(test, 61);
+    expect((await outbox(test, email)).map((m) => m.subject)).toEqual([
+      '[Test] New answers from Dana: Harbour relaunch',
+    ]);
+    // The due date passes (end of that day, UTC); its notice is batched a minute later.
+    await advance(test, 2 * 86_400);
+    await advance(test, 61);
+    const messages = await outbox(test, email);
+    expect(messages.map((m) => m.subject)).toEqual([
+      '[Test] Harbour relaunch is overdue',
+      '[Test] New answers from Dana: Harbour relaunch',
+    ]);
+    const text = messages[0]?.text ?? '';
+    expect(text).toContain('Still missing:');
+    for (const label of ['Current website', 'Your tagline', 'Brand colours']) expect(text).toContain(label);
+    expect(text).not.toContain('About your company');
+    await advance(test, 7 * 86_400);
+    expect(await outbox(test, email)).toHaveLength(2);
+  });
+
   it('test mode: a daily digest gathers the day in one email at 08:00 in the chosen time zone', async () => {
     const { id: accountId, test, email } = await account();
     await chooseNotifications(accountId, { frequency: 'daily', time_zone: 'Europe/Berlin' });
