@@ -16,7 +16,11 @@ import {
   syncChases,
 } from './modules/chases/chases.service.js';
 import { recordEvent } from './modules/events/events.repository.js';
-import { deleteNoticesOfIntake, recordOwnerNotice } from './modules/notices/notices.service.js';
+import {
+  deleteNoticesOfIntake,
+  recordBouncedEmailNotice,
+  recordOwnerNotice,
+} from './modules/notices/notices.service.js';
 import { deleteMessagesOfIntake, deliverQueuedSoon } from './modules/notify/notify.service.js';
 import {
   anonymizeRecipients,
@@ -43,6 +47,9 @@ subscribe('publicEventRecorded', async (trx, event) => {
 // The account's people are told of answers, milestones and trouble (owner notifications).
 subscribe('publicEventRecorded', async (trx, event) => {
   await recordOwnerNotice(trx, event);
+});
+subscribe('clientEmailBounced', async (trx, bounce) => {
+  await recordBouncedEmailNotice(trx, bounce);
 });
 
 // An intake's life: its reminder plan, the people notified with the client, and their messages.

@@ -198,6 +198,26 @@ describe.each(DATABASES)('owner notifications on %s', (database) => {
     expect(mail[0]?.parsed.text).toContain('does not accept mail');
   });
 
+  it('live: a portal link that bounces is told too (it is no reminder, so no chase.bounced)', async () => {
+    const { live, email } = await account();
+    const id = await createIntake(live, { client: { email: 'bounce-typo@example.test', name: 'Dana' } });
+    const db = server.server.services.db.kysely;
+    for (let i = 0; i < 100; i++) {
+      const row = await db
+        .selectFrom('messages')
+        .select('status')
+        .where('intake_id', '=', id)
+        .executeTakeFirst();
+      if (row?.status === 'bounced') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await batchFallsDue(id);
+    const mail = await settledMail(email, 1);
+    expect(mail.map((m) => m.parsed.subject)).toEqual([
+      'An email to bounce-typo@example.test bounced: Harbour relaunch',
+    ]);
+  });
+
   it('live: a person who turned notifications off gets nothing', async () => {
     const { id: accountId, live, email } = await account();
     await chooseNotifications(accountId, { frequency: 'off' });

@@ -25,6 +25,8 @@ export const NOTICE_EVENT_TYPES = [
   'intake.stalled',
   'intake.overdue',
   'chase.opted_out',
+  // Not a public event: an email other than a reminder (the portal link…) bounced (clientEmailBounced).
+  'message.bounced',
 ] as const;
 export type NoticeEventType = (typeof NOTICE_EVENT_TYPES)[number];
 
@@ -152,6 +154,7 @@ export function summarize(notices: readonly Notice[]): NoticeSummary {
         summary.complete = true;
         break;
       case 'chase.bounced':
+      case 'message.bounced':
         pushOnce(summary.bounced, notice.data.address ?? '');
         break;
       case 'intake.stalled':

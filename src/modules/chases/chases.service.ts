@@ -23,6 +23,7 @@ import {
   findMessage,
   isSuppressed,
   markMessageBounced,
+  tellEmailBounced,
   suppressAddress,
   tenantOf,
 } from '../notify/notify.service.js';
@@ -296,7 +297,11 @@ export async function applyReportedBounce(
       messageId: message.id,
       at,
     });
-    if (!intake || !world || !message.chase_id) return;
+    if (!intake || !world) return;
+    if (!message.chase_id) {
+      await tellEmailBounced(trx, message, at);
+      return;
+    }
     await lockIntake(trx, intake.id);
     const chase = await findChase(trx, message.chase_id);
     if (!chase || chase.status !== 'sent') return;

@@ -18,6 +18,7 @@ import {
 } from '../../domain/owner-notices.js';
 import { supportedLanguage } from '../../i18n/index.js';
 import { cancelJobs, enqueueJob, type Job } from '../../jobs/jobs.js';
+import type { DomainEventMap } from '../../kernel/domain-events.js';
 import type { RecordedEvent } from '../../kernel/public-events.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { systemClock } from '../../lib/clock.js';
@@ -57,32 +58,63 @@ import { digestEmail, intakeNoticeEmail, type IntakeFacts, type OwnerFacts } fro
 const SYSTEM = { type: 'system', id: null } as const;
 const DAY_MS = 86_400_000;
 
-/** Subscriber of publicEventRecorded: a notice and its intake's batch, in the event's transaction. */
-export async function recordOwnerNotice(trx: Kysely<Database>, event: RecordedEvent): Promise<void> {
-  const notice = noticeOfEvent(event.type, event.payload);
-  const intakeId = event.payload.intake_id;
-  if (!notice || typeof intakeId !== 'string') return;
+/** Writes a notice and plans its intake's batch, in the transaction of what it tells. */
+async function addNotice(
+  trx: Kysely<Database>,
+  notice: Notice & { accountId: string; livemode: boolean; intakeId: string; eventId: string },
+): Promise<void> {
   await insertNotice(trx, {
     id: newId('ntc'),
-    account_id: event.accountId,
-    livemode: event.livemode ? 1 : 0,
-    intake_id: intakeId,
-    event_id: event.id,
+    account_id: notice.accountId,
+    livemode: notice.livemode ? 1 : 0,
+    intake_id: notice.intakeId,
+    event_id: notice.eventId,
     type: notice.type,
     data: JSON.stringify(notice.data),
-    occurred_at: event.occurredAt,
+    occurred_at: notice.occurredAt,
     batched_at: null,
   });
   // The first notice of a burst plans the batch; the others join it (one job per intake at a time).
   // Job times are real time; the delay is the same in both modes' clocks.
   await enqueueJob(trx, {
+    accountId: notice.accountId,
+    livemode: notice.livemode,
+    kind: OWNER_NOTICE_BATCH,
+    subjectId: notice.intakeId,
+    payload: { intake_id: notice.intakeId },
+    dueAt: systemClock.now().getTime() + BATCH_DELAY_MS,
+    uniqueKey: batchKey(notice.intakeId),
+  });
+}
+
+/** Subscriber of publicEventRecorded: the notice an event of an intake is worth, if any. */
+export async function recordOwnerNotice(trx: Kysely<Database>, event: RecordedEvent): Promise<void> {
+  const notice = noticeOfEvent(event.type, event.payload);
+  const intakeId = event.payload.intake_id;
+  if (!notice || typeof intakeId !== 'string') return;
+  await addNotice(trx, {
+    ...notice,
+    occurredAt: event.occurredAt,
     accountId: event.accountId,
     livemode: event.livemode,
-    kind: OWNER_NOTICE_BATCH,
-    subjectId: intakeId,
-    payload: { intake_id: intakeId },
-    dueAt: systemClock.now().getTime() + BATCH_DELAY_MS,
-    uniqueKey: batchKey(intakeId),
+    intakeId,
+    eventId: event.id,
+  });
+}
+
+/** Subscriber of clientEmailBounced: the portal link (or another email that is not a reminder) bounced. */
+export async function recordBouncedEmailNotice(
+  trx: Kysely<Database>,
+  bounce: DomainEventMap['clientEmailBounced'],
+): Promise<void> {
+  await addNotice(trx, {
+    type: 'message.bounced',
+    data: { address: bounce.address },
+    occurredAt: bounce.at,
+    accountId: bounce.accountId,
+    livemode: bounce.livemode,
+    intakeId: bounce.intakeId,
+    eventId: bounce.messageId,
   });
 }
 

@@ -4,6 +4,7 @@ import { outstandingItems } from '../../domain/chases.js';
 import { unsentAnswer, type ItemStatus } from '../../domain/intake-state.js';
 import { isEmptyValue } from '../../domain/values.js';
 import { enqueueJob } from '../../jobs/jobs.js';
+import { raise } from '../../kernel/domain-events.js';
 import { retryDelayMs } from '../../jobs/worker.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
@@ -35,6 +36,43 @@ import {
 } from './notify.repository.js';
 import { renderEmail, type EmailTemplate, type MessageContext } from './notify.templates.js';
 import { SmsError } from './sms.js';
+
+declare module '../../kernel/domain-events.js' {
+  interface DomainEventMap {
+    /**
+     * An email to an intake's client or recipient (the portal link, a revision request…, not a
+     * reminder: those have chase.bounced) was refused for good; the address is suppressed.
+     */
+    clientEmailBounced: {
+      accountId: string;
+      livemode: boolean;
+      intakeId: string;
+      messageId: string;
+      address: string;
+      at: string;
+    };
+  }
+}
+
+/** Raises clientEmailBounced for a bounced message to a client or recipient, in the bounce's transaction. */
+export async function tellEmailBounced(
+  trx: Kysely<Database>,
+  message: MessageRow,
+  at: string,
+): Promise<void> {
+  if (message.channel !== 'email' || message.chase_id !== null || message.template === PREPARED_TEMPLATE)
+    return;
+  // A second report of one bounce tells nothing new.
+  if (message.intake_id === null || message.status === 'bounced') return;
+  await raise(trx, 'clientEmailBounced', {
+    accountId: message.account_id,
+    livemode: message.livemode === 1,
+    intakeId: message.intake_id,
+    messageId: message.id,
+    address: message.to_address,
+    at,
+  });
+}
 
 /** How long a sender holds a message or chase it claimed (SMTP and SMS calls time out well before). */
 export const SEND_LEASE_MS = 2 * 60_000;
@@ -401,6 +439,7 @@ export async function deliverMessage(services: AppServices, messageId: string): 
           messageId: row.id,
           at: now,
         });
+        await tellEmailBounced(trx, row, now);
       }
     });
     return;
