@@ -275,8 +275,8 @@ export async function runNoticeDigest(services: AppServices, job: Job<{ email: s
       const content = digestEmail(owner, dayLabel(atMs, owner.language, timeZone), sections);
       await queuePreparedEmail(trx, world, { to: email, intakeId: null, ...content });
     }
-    // A worker that was down for days sends one digest, then the next is planned from now.
-    await planDigest(trx, world, email, timeZone, Math.max(atMs, world.clock.now().getTime() - DAY_MS));
+    // The next 08:00 after now: a worker that was down for days sends this digest, not one per missed day.
+    await planDigest(trx, world, email, timeZone, Math.max(atMs, world.clock.now().getTime()));
   });
 }
 
