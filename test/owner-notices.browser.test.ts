@@ -33,6 +33,7 @@ describe.skipIf(!available)('owner notifications in a browser', () => {
   let app: string;
   let test: Client;
   let ownerEmail: string;
+  let liveKey: string;
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
@@ -40,7 +41,8 @@ describe.skipIf(!available)('owner notifications in a browser', () => {
     app = server.server.services.config.appUrl;
     const account = await server.createAccount({ plan: 'agency' });
     test = client(server.url, account.test_key);
-    const live = client(server.url, account.live_key);
+    liveKey = account.live_key;
+    const live = client(server.url, liveKey);
     await live.patch('/v1/account', { name: 'Studio Nord Creative Partners' });
     ownerEmail = (await live.get<{ email: string }>('/v1/account')).body.email;
     const signedIn = await signedInOwner(server, account.account_id);
@@ -129,6 +131,21 @@ describe.skipIf(!available)('owner notifications in a browser', () => {
     expect(await page.getByRole('link', { name: 'Open in the dashboard' }).getAttribute('href')).toBe(
       `${app}/dashboard/intakes/${id}`,
     );
+  });
+
+  it("writes in the account's language", async () => {
+    const live = client(server.url, liveKey);
+    expect((await live.patch('/v1/account', { default_language: 'de' })).status).toBe(200);
+    try {
+      await intakeAnswered('Herbstkatalog', { about: 'Wir bauen Boote.' });
+      expect((await test.post('/v1/test_helpers/advance_clock', { seconds: 61 })).status).toBe(200);
+      const german = (await ownerOutbox()).find((m) => m.subject?.includes('Herbstkatalog'));
+      expect(german?.subject).toBe('[Test] Neue Antworten von Dana: Herbstkatalog');
+      await photographEmail(german?.html ?? '', 'answers-de');
+      expect(await page.getByRole('link', { name: 'Im Dashboard öffnen' }).count()).toBe(1);
+    } finally {
+      await live.patch('/v1/account', { default_language: 'en' });
+    }
   });
 
   it('switches to the daily summary with the mouse, and the digest gathers the day', async () => {
