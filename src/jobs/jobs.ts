@@ -177,15 +177,19 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
 }
 
 /**
- * Deletes the pending jobs of a subject (optionally of one kind). Returns how many were removed.
- * A job already running finishes; its completion then finds no row, which is harmless.
+ * Deletes the jobs of a subject, or of several (optionally of one kind). Returns how many were removed.
+ * A job already running finishes; its completion then finds no row, which is harmless. `idleOnly`
+ * leaves running jobs alone, for a caller whose running job must still end itself (Job.complete).
  */
 export async function cancelJobs(
   db: Kysely<Database>,
-  filter: { subjectId: string; kind?: AnyJobKind },
+  filter: { subjectId: string | readonly string[]; kind?: AnyJobKind; idleOnly?: boolean },
 ): Promise<number> {
-  let query = db.deleteFrom('jobs').where('subject_id', '=', filter.subjectId);
+  const subjects = typeof filter.subjectId === 'string' ? [filter.subjectId] : [...filter.subjectId];
+  if (subjects.length === 0) return 0;
+  let query = db.deleteFrom('jobs').where('subject_id', 'in', subjects);
   if (filter.kind !== undefined) query = query.where('kind', '=', kindName(filter.kind));
+  if (filter.idleOnly) query = query.where('locked_until', 'is', null);
   const result = await query.executeTakeFirst();
   return Number(result.numDeletedRows);
 }
@@ -202,6 +206,41 @@ export async function jobIdsOf(
     .where('kind', '=', kindName(filter.kind))
     .execute();
   return rows.map((r) => r.id);
+}
+
+/** The ids of the jobs of one kind about parts of a record (subjects `<id>/…`), oldest due first. */
+export async function jobIdsUnder(
+  db: Kysely<Database>,
+  filter: { subjectId: string; kind: AnyJobKind },
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('subject_id', 'like', `${filter.subjectId}/%`)
+    .where('kind', '=', kindName(filter.kind))
+    .orderBy('due_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * A test clock moved forward by `ms`: every job of the account's test mode comes earlier by as much
+ * (due_at is real time), so what fell due by the new test time is due now. In the caller's transaction;
+ * on PostgreSQL idle workers are woken at its commit.
+ */
+export async function bringTestJobsForward(
+  db: Kysely<Database>,
+  accountId: string,
+  ms: number,
+): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set((eb) => ({ due_at: eb('due_at', '-', ms) }))
+    .where('account_id', '=', accountId)
+    .where('livemode', '=', 0)
+    .execute();
+  if (isPostgres(db)) await notifyJobDue(db);
 }
 
 /** Deletes every pending job about a record or about a part of it (subjects `<id>` and `<id>/…`). */

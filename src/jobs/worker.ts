@@ -44,6 +44,15 @@ export interface RunDueOptions {
   accountId?: string;
   livemode?: boolean;
   limit?: number;
+  /** Kinds left to the poll loop (e.g. requests to third parties that may take their whole time-out). */
+  exceptKinds?: readonly AnyJobKind[];
+}
+
+/** Which running jobs whenSettled waits for. */
+export interface SettledFilter {
+  accountId: string;
+  livemode: boolean;
+  exceptKinds?: readonly AnyJobKind[];
 }
 
 export const DEFAULT_LEASE_MS = 5 * 60_000;
@@ -102,6 +111,31 @@ type JobRow = Selectable<JobsTable>;
 interface Registration {
   definition: JobDefinition;
   handler: JobHandler<unknown>;
+  onGiveUp: GiveUpHandler<unknown> | undefined;
+}
+
+/** What a kind's give-up hook is told: the job given up on, and why. */
+export interface GivenUpJob<P> {
+  id: string;
+  accountId: string;
+  livemode: boolean;
+  kind: string;
+  subjectId: string;
+  payload: P;
+  /** Claims of the job so far, this one included. */
+  attempts: number;
+  error: unknown;
+}
+
+/**
+ * Records what giving a job up means for its subject (a message that may have gone out is marked
+ * failed), in the transaction that marks the job given up: both commit, or neither and the job is
+ * given up again after its lease.
+ */
+export type GiveUpHandler<P> = (job: GivenUpJob<P>, trx: Kysely<Database>) => Promise<void>;
+
+export interface RegisterOptions<P> {
+  onGiveUp?: GiveUpHandler<P>;
 }
 
 /**
@@ -175,6 +209,8 @@ export class Worker {
   private nudged = false;
   /** Jobs whose handlers are running (poll loop and runDue): their leases are renewed, stop() aborts them. */
   private readonly runningJobs = new Set<Claimed>();
+  /** Jobs this worker has started and not yet finished, by id: runNow and whenSettled wait for them. */
+  private readonly runs = new Map<string, { row: JobRow; done: Promise<void> }>();
   private heartbeat: NodeJS.Timeout | undefined;
   /** The renewal in progress: an outcome waits for it, so it is recorded under the current lease. */
   private renewing: Promise<void> = Promise.resolve();
@@ -194,14 +230,18 @@ export class Worker {
   }
 
   /** Registers the handler of a kind. A kind defined in the registry (defineJob) is required. */
-  register<I, O>(kind: JobDefinition<I, O>, handler: JobHandler<O>): this;
-  register(kind: string, handler: JobHandler<unknown>): this;
-  register(kind: AnyJobKind, handler: JobHandler<never>): this {
+  register<I, O>(kind: JobDefinition<I, O>, handler: JobHandler<O>, options?: RegisterOptions<O>): this;
+  register(kind: string, handler: JobHandler<unknown>, options?: RegisterOptions<unknown>): this;
+  register(kind: AnyJobKind, handler: JobHandler<never>, options: RegisterOptions<never> = {}): this {
     const name = kindName(kind);
     const definition = jobDefinition(name);
     if (!definition) throw new Error(`Cannot register a handler for job kind "${name}": it is not defined`);
     const list = this.registrations.get(name) ?? [];
-    list.push({ definition, handler: handler as JobHandler<unknown> });
+    list.push({
+      definition,
+      handler: handler as JobHandler<unknown>,
+      onGiveUp: options.onGiveUp as GiveUpHandler<unknown> | undefined,
+    });
     this.registrations.set(name, list);
     return this;
   }
@@ -233,6 +273,34 @@ export class Worker {
    */
   runDue(options: RunDueOptions = {}): Promise<number> {
     return this.track(this.claimAndRun(options));
+  }
+
+  /**
+   * Runs these jobs now, whether due or not (a request that must answer with their outcome), one after
+   * another, and returns how many this call ran. A job this worker is running already (its poll
+   * loop, another runNow) is waited for; one held by another process is not (it is that process's
+   * now); one that no longer exists has finished.
+   */
+  runNow(ids: readonly string[]): Promise<number> {
+    return this.track(this.claimAndRunNow(ids));
+  }
+
+  /**
+   * Resolves once the jobs of this account and mode that this worker is running now have finished
+   * (jobs of other processes are not seen). With runDue, "every due job has run" holds for jobs that
+   * the poll loop took first.
+   */
+  async whenSettled(filter: SettledFilter): Promise<void> {
+    const except = new Set((filter.exceptKinds ?? []).map(kindName));
+    const waits = [...this.runs.values()]
+      .filter(
+        ({ row }) =>
+          row.account_id === filter.accountId &&
+          row.livemode === (filter.livemode ? 1 : 0) &&
+          !except.has(row.kind),
+      )
+      .map(({ done }) => done);
+    await Promise.allSettled(waits);
   }
 
   /** Polls for due jobs until stop(). */
@@ -282,6 +350,16 @@ export class Worker {
     return this.registrations.get(kind)?.[0]?.definition.concurrency ?? this.concurrency;
   }
 
+  /**
+   * Jobs of a kind claimed beyond its free slots (at most `limit`). None for an at-most-once kind: its
+   * claim is what forbids a second run, so a job claimed but never started (its worker died while it
+   * waited for a slot) would be given up without having run.
+   */
+  private prefetchOf(kind: string, limit: number): number {
+    if (this.registrations.get(kind)?.[0]?.definition.atMostOnce) return 0;
+    return Math.min(this.prefetch, limit);
+  }
+
   private keyLimitOf(kind: string): number | undefined {
     return this.registrations.get(kind)?.[0]?.definition.keyConcurrency;
   }
@@ -310,7 +388,7 @@ export class Worker {
     for (const kind of this.runnableKinds()) {
       const { active, queued } = this.count(kind);
       const limit = this.limitOf(kind);
-      const room = Math.min(this.batchSize, limit + Math.min(this.prefetch, limit) - active - queued);
+      const room = Math.min(this.batchSize, limit + this.prefetchOf(kind, limit) - active - queued);
       if (room <= 0) continue;
       const keyLimit = this.keyLimitOf(kind);
       if (keyLimit === undefined) {
@@ -327,7 +405,7 @@ export class Worker {
         if (key.startsWith(prefix))
           inHand.set(key.slice(prefix.length), (inHand.get(key.slice(prefix.length)) ?? 0) + n);
       }
-      const allowance = keyLimit + Math.min(this.prefetch, keyLimit);
+      const allowance = keyLimit + this.prefetchOf(kind, keyLimit);
       picks.push({ kinds: [kind], limit: room, keyed: { allowance, inHand } });
     }
     return [...picks, ...[...byRoom].map(([limit, kinds]) => ({ kinds, limit }))];
@@ -399,7 +477,7 @@ export class Worker {
       const key = job.row.concurrency_key === null ? undefined : keyOf(kind, job.row.concurrency_key);
       this.active.set(kind, (this.active.get(kind) ?? 0) + 1);
       if (key !== undefined) this.activeByKey.set(key, (this.activeByKey.get(key) ?? 0) + 1);
-      void this.track(this.runOne(job))
+      void this.track(this.run(job))
         .catch((error: unknown) =>
           this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
         )
@@ -449,14 +527,55 @@ export class Worker {
         await this.release([job]);
         continue;
       }
-      await this.runOne(job);
+      await this.run(job);
       ran++;
     }
     return ran;
   }
 
-  private async claim(options: RunDueOptions, picks?: Pick[]): Promise<Claimed[]> {
+  private async claimAndRunNow(ids: readonly string[]): Promise<number> {
+    const unique = [...new Set(ids)];
+    const mine = unique.map((id) => this.runs.get(id)?.done).filter((done) => done !== undefined);
+    // Claimed by the poll loop and waiting for a slot: this call runs it now, under the same lease.
+    const queued = this.queue.filter((job) => unique.includes(job.row.id));
+    this.queue = this.queue.filter((job) => !queued.includes(job));
+    const free = unique.filter((id) => !this.runs.has(id) && !queued.some((job) => job.row.id === id));
+    const claimed = [...queued, ...(await this.claimByIds(free))];
+    claimed.sort((a, b) => a.row.due_at - b.row.due_at || (a.row.id < b.row.id ? -1 : 1));
+    for (const job of claimed) await this.run(job);
+    await Promise.allSettled(mine);
+    return claimed.length;
+  }
+
+  /** Claims these jobs (due or not) when no worker holds them. */
+  private async claimByIds(ids: readonly string[]): Promise<Claimed[]> {
     const kinds = this.runnableKinds();
+    if (ids.length === 0 || kinds.length === 0) return [];
+    const now = this.clock.now().getTime();
+    const lease = now + this.leaseMs;
+    const rows = await this.db.kysely
+      .updateTable('jobs')
+      .set((eb) => ({ locked_until: lease, attempts: eb('attempts', '+', 1) }))
+      .where('id', 'in', ids)
+      .where('kind', 'in', kinds)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+      .returningAll()
+      .execute();
+    return rows.map((row) => ({ row, lease }));
+  }
+
+  /** Runs a claimed job, known by id (runs) until it has finished. */
+  private run(job: Claimed): Promise<void> {
+    const done = this.runOne(job).finally(() => {
+      if (this.runs.get(job.row.id)?.done === done) this.runs.delete(job.row.id);
+    });
+    this.runs.set(job.row.id, { row: job.row, done });
+    return done;
+  }
+
+  private async claim(options: RunDueOptions, picks?: Pick[]): Promise<Claimed[]> {
+    const except = new Set((options.exceptKinds ?? []).map(kindName));
+    const kinds = this.runnableKinds().filter((kind) => !except.has(kind));
     if (kinds.length === 0) return [];
     const limit = Math.max(1, Math.floor(options.limit ?? this.batchSize));
     const chosen = picks ?? [{ kinds, limit }];
@@ -662,22 +781,19 @@ export class Worker {
           .where('locked_until', '=', lease)
           .executeTakeFirst();
         changed = result.numDeletedRows;
-      } else {
+      } else if (outcome === 'retry') {
         const now = this.clock.now().getTime();
         const delay = retryDelayMs(row.attempts) ?? 0;
         const result = await db
           .updateTable('jobs')
-          .set({
-            last_error: describeError(error),
-            ...(outcome === 'retry'
-              ? { due_at: now + delay, locked_until: null }
-              : { locked_until: GAVE_UP_LOCKED_UNTIL }),
-          })
+          .set({ last_error: describeError(error), due_at: now + delay, locked_until: null })
           .where('id', '=', row.id)
           .where('locked_until', '=', lease)
           .executeTakeFirst();
         changed = result.numUpdatedRows;
-        if (outcome === 'give_up') {
+      } else {
+        changed = await this.giveUp(job, error);
+        if (changed > 0n) {
           this.logger.error(
             { ...context, err: error },
             `job given up after ${row.attempts} attempt${row.attempts === 1 ? '' : 's'}`,
@@ -697,6 +813,40 @@ export class Worker {
       );
     }
   }
+  /** Marks the job given up (fenced by the lease) and, in the same transaction, runs its kind's hook. */
+  private giveUp(job: Claimed, error: unknown): Promise<bigint> {
+    const { row, lease } = job;
+    const onGiveUp = this.registrations.get(row.kind)?.[0]?.onGiveUp;
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('jobs')
+        .set({ last_error: describeError(error), locked_until: GAVE_UP_LOCKED_UNTIL })
+        .where('id', '=', row.id)
+        .where('locked_until', '=', lease)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n || !onGiveUp) return result.numUpdatedRows;
+      const parsed = this.registrations
+        .get(row.kind)?.[0]
+        ?.definition.schema.safeParse(parsePayload(row.payload));
+      // A payload its kind cannot read names no subject to tell.
+      if (!parsed?.success) return result.numUpdatedRows;
+      await onGiveUp(
+        {
+          id: row.id,
+          accountId: row.account_id,
+          livemode: row.livemode === 1,
+          kind: row.kind,
+          subjectId: row.subject_id,
+          payload: parsed.data,
+          attempts: row.attempts,
+          error,
+        },
+        trx,
+      );
+      return result.numUpdatedRows;
+    });
+  }
+
   /** Hands claimed jobs that did not start back (stopping, or waited too long): due at once, attempt not counted. */
   private async release(jobs: Claimed[]): Promise<void> {
     for (const job of jobs) job.settling = true;
@@ -709,6 +859,14 @@ export class Worker {
         .where('locked_until', '=', lease)
         .execute();
     }
+  }
+}
+
+function parsePayload(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { pino, type Logger } from 'pino';
 import type { Database } from '../../db/schema.js';
-import { enqueueJob, type Job } from '../../jobs/jobs.js';
+import { cancelJobs, enqueueJob, type Job } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
@@ -11,7 +11,6 @@ import { renderBody, type EndpointFormat } from './webhooks.format.js';
 import { WEBHOOK_ATTEMPT, WEBHOOK_TIMEOUT_MS } from './webhooks.jobs.js';
 import {
   cancelDelivery,
-  deleteIdleAttemptJobs,
   deregisterUrl,
   findDelivery,
   findEndpointById,
@@ -30,6 +29,14 @@ import { retryDelayMs } from './webhooks.schedule.js';
  * attempt's job, or deregistration after a 410) in one transaction with the end of the job itself,
  * so an attempt is recorded once, by the worker that holds it.
  */
+
+/**
+ * The delivery's attempt jobs that no worker is running right now (a running one ends itself, with
+ * its outcome).
+ */
+export async function cancelIdleAttemptJobs(db: Kysely<Database>, deliveryIds: string | readonly string[]) {
+  await cancelJobs(db, { subjectId: deliveryIds, kind: WEBHOOK_ATTEMPT, idleOnly: true });
+}
 
 /** A pending delivery's one attempt job: its key keeps it single, its endpoint limits how many run at once. */
 export function enqueueAttempt(
@@ -151,7 +158,7 @@ export async function sendTestDelivery(
     await enqueueAttempt(trx, row, 1, fallbackDueAt);
   });
   const made = await makeAttempt(services, row, 1, context.shutdown.signal, (trx) =>
-    deleteIdleAttemptJobs(trx, row.id),
+    cancelIdleAttemptJobs(trx, row.id),
   );
   return made === 'interrupted' || made === 'stale' ? undefined : made;
 }
@@ -175,7 +182,7 @@ async function makeAttempt(
     await db.transaction().execute(async (trx) => {
       await end(trx);
       await cancelDelivery(trx, delivery.id, world.clock.now().toISOString());
-      await deleteIdleAttemptJobs(trx, delivery.id);
+      await cancelIdleAttemptJobs(trx, delivery.id);
     });
     return undefined;
   }
@@ -296,8 +303,9 @@ async function record(
     if (http.outcome === 'gone') {
       const tenant = { accountId: delivery.account_id, livemode: delivery.livemode === 1 };
       const disabled = await deregisterUrl(trx, tenant, endpoint.url, endedAt);
+      await cancelIdleAttemptJobs(trx, disabled.deliveryIds);
       context.logger.info(
-        { endpoints: disabled, url: endpoint.url },
+        { endpoints: disabled.endpointIds, url: endpoint.url },
         'webhooks: HTTP 410, endpoint deregistered',
       );
     }

@@ -5,7 +5,6 @@ import type {
   WebhookDeliveriesTable,
   WebhookEndpointsTable,
 } from '../../db/schema.js';
-import { WEBHOOK_ATTEMPT } from './webhooks.jobs.js';
 
 /** The fields of a delivery that will not be attempted again. */
 function cancelled(at: string) {
@@ -95,26 +94,32 @@ export async function updateEndpoint(
   await db.updateTable('webhook_endpoints').set(patch).where('id', '=', id).execute();
 }
 
-/** Removes an endpoint with its deliveries and their log (cascade), and the jobs of its deliveries. */
-export async function deleteEndpoint(db: Kysely<Database>, id: string): Promise<void> {
-  await db
-    .deleteFrom('jobs')
-    .where('kind', '=', WEBHOOK_ATTEMPT.kind)
-    .where('subject_id', 'in', db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id))
+/** The ids of an endpoint's deliveries (their attempt jobs are about them). */
+export async function deliveryIdsOfEndpoint(db: Kysely<Database>, endpointId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('endpoint_id', '=', endpointId)
     .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Removes an endpoint with its deliveries and their log (cascade). */
+export async function deleteEndpoint(db: Kysely<Database>, id: string): Promise<void> {
   await db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
 }
 
 /**
  * HTTP 410: every enabled endpoint of the tenant with this URL is disabled, and their pending
- * deliveries are cancelled with their jobs. Returns the endpoints disabled.
+ * deliveries are cancelled. Returns the endpoints disabled and the deliveries cancelled (whose
+ * attempt jobs the caller cancels).
  */
 export async function deregisterUrl(
   db: Kysely<Database>,
   tenant: Tenant,
   url: string,
   at: string,
-): Promise<string[]> {
+): Promise<{ endpointIds: string[]; deliveryIds: string[] }> {
   const endpoints = await db
     .selectFrom('webhook_endpoints')
     .select('id')
@@ -124,22 +129,17 @@ export async function deregisterUrl(
     .where('status', '=', 'enabled')
     .execute();
   const ids = endpoints.map((e) => e.id);
-  if (ids.length === 0) return [];
+  if (ids.length === 0) return { endpointIds: [], deliveryIds: [] };
   await db
     .updateTable('webhook_endpoints')
     .set({ status: 'disabled', disabled_reason: 'gone', disabled_at: at, updated_at: at })
     .where('id', 'in', ids)
     .execute();
-  const pending = db
+  const pending = await db
     .selectFrom('webhook_deliveries')
     .select('id')
     .where('endpoint_id', 'in', ids)
-    .where('status', '=', 'pending');
-  await db
-    .deleteFrom('jobs')
-    .where('kind', '=', WEBHOOK_ATTEMPT.kind)
-    .where('subject_id', 'in', pending)
-    .where('locked_until', 'is', null)
+    .where('status', '=', 'pending')
     .execute();
   await db
     .updateTable('webhook_deliveries')
@@ -147,7 +147,7 @@ export async function deregisterUrl(
     .where('endpoint_id', 'in', ids)
     .where('status', '=', 'pending')
     .execute();
-  return ids;
+  return { endpointIds: ids, deliveryIds: pending.map((r) => r.id) };
 }
 
 // ---- deliveries ----
@@ -186,16 +186,6 @@ export async function cancelDelivery(db: Kysely<Database>, id: string, at: strin
     .set(cancelled(at))
     .where('id', '=', id)
     .where('status', '=', 'pending')
-    .execute();
-}
-
-/** The delivery's attempt jobs that no worker is running right now. */
-export async function deleteIdleAttemptJobs(db: Kysely<Database>, deliveryId: string): Promise<void> {
-  await db
-    .deleteFrom('jobs')
-    .where('kind', '=', WEBHOOK_ATTEMPT.kind)
-    .where('subject_id', '=', deliveryId)
-    .where('locked_until', 'is', null)
     .execute();
 }
 

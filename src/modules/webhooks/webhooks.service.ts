@@ -3,11 +3,13 @@ import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { planOf } from '../../domain/plans.js';
 import { ApiError, notFound } from '../../http/errors.js';
+import { cancelJobs } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 import type { World } from '../../kernel/world.js';
 import { sendTestDelivery } from './attempt.js';
+import { WEBHOOK_ATTEMPT } from './webhooks.jobs.js';
 import { generateWebhookSecret, secretBox } from './signing.js';
 import { urlRefusal } from './ssrf.js';
 import {
@@ -20,6 +22,7 @@ import type { EndpointFormat } from './webhooks.format.js';
 import {
   countEnabledEndpoints,
   deleteEndpoint,
+  deliveryIdsOfEndpoint,
   enabledEndpoints,
   findEndpoint,
   insertEndpoint,
@@ -173,6 +176,7 @@ async function requireEndpoint(services: AppServices, world: World, id: string):
 export async function deleteWebhook(services: AppServices, world: World, id: string): Promise<void> {
   const row = await requireEndpoint(services, world, id);
   await services.db.kysely.transaction().execute(async (trx) => {
+    await cancelJobs(trx, { subjectId: await deliveryIdsOfEndpoint(trx, row.id), kind: WEBHOOK_ATTEMPT });
     await deleteEndpoint(trx, row.id);
     await auditInTransaction(trx);
   });
