@@ -2,12 +2,12 @@ import { DISPATCH_CHASE, INTAKE_OVERDUE } from './modules/chases/chases.jobs.js'
 import { runOverdueCheck } from './modules/chases/chases.overdue.js';
 import { DELETE_STORED_FILES, SWEEP_ORPHAN_FILES } from './modules/files/files.jobs.js';
 import { runOrphanSweep, runStoredFileDeletion } from './modules/files/stored-files.service.js';
-import { dispatchChase } from './modules/chases/chases.service.js';
+import { recordCutOffChase, runChaseDispatch } from './modules/chases/chases.service.js';
 import { AUTO_APPROVE, RETENTION_PURGE } from './modules/intakes/intakes.jobs.js';
 import { OWNER_NOTICE_BATCH, OWNER_NOTICE_DIGEST } from './modules/notices/notices.jobs.js';
 import { runNoticeBatch, runNoticeDigest } from './modules/notices/notices.service.js';
 import { DELIVER_MESSAGE } from './modules/notify/notify.jobs.js';
-import { deliverMessage } from './modules/notify/notify.service.js';
+import { deliverMessage, recordCutOffMessage } from './modules/notify/notify.service.js';
 import { runRetentionPurge } from './modules/intakes/retention.service.js';
 import { runAutoApproval } from './modules/intakes/review.service.js';
 import { runWebhookAttempt } from './modules/webhooks/attempt.js';
@@ -24,9 +24,13 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(AUTO_APPROVE, (job) => runAutoApproval(services, job.payload));
   worker.register(RETENTION_PURGE, (job) => runRetentionPurge(services, job.payload));
   worker.register(WEBHOOK_ATTEMPT, (job) => runWebhookAttempt(services, job));
-  worker.register(DISPATCH_CHASE, (job) => dispatchChase(services, job.payload.chase_id));
+  worker.register(DISPATCH_CHASE, (job) => runChaseDispatch(services, job), {
+    onGiveUp: (job, trx) => recordCutOffChase(services, trx, job.payload.chase_id),
+  });
   worker.register(INTAKE_OVERDUE, (job) => runOverdueCheck(services, job.payload));
-  worker.register(DELIVER_MESSAGE, (job) => deliverMessage(services, job.payload.message_id));
+  worker.register(DELIVER_MESSAGE, (job) => deliverMessage(services, job), {
+    onGiveUp: (job, trx) => recordCutOffMessage(trx, job.payload.message_id),
+  });
   worker.register(DELETE_STORED_FILES, (job) => runStoredFileDeletion(services, job.payload));
   worker.register(SWEEP_ORPHAN_FILES, (job) => runOrphanSweep(services, job.id));
   worker.register(OWNER_NOTICE_BATCH, (job) => runNoticeBatch(services, job));

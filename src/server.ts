@@ -9,6 +9,7 @@ import { MemoryRateLimiter } from './http/rate-limit/memory.js';
 import { RedisRateLimiter } from './http/rate-limit/redis.js';
 import { registerJobHandlers } from './job-handlers.js';
 import './subscribers.js';
+import { noJobRunner } from './jobs/jobs.js';
 import { listenForDueJobs, type JobListener } from './jobs/wakeup.js';
 import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
@@ -59,6 +60,7 @@ export async function createServices(config: Config): Promise<AppServices> {
     mailer: chooseMailer(config),
     sms: chooseSms(config),
     clock: systemClock,
+    jobs: noJobRunner,
     lifecycle: { draining: false },
   };
 }
@@ -85,6 +87,7 @@ export function createWorker(services: AppServices): Worker {
     ...(services.config.workerConcurrency ? { concurrency: services.config.workerConcurrency } : {}),
   });
   registerJobHandlers(worker, services);
+  services.jobs = worker;
   return worker;
 }
 

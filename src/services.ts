@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import type { JobRunner } from './jobs/jobs.js';
 import type { RateLimiter } from './http/rate-limit/limiter.js';
 import type { Clock } from './lib/clock.js';
 import type { Mailer } from './modules/notify/mailer.js';
@@ -15,5 +16,7 @@ export interface AppServices {
   mailer: Mailer;
   sms: SmsProvider;
   clock: Clock;
+  /** This process's job worker, for requests that run a job at once (test mode, a manual chase). */
+  jobs: JobRunner;
   lifecycle: { draining: boolean };
 }

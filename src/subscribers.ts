@@ -21,7 +21,7 @@ import {
   recordBouncedEmailNotice,
   recordOwnerNotice,
 } from './modules/notices/notices.service.js';
-import { deleteMessagesOfIntake, deliverQueuedSoon } from './modules/notify/notify.service.js';
+import { deleteMessagesOfIntake, sendQueuedMessages } from './modules/notify/notify.service.js';
 import {
   anonymizeRecipients,
   insertAlsoNotify,
@@ -82,7 +82,7 @@ subscribe('intakeAnonymized', async (trx, { intakeId, anonymize }) => {
   await anonymizeRecipients(trx, intakeId, anonymize);
 });
 subscribe('intakeChangeCommitted', async (_db, { services, world, intakeId }) => {
-  await deliverQueuedSoon(services, world, intakeId);
+  await sendQueuedMessages(services, world, intakeId);
 });
 
 // The people of an intake: each has their own reminder series.

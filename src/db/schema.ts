@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { ChaseChannel, ChaseStatus } from '../domain/chases.js';
 
 /**
  * Table types. Portable across SQLite and PostgreSQL: timestamps are ISO 8601 UTC text
@@ -186,15 +187,15 @@ export interface ChasesTable {
   account_id: string;
   livemode: number;
   intake_id: string;
-  channel: string;
+  channel: ChaseChannel;
   /** schedule (a reminder of the series) or manual (POST /v1/intakes/:id/chase). */
-  trigger: string;
+  trigger: 'schedule' | 'manual';
   /** The reminder's place in its series (schedule only). */
   sequence_no: number | null;
   /** Numbers every chase of the intake from 1, given when the chase leaves `scheduled`. */
   attempt_no: number | null;
-  /** scheduled | sending (claimed) | sent | bounced | failed | cancelled */
-  status: string;
+  /** scheduled until its dispatch job records the outcome (the job's lease is the only claim). */
+  status: ChaseStatus;
   /** The test or live world's time at which it is due. */
   scheduled_for: string;
   sent_at: string | null;
@@ -202,9 +203,8 @@ export interface ChasesTable {
   message_id: string | null;
   provider_message_id: string | null;
   error: string | null;
+  /** Sends that failed transiently (nothing delivered); each was retried by a new job after a backoff. */
   send_attempts: Generated<number>;
-  /** Real epoch ms until which a sender holds the claim. */
-  locked_until: number | null;
   created_at: string;
   updated_at: string;
   /** The reminder series it belongs to: an intake_recipients id, or null for the client's own. */
@@ -230,13 +230,19 @@ export interface ChasePlansTable {
   overdue_fired_for?: string | null;
 }
 
+/**
+ * pending: queued; captured: kept in the test outbox (test mode, or no SMTP_URL / SMS_URL); dropped:
+ * a test-mode SMS; sent: the provider accepted it; bounced: refused for good; failed: given up.
+ */
+export type MessageStatus = 'pending' | 'captured' | 'dropped' | 'sent' | 'bounced' | 'failed';
+
 export interface MessagesTable {
   id: string;
   account_id: string;
   livemode: number;
   intake_id: string | null;
   chase_id: string | null;
-  channel: string;
+  channel: ChaseChannel;
   template: string;
   /** JSON: what the template needs beyond the intake (revision note, added item keys…). */
   data: string;
@@ -244,12 +250,12 @@ export interface MessagesTable {
   subject: string | null;
   text_body: string | null;
   html_body: string | null;
-  /** pending | sending | captured | dropped | sent | bounced | failed */
-  status: string;
+  /** pending until its deliver_message job records the outcome (the job's lease is the only claim). */
+  status: MessageStatus;
   provider_message_id: string | null;
   error: string | null;
+  /** Sends that failed transiently (nothing delivered); each was retried by a new job after a backoff. */
   send_attempts: Generated<number>;
-  locked_until: number | null;
   created_at: string;
   sent_at: string | null;
 }

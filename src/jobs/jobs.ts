@@ -208,21 +208,39 @@ export async function jobIdsOf(
   return rows.map((r) => r.id);
 }
 
-/** The ids of the jobs of one kind about parts of a record (subjects `<id>/…`), oldest due first. */
+/**
+ * The ids of the jobs of one kind about parts of a record (subjects `<id>/…`), oldest due first;
+ * `dueBy` (real epoch ms): only those due by then.
+ */
 export async function jobIdsUnder(
   db: Kysely<Database>,
-  filter: { subjectId: string; kind: AnyJobKind },
+  filter: { subjectId: string; kind: AnyJobKind; dueBy?: number },
 ): Promise<string[]> {
-  const rows = await db
+  let query = db
     .selectFrom('jobs')
     .select('id')
     .where('subject_id', 'like', `${filter.subjectId}/%`)
-    .where('kind', '=', kindName(filter.kind))
-    .orderBy('due_at')
-    .orderBy('id')
-    .execute();
+    .where('kind', '=', kindName(filter.kind));
+  if (filter.dueBy !== undefined) query = query.where('due_at', '<=', filter.dueBy);
+  const rows = await query.orderBy('due_at').orderBy('id').execute();
   return rows.map((r) => r.id);
 }
+
+/**
+ * What a request may ask of its process's job worker: run given jobs now (their outcome is the
+ * answer), or look for due jobs at once instead of at the next poll.
+ */
+export interface JobRunner {
+  /** Runs these jobs now, due or not; see Worker.runNow. Resolves to how many this call ran. */
+  runNow(ids: readonly string[]): Promise<number>;
+  nudge(): void;
+}
+
+/** A process without a worker: jobs wait for the workers that poll (a request's runNow runs none). */
+export const noJobRunner: JobRunner = {
+  runNow: () => Promise.resolve(0),
+  nudge: () => undefined,
+};
 
 /**
  * A test clock moved forward by `ms`: every job of the account's test mode comes earlier by as much

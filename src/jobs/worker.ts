@@ -211,6 +211,8 @@ export class Worker {
   private readonly runningJobs = new Set<Claimed>();
   /** Jobs this worker has started and not yet finished, by id: runNow and whenSettled wait for them. */
   private readonly runs = new Map<string, { row: JobRow; done: Promise<void> }>();
+  /** The poll loop's claim under way, if any: resolves once what it took is queued or running. */
+  private claiming: Promise<void> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   /** The renewal in progress: an outcome waits for it, so it is recorded under the current lease. */
   private renewing: Promise<void> = Promise.resolve();
@@ -286,21 +288,30 @@ export class Worker {
   }
 
   /**
-   * Resolves once the jobs of this account and mode that this worker is running now have finished
-   * (jobs of other processes are not seen). With runDue, "every due job has run" holds for jobs that
-   * the poll loop took first.
+   * Resolves once the jobs of this account and mode that this worker holds now (running, queued, or
+   * being claimed by its poll loop) have finished, to whether there were any. Jobs of other processes
+   * are not seen. With runDue, "every due job has run" holds for jobs that the poll loop took first.
    */
-  async whenSettled(filter: SettledFilter): Promise<void> {
+  async whenSettled(filter: SettledFilter): Promise<boolean> {
+    // A claim under way may be taking jobs of the account: they are in hand once it returns.
+    await this.claiming;
+    const matches = this.matcher(filter);
+    const running = [...this.runs.values()].filter(({ row }) => matches(row)).map(({ done }) => done);
+    // Claimed by the poll loop and waiting for a slot: run now, under the same lease.
+    const queued = this.takeQueued(
+      new Set(this.queue.filter((job) => matches(job.row)).map((job) => job.row.id)),
+    );
+    for (const job of queued) await this.track(this.run(job));
+    await Promise.allSettled(running);
+    return running.length + queued.length > 0;
+  }
+
+  private matcher(filter: SettledFilter): (row: JobRow) => boolean {
     const except = new Set((filter.exceptKinds ?? []).map(kindName));
-    const waits = [...this.runs.values()]
-      .filter(
-        ({ row }) =>
-          row.account_id === filter.accountId &&
-          row.livemode === (filter.livemode ? 1 : 0) &&
-          !except.has(row.kind),
-      )
-      .map(({ done }) => done);
-    await Promise.allSettled(waits);
+    return (row) =>
+      row.account_id === filter.accountId &&
+      row.livemode === (filter.livemode ? 1 : 0) &&
+      !except.has(row.kind);
   }
 
   /** Polls for due jobs until stop(). */
@@ -424,7 +435,9 @@ export class Worker {
       const backlog = picked < this.runnableKinds().length;
       const full = new Set<string>();
       let keyedBacklog = false;
+      let claimDone: () => void = () => undefined;
       if (picks.length > 0) {
+        this.claiming = new Promise<void>((resolve) => (claimDone = resolve));
         try {
           const claimed = await this.claim({}, picks);
           this.queue.push(...claimed);
@@ -443,6 +456,9 @@ export class Worker {
         }
       }
       this.startQueued();
+      // What the claim took is in hand now: queued, or running.
+      this.claiming = undefined;
+      claimDone();
       this.backlog = backlog || keyedBacklog || full.size > 0;
       const claimAgainNow = this.picks().some((pick) => pick.kinds.some((kind) => full.has(kind)));
       if (this.running && !claimAgainNow) await this.sleep(this.pollIntervalMs);
@@ -534,17 +550,27 @@ export class Worker {
   }
 
   private async claimAndRunNow(ids: readonly string[]): Promise<number> {
-    const unique = [...new Set(ids)];
-    const mine = unique.map((id) => this.runs.get(id)?.done).filter((done) => done !== undefined);
-    // Claimed by the poll loop and waiting for a slot: this call runs it now, under the same lease.
-    const queued = this.queue.filter((job) => unique.includes(job.row.id));
-    this.queue = this.queue.filter((job) => !queued.includes(job));
-    const free = unique.filter((id) => !this.runs.has(id) && !queued.some((job) => job.row.id === id));
-    const claimed = [...queued, ...(await this.claimByIds(free))];
+    const wanted = new Set(ids);
+    const free = [...wanted].filter(
+      (id) => !this.runs.has(id) && !this.queue.some((job) => job.row.id === id),
+    );
+    const claimed = [...this.takeQueued(wanted), ...(await this.claimByIds(free))];
     claimed.sort((a, b) => a.row.due_at - b.row.due_at || (a.row.id < b.row.id ? -1 : 1));
     for (const job of claimed) await this.run(job);
-    await Promise.allSettled(mine);
-    return claimed.length;
+    // The rest may be this worker's already: its poll loop may be claiming them right now.
+    await this.claiming;
+    const late = this.takeQueued(wanted);
+    for (const job of late) await this.run(job);
+    const running = [...wanted].map((id) => this.runs.get(id)?.done).filter((done) => done !== undefined);
+    await Promise.allSettled(running);
+    return claimed.length + late.length;
+  }
+
+  /** Takes the poll loop's queued jobs with these ids, to run them now under the same lease. */
+  private takeQueued(ids: ReadonlySet<string>): Claimed[] {
+    const taken = this.queue.filter((job) => ids.has(job.row.id));
+    this.queue = this.queue.filter((job) => !ids.has(job.row.id));
+    return taken;
   }
 
   /** Claims these jobs (due or not) when no worker holds them. */

@@ -14,6 +14,7 @@ import { jobsKindDue } from './0012_jobs_kind_due.js';
 import { jobUniqueKey } from './0013_job_unique_key.js';
 import { jobConcurrencyKey } from './0014_job_concurrency_key.js';
 import { ownerNotices } from './0015_owner_notices.js';
+import { sendsAreJobs } from './0016_sends_are_jobs.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0013_job_unique_key': jobUniqueKey,
   '0014_job_concurrency_key': jobConcurrencyKey,
   '0015_owner_notices': ownerNotices,
+  '0016_sends_are_jobs': sendsAreJobs,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -9,11 +9,10 @@ import {
   bounceStallsIntake,
   isQuietTime,
   outstandingItems,
-  type ChaseChannel,
   type ChaseSettings,
   type ChaseStatus,
 } from '../../domain/chases.js';
-import { enqueueJob } from '../../jobs/jobs.js';
+import { enqueueJob, jobIdsOf, type Job } from '../../jobs/jobs.js';
 import { retryDelayMs } from '../../jobs/worker.js';
 import { deriveKey } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
@@ -25,7 +24,6 @@ import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { insertMessage, isSuppressed, suppressAddress } from '../notify/notify.service.js';
 import {
   MAX_SEND_ATTEMPTS,
-  SEND_LEASE_MS,
   messageContext,
   senderOf,
   tenantOf,
@@ -36,7 +34,6 @@ import { renderEmail, renderSmsReminder } from '../notify/notify.templates.js';
 import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
 import {
   chasesOf,
-  claimChase,
   findChase,
   findPlan,
   nextAttemptNo,
@@ -121,7 +118,6 @@ interface Dispatch {
   chase: ChaseRow;
   /** The address it goes to (email or phone), recorded on the chase. */
   address: string | null;
-  lease: number;
   settings: ChaseSettings;
   atMs: number;
 }
@@ -136,51 +132,41 @@ interface Outcome {
   sent?: boolean;
 }
 
+/** Why a chase whose dispatch job was given up is recorded failed: its send may have gone out. */
+export const CUT_OFF_CHASE_ERROR =
+  'The sender stopped before recording the outcome; not retried, to never send twice.';
+
 /**
- * The dispatch_chase job, and the immediate send of a manual chase: claim the chase, check that it
- * should still go out, send it, record the outcome, plan the next reminder. At most once: the claim
- * decides who sends; a claim left behind by a crash is recorded as failed, never sent again.
+ * Runs a chase's dispatch now, in the caller (a manual chase answers with its outcome): its job,
+ * through the job engine, so the job stays the chase's one sender. A dispatch this process runs
+ * already is waited for; one another process runs is not.
  */
 export async function dispatchChase(services: AppServices, chaseId: string): Promise<void> {
   const db = services.db.kysely;
-  const found = await findChase(db, chaseId);
-  if (!found) return;
-  const realNow = services.clock.now().getTime();
-  const intake = await findIntakeById(db, found.intake_id);
+  const chase = await findChase(db, chaseId);
+  if (!chase) return;
+  const jobs = await jobIdsOf(db, {
+    subjectId: chaseSubject(chase.intake_id, chase.id),
+    kind: DISPATCH_CHASE,
+  });
+  if (jobs.length > 0) await services.jobs.runNow(jobs);
+}
+
+/**
+ * The dispatch_chase job: check that the chase should still go out, send it, record the outcome with
+ * the end of the job, plan the next reminder. The job is the chase's one sender (its lease the only
+ * claim), at most once (see DISPATCH_CHASE); a transient failure with nothing sent ends this job and
+ * queues a new one after the engine's backoff delay.
+ */
+export async function runChaseDispatch(services: AppServices, job: Job<{ chase_id: string }>): Promise<void> {
+  const db = services.db.kysely;
+  const chase = await findChase(db, job.payload.chase_id);
+  if (!chase || chase.status !== 'scheduled') return;
+  const intake = await findIntakeById(db, chase.intake_id);
   if (!intake) return;
   const base = await worldOfIntake(db, intake, systemActor, services.clock);
   const plan = await findPlan(db, intake.id);
   const settings = settingsOf(intake, plan);
-
-  if (found.status === 'sending' && (found.locked_until ?? 0) < realNow) {
-    const atMs = base.clock.now().getTime();
-    await finish(
-      {
-        services,
-        world: fixedClockWorld(base, atMs),
-        intake,
-        chase: found,
-        address: found.recipient,
-        lease: found.locked_until ?? 0,
-        settings,
-        atMs,
-      },
-      {
-        status: 'failed',
-        error: 'The sender stopped before recording the outcome; not retried, to never send twice.',
-      },
-    );
-    return;
-  }
-  if (found.status !== 'scheduled') return;
-  const lease = realNow + SEND_LEASE_MS;
-  if (!(await claimChase(db, found.id, lease))) return;
-  const chase: ChaseRow = {
-    ...found,
-    status: 'sending',
-    locked_until: lease,
-    send_attempts: found.send_attempts + 1,
-  };
 
   // Test time jumps (advance_clock): a reminder passed over goes out at its own moment, as it would have.
   const nowMs = base.clock.now().getTime();
@@ -189,24 +175,29 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
   const world = fixedClockWorld(base, atMs);
   const person = await personOf(db, intake, plan, chase);
   const address = chase.channel === 'email' ? (person?.email ?? null) : intake.client_phone;
-  const run: Dispatch = { services, world, intake, chase, address, lease, settings, atMs };
-  if (!person) return finish(run, { status: 'cancelled', error: 'recipient_removed' });
+  const run: Dispatch = { services, world, intake, chase, address, settings, atMs };
+  const finish = (outcome: Outcome) =>
+    db.transaction().execute(async (trx) => {
+      await job.complete(trx);
+      await recordChaseOutcome(trx, run, outcome);
+    });
+  if (!person) return finish({ status: 'cancelled', error: 'recipient_removed' });
 
   const items = await itemsOf(db, intake.id);
   if (chase.trigger === 'schedule') {
     const stop = seriesStopReason(intake, items, person);
-    if (stop) return finish(run, { status: 'cancelled', error: stop });
+    if (stop) return finish({ status: 'cancelled', error: stop });
     if (settings.respectQuietHours && isQuietTime(atMs, settings.timeZone)) {
-      return postpone(run, afterQuietHours(atMs, settings.timeZone));
+      return postpone(run, job, afterQuietHours(atMs, settings.timeZone));
     }
   }
   if (chase.channel === 'email') {
     if (await isSuppressed(db, tenantOf(world), person.email)) {
-      return finish(run, { status: 'bounced', error: 'suppressed: the address bounced before' });
+      return finish({ status: 'bounced', error: 'suppressed: the address bounced before' });
     }
     if (!world.livemode && plan && plan.bounce_next === 1) {
       await updatePlan(db, intake.id, { bounce_next: 0 });
-      return finish(run, {
+      return finish({
         status: 'bounced',
         error: '550 simulated hard bounce (test mode)',
         hardBounce: { reason: 'hard_bounce' },
@@ -214,8 +205,11 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
     }
   }
   if (chase.channel === 'sms' && !intake.client_phone) {
-    return finish(run, { status: 'failed', error: 'The client has no phone number.' });
+    return finish({ status: 'failed', error: 'The client has no phone number.' });
   }
+  // Called off since it was read (opt-out, archive, removal)? A call-off holds the intake's lock and
+  // leaves a running dispatch alone, so past this check the chase is this job's to record.
+  if (!(await stillScheduled(db, intake.id, chase.id))) return;
 
   const sender = await senderOf(db, intake.account_id);
   const unsubscribe = optOutUrl(services, intake.id, person.id);
@@ -228,34 +222,40 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
   const to = address ?? '';
   const email = chase.channel === 'email' ? renderEmail('reminder', context) : null;
   const text = email ? email.text : renderSmsReminder(context);
-  const result: Transmission = await transmit(services, world.livemode, {
-    messageId,
-    channel: chase.channel as ChaseChannel,
-    to,
-    subject: email?.subject ?? null,
-    text,
-    html: email?.html ?? null,
-    fromName: sender.name,
-    replyTo: sender.email || null,
-    headers: email
-      ? {
-          'List-Unsubscribe': `<${unsubscribe}>`,
-          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-        }
-      : {},
-  });
-  if (result.outcome === 'retry' && chase.send_attempts < MAX_SEND_ATTEMPTS) {
-    // Nothing was delivered: back to scheduled, with a fresh job after the backoff delay.
+  const result: Transmission = await transmit(
+    services,
+    world.livemode,
+    {
+      messageId,
+      channel: chase.channel,
+      to,
+      subject: email?.subject ?? null,
+      text,
+      html: email?.html ?? null,
+      fromName: sender.name,
+      replyTo: sender.email || null,
+      headers: email
+        ? {
+            'List-Unsubscribe': `<${unsubscribe}>`,
+            'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+          }
+        : {},
+    },
+    job.signal,
+  );
+  const failures = chase.send_attempts + 1;
+  if (result.outcome === 'retry' && failures < MAX_SEND_ATTEMPTS) {
+    // Nothing was delivered: still scheduled, with a new job after the backoff delay.
     await db.transaction().execute(async (trx) => {
-      if (!(await settleChase(trx, chase.id, lease, { status: 'scheduled', error: result.error }))) return;
-      await enqueueJob(trx, {
-        accountId: world.accountId,
-        livemode: world.livemode,
-        kind: DISPATCH_CHASE,
-        subjectId: chaseSubject(intake.id, chase.id),
-        payload: { chase_id: chase.id },
-        dueAt: realNow + (retryDelayMs(chase.send_attempts) ?? 60_000),
-      });
+      await job.complete(trx);
+      if (!(await settleChase(trx, chase.id, { error: result.error, send_attempts: failures }))) return;
+      await enqueueDispatch(
+        trx,
+        world,
+        intake.id,
+        chase.id,
+        services.clock.now().getTime() + (retryDelayMs(failures) ?? 60_000),
+      );
     });
     return;
   }
@@ -280,19 +280,13 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
     status: result.outcome === 'retry' ? 'failed' : result.outcome,
     provider_message_id: delivered?.providerMessageId ?? null,
     error: problem,
-    locked_until: null,
     created_at: new Date(atMs).toISOString(),
     sent_at: delivered ? new Date(atMs).toISOString() : null,
   };
   if (delivered) {
-    return finish(run, {
-      status: 'sent',
-      sent: true,
-      message,
-      providerMessageId: delivered.providerMessageId,
-    });
+    return finish({ status: 'sent', sent: true, message, providerMessageId: delivered.providerMessageId });
   }
-  return finish(run, {
+  return finish({
     status: result.outcome === 'bounced' ? 'bounced' : 'failed',
     error: problem,
     hardBounce: result.outcome === 'bounced' ? { reason: 'hard_bounce' } : undefined,
@@ -300,77 +294,124 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
   });
 }
 
-/** Quiet hours found at dispatch (the time zone became known after planning): due again later. */
-async function postpone(run: Dispatch, untilMs: number): Promise<void> {
-  const { services, world, intake, chase, lease } = run;
-  await services.db.kysely.transaction().execute(async (trx) => {
-    const released = await settleChase(trx, chase.id, lease, {
-      status: 'scheduled',
-      scheduled_for: new Date(untilMs).toISOString(),
-      send_attempts: Math.max(0, chase.send_attempts - 1),
-      updated_at: world.clock.now().toISOString(),
-    });
-    if (!released) return;
-    await enqueueJob(trx, {
-      accountId: world.accountId,
-      livemode: world.livemode,
-      kind: DISPATCH_CHASE,
-      subjectId: chaseSubject(intake.id, chase.id),
-      payload: { chase_id: chase.id },
-      dueAt: realTimeOf(world, untilMs),
-    });
+/** Whether the chase is still scheduled, read under the intake's lock (after any call-off commits). */
+async function stillScheduled(db: Kysely<Database>, intakeId: string, chaseId: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    await lockIntake(trx, intakeId);
+    return (await findChase(trx, chaseId))?.status === 'scheduled';
   });
 }
 
-/** Records a claimed chase's outcome with its events, and plans the series' next reminder. */
-async function finish(run: Dispatch, outcome: Outcome): Promise<void> {
-  const { services, world, intake, chase, address, lease, settings, atMs } = run;
+/** A chase's dispatch job, due at `dueAt` (real epoch ms). Returns its id. */
+export function enqueueDispatch(
+  trx: Kysely<Database>,
+  world: World,
+  intakeId: string,
+  chaseId: string,
+  dueAt: number,
+): Promise<string> {
+  return enqueueJob(trx, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    kind: DISPATCH_CHASE,
+    subjectId: chaseSubject(intakeId, chaseId),
+    payload: { chase_id: chaseId },
+    dueAt,
+  });
+}
+
+/** Quiet hours found at dispatch (the time zone became known after planning): due again later. */
+async function postpone(run: Dispatch, job: Job<unknown>, untilMs: number): Promise<void> {
+  const { services, world, intake, chase } = run;
+  await services.db.kysely.transaction().execute(async (trx) => {
+    await job.complete(trx);
+    const moved = await settleChase(trx, chase.id, {
+      scheduled_for: new Date(untilMs).toISOString(),
+      updated_at: world.clock.now().toISOString(),
+    });
+    if (moved) await enqueueDispatch(trx, world, intake.id, chase.id, realTimeOf(world, untilMs));
+  });
+}
+
+/**
+ * DISPATCH_CHASE's give-up hook, in the give-up transaction: a chase whose send may have gone out is
+ * recorded failed, never sent again, and its series goes on.
+ */
+export async function recordCutOffChase(
+  services: AppServices,
+  trx: Kysely<Database>,
+  chaseId: string,
+): Promise<void> {
+  const chase = await findChase(trx, chaseId);
+  if (!chase || chase.status !== 'scheduled') return;
+  const intake = await findIntakeById(trx, chase.intake_id);
+  if (!intake) return;
+  const base = await worldOfIntake(trx, intake, systemActor, services.clock);
+  const plan = await findPlan(trx, intake.id);
+  const person = await personOf(trx, intake, plan, chase);
+  const atMs = base.clock.now().getTime();
+  await recordChaseOutcome(
+    trx,
+    {
+      services,
+      world: fixedClockWorld(base, atMs),
+      intake,
+      chase,
+      address: chase.channel === 'email' ? (person?.email ?? null) : intake.client_phone,
+      settings: settingsOf(intake, plan),
+      atMs,
+    },
+    { status: 'failed', error: CUT_OFF_CHASE_ERROR },
+  );
+}
+
+/** Records a chase's outcome with its events, and plans the series' next reminder (in the caller's transaction). */
+async function recordChaseOutcome(trx: Kysely<Database>, run: Dispatch, outcome: Outcome): Promise<void> {
+  const { world, intake, chase, address, settings, atMs } = run;
   const series = chase.recipient_id ?? null;
   const at = new Date(atMs).toISOString();
-  await services.db.kysely.transaction().execute(async (trx) => {
-    await lockIntake(trx, intake.id);
-    const attemptNo = await nextAttemptNo(trx, intake.id);
-    const settled = await settleChase(trx, chase.id, lease, {
-      status: outcome.status,
-      attempt_no: attemptNo,
-      sent_at: outcome.sent || outcome.hardBounce ? at : null,
-      recipient: address,
-      message_id: outcome.message?.id ?? null,
-      provider_message_id: outcome.providerMessageId ?? null,
-      error: outcome.error ?? null,
-      updated_at: at,
-    });
-    if (!settled) return;
-    if (outcome.message) await insertMessage(trx, outcome.message);
-    if (outcome.sent) {
-      await emit(trx, world, intake, 'chase.sent', {
-        chase_id: chase.id,
-        channel: chase.channel,
-        attempt_no: attemptNo,
-        trigger: chase.trigger,
-        recipient: address,
-        sent_at: at,
-      });
-    }
-    let stalled = false;
-    if (outcome.status === 'bounced') {
-      if (outcome.hardBounce) {
-        await recordHardBounce(
-          trx,
-          world,
-          intake,
-          chase,
-          outcome.hardBounce.reason,
-          outcome.message?.id ?? null,
-          address ?? intake.client_email,
-        );
-      }
-      stalled = await stallIfThirdBounce(trx, world, intake, series);
-    }
-    if (chase.trigger === 'schedule' && outcome.status !== 'cancelled' && !stalled) {
-      await planNextReminder(trx, world, intake, settings, { nowMs: atMs, resuming: false, series });
-    }
+  await lockIntake(trx, intake.id);
+  const attemptNo = await nextAttemptNo(trx, intake.id);
+  const settled = await settleChase(trx, chase.id, {
+    status: outcome.status,
+    attempt_no: attemptNo,
+    sent_at: outcome.sent || outcome.hardBounce ? at : null,
+    recipient: address,
+    message_id: outcome.message?.id ?? null,
+    provider_message_id: outcome.providerMessageId ?? null,
+    error: outcome.error ?? null,
+    updated_at: at,
   });
+  if (!settled) return;
+  if (outcome.message) await insertMessage(trx, outcome.message);
+  if (outcome.sent) {
+    await emit(trx, world, intake, 'chase.sent', {
+      chase_id: chase.id,
+      channel: chase.channel,
+      attempt_no: attemptNo,
+      trigger: chase.trigger,
+      recipient: address,
+      sent_at: at,
+    });
+  }
+  let stalled = false;
+  if (outcome.status === 'bounced') {
+    if (outcome.hardBounce) {
+      await recordHardBounce(
+        trx,
+        world,
+        intake,
+        chase,
+        outcome.hardBounce.reason,
+        outcome.message?.id ?? null,
+        address ?? intake.client_email,
+      );
+    }
+    stalled = await stallIfThirdBounce(trx, world, intake, series);
+  }
+  if (chase.trigger === 'schedule' && outcome.status !== 'cancelled' && !stalled) {
+    await planNextReminder(trx, world, intake, settings, { nowMs: atMs, resuming: false, series });
+  }
 }
 
 /** An intake's event, in the caller's transaction (the transactional outbox). */

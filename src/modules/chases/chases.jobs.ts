@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { defineJob } from '../../jobs/jobs.js';
 
-/** Sends (or skips, or records as bounced) one chase when it falls due. Subject: `<intake id>/chase/<chase id>`. */
-export const DISPATCH_CHASE = defineJob('dispatch_chase', z.object({ chase_id: z.string() }));
+/**
+ * Sends (or skips, or records as bounced) one chase when it falls due. Subject: `<intake id>/chase/<chase id>`.
+ * At most once: a job whose earlier run may have sent the reminder is given up and the chase recorded
+ * failed, never sent twice. A transient failure with nothing sent is a new job after a backoff.
+ */
+export const DISPATCH_CHASE = defineJob('dispatch_chase', z.object({ chase_id: z.string() }), {
+  atMostOnce: true,
+  // The provider's own time-outs (SMTP 10 s to connect and 30 s of silence, SMS 15 s) end a send first.
+  timeoutMs: 60_000,
+});
 
 export function chaseSubject(intakeId: string, chaseId: string): string {
   return `${intakeId}/chase/${chaseId}`;

@@ -15,7 +15,7 @@ import {
   type ChaseScheduleName,
   type ChaseSettings,
 } from '../../domain/chases.js';
-import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
+import { cancelJobs, enqueueJob, jobIdsOf } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import { chasePlanValues, type ChasePlanValues, type ChaseSettingsInput } from '../intakes/chase-settings.js';
 import {
@@ -30,8 +30,8 @@ import { deleteMessagesOfIntake } from '../notify/notify.service.js';
 import { queueEmail } from '../notify/notify.service.js';
 import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
 import {
-  closeScheduledChase,
   deleteChaseRows,
+  deleteScheduledChase,
   insertChase,
   findPlan,
   insertPlan,
@@ -39,6 +39,7 @@ import {
   nextAttemptNo,
   pendingReminder,
   pendingReminders,
+  settleChase,
   updatePlan,
   type ChasePlanRow,
   type SeriesId,
@@ -200,7 +201,6 @@ export async function planNextReminder(
     message_id: null,
     provider_message_id: null,
     error: null,
-    locked_until: null,
     created_at: created,
     updated_at: created,
   });
@@ -212,6 +212,17 @@ export async function planNextReminder(
     payload: { chase_id: id },
     dueAt: realTimeOf(world, next.atMs),
   });
+}
+
+/**
+ * Cancels a scheduled chase's dispatch job unless a sender runs it right now; whether the chase is
+ * free to call off. A running dispatch records its own outcome (and plans what follows), so it is
+ * left alone, as a send on the wire cannot be called back.
+ */
+async function callOffDispatch(trx: Kysely<Database>, intakeId: string, chaseId: string): Promise<boolean> {
+  const subject = { subjectId: chaseSubject(intakeId, chaseId), kind: DISPATCH_CHASE };
+  await cancelJobs(trx, { ...subject, idleOnly: true });
+  return (await jobIdsOf(trx, subject)).length === 0;
 }
 
 /** Calls off the pending reminder of one person's series, or of every series when none is named. */
@@ -226,14 +237,13 @@ export async function cancelPending(
     (row) => series === undefined || (row.recipient_id ?? null) === series,
   );
   for (const row of pending) {
-    if (row.status !== 'scheduled') continue;
-    const closed = await closeScheduledChase(trx, row.id, {
+    if (!(await callOffDispatch(trx, intakeId, row.id))) continue;
+    await settleChase(trx, row.id, {
       status: 'cancelled',
       attempt_no: await nextAttemptNo(trx, intakeId),
       error: reason,
       updated_at: world.clock.now().toISOString(),
     });
-    if (closed) await cancelJobs(trx, { subjectId: chaseSubject(intakeId, row.id) });
   }
 }
 
@@ -352,14 +362,12 @@ export async function replanChases(
   await updatePlan(trx, intake.id, { ...values, updated_at: world.clock.now().toISOString() });
   // Pending reminders are replaced, not called off: they leave no trace in the status object.
   for (const pending of await pendingReminders(trx, intake.id)) {
-    if (pending.status !== 'scheduled') continue;
-    await trx.deleteFrom('chases').where('id', '=', pending.id).where('status', '=', 'scheduled').execute();
-    await cancelJobs(trx, { subjectId: chaseSubject(intake.id, pending.id) });
+    if (await callOffDispatch(trx, intake.id, pending.id)) await deleteScheduledChase(trx, pending.id);
   }
   const plan = await findPlan(trx, intake.id);
   const items = await itemsOf(trx, intake.id);
   for (const person of await seriesOf(trx, intake, plan)) {
-    // A reminder that a sender holds right now stays: its outcome plans that series' next one.
+    // A reminder whose dispatch runs right now stays: its outcome plans that series' next one.
     if (await pendingReminder(trx, intake.id, person.id)) continue;
     if (seriesStopReason(intake, items, person)) continue;
     await planNextReminder(trx, world, intake, settingsOf(intake, plan), {

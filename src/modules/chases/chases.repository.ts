@@ -4,7 +4,7 @@ import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js'
 export type ChaseRow = Selectable<ChasesTable>;
 export type ChasePlanRow = Selectable<ChasePlansTable>;
 
-/** Chase statuses that are final; `scheduled` and `sending` (claimed) are on the way. */
+/** Chase statuses that are final; `scheduled` is on the way (its dispatch job may be running). */
 export const FINAL_CHASE_STATUSES = ['sent', 'bounced', 'failed', 'cancelled'] as const;
 
 export async function insertChase(db: Kysely<Database>, row: Insertable<ChasesTable>): Promise<void> {
@@ -39,12 +39,12 @@ export async function pendingReminders(db: Kysely<Database>, intakeId: string): 
     .selectAll()
     .where('intake_id', '=', intakeId)
     .where('trigger', '=', 'schedule')
-    .where('status', 'in', ['scheduled', 'sending'])
+    .where('status', '=', 'scheduled')
     .orderBy('scheduled_for')
     .execute();
 }
 
-/** The series' reminder waiting to go out (scheduled, or claimed by a sender right now). */
+/** The series' reminder waiting to go out (scheduled; its dispatch job may be running now). */
 export async function pendingReminder(
   db: Kysely<Database>,
   intakeId: string,
@@ -78,43 +78,12 @@ export async function nextAttemptNo(db: Kysely<Database>, intakeId: string): Pro
   return Number(row?.last ?? 0) + 1;
 }
 
-/** Claims a scheduled chase for sending until `leaseUntil` (real epoch ms); exactly one caller wins. */
-export async function claimChase(db: Kysely<Database>, id: string, leaseUntil: number): Promise<boolean> {
-  const result = await db
-    .updateTable('chases')
-    .set((eb) => ({
-      status: 'sending',
-      locked_until: leaseUntil,
-      send_attempts: eb('send_attempts', '+', 1),
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'scheduled')
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Records the outcome of a claimed chase, only while the claim (lease) is still ours. */
+/**
+ * Changes a chase that is still scheduled: its outcome recorded by its dispatch job (the one sender),
+ * a new due time, or a call-off. Fenced on `scheduled`: a chase already settled is not changed;
+ * returns whether it was.
+ */
 export async function settleChase(
-  db: Kysely<Database>,
-  id: string,
-  leaseUntil: number | null,
-  patch: Updateable<ChasesTable>,
-): Promise<boolean> {
-  let query = db
-    .updateTable('chases')
-    .set({ ...patch, locked_until: null })
-    .where('id', '=', id)
-    .where('status', '=', 'sending');
-  query =
-    leaseUntil === null
-      ? query.where('locked_until', 'is', null)
-      : query.where('locked_until', '=', leaseUntil);
-  const result = await query.executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Moves a still-scheduled chase to a final status (cancelled); false when a sender holds it. */
-export async function closeScheduledChase(
   db: Kysely<Database>,
   id: string,
   patch: Updateable<ChasesTable>,
@@ -126,6 +95,16 @@ export async function closeScheduledChase(
     .where('status', '=', 'scheduled')
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** Removes a still-scheduled chase (replaced by a re-plan); whether it was removed. */
+export async function deleteScheduledChase(db: Kysely<Database>, id: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('chases')
+    .where('id', '=', id)
+    .where('status', '=', 'scheduled')
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
 }
 
 export async function updateChase(

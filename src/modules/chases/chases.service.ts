@@ -7,7 +7,6 @@ import type { Database } from '../../db/schema.js';
 import { outstandingItems, type ChaseChannel, type ChaseStatus } from '../../domain/chases.js';
 import { planOf } from '../../domain/plans.js';
 import { ApiError, notFound } from '../../http/errors.js';
-import { enqueueJob } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
@@ -34,7 +33,6 @@ import {
   recipientsOf,
   type RecipientRow,
 } from '../recipients/recipients.service.js';
-import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
 import {
   chasesOf,
   findChase,
@@ -59,7 +57,13 @@ export {
   stopChases,
   syncChases,
 } from './chases.plan.js';
-export { dispatchChase, optOutSignature, optOutUrl } from './chases.dispatch.js';
+export {
+  dispatchChase,
+  optOutSignature,
+  optOutUrl,
+  recordCutOffChase,
+  runChaseDispatch,
+} from './chases.dispatch.js';
 export { scheduleOverdueCheck } from './chases.overdue.js';
 import { scheduleOverdueCheck } from './chases.overdue.js';
 import type { ChaseSettingsInput } from '../intakes/chase-settings.js';
@@ -81,7 +85,7 @@ export async function replanChases(
   await scheduleOverdueCheck(trx, world, intake);
 }
 import { chaseItems, ensurePlan, cancelPending } from './chases.plan.js';
-import { dispatchChase, emit, stallIfThirdBounce } from './chases.dispatch.js';
+import { emit, enqueueDispatch, stallIfThirdBounce } from './chases.dispatch.js';
 
 const systemActor = { type: 'system', id: null } as const;
 
@@ -100,12 +104,12 @@ export interface ChaseRecord {
 function toRecord(row: ChaseRow, attemptNo: number, recipients: Map<string, string>): ChaseRecord {
   return {
     chase_id: row.id,
-    channel: row.channel as ChaseChannel,
-    status: (row.status === 'sending' ? 'scheduled' : row.status) as ChaseStatus,
+    channel: row.channel,
+    status: row.status,
     attempt_no: attemptNo,
     sent_at: row.sent_at,
     scheduled_for: row.scheduled_for,
-    trigger: row.trigger as ChaseRecord['trigger'],
+    trigger: row.trigger,
     recipient: row.recipient ?? (row.recipient_id ? (recipients.get(row.recipient_id) ?? null) : null),
   };
 }
@@ -153,6 +157,7 @@ export async function chaseNow(
   const found = await findIntake(db, world, id);
   if (!found) throw new ApiError('not_found', `No intake with id ${id}.`);
   const chaseId = newId('ch');
+  let dispatchJob: string | undefined;
   await db.transaction().execute(async (trx) => {
     const intake = await lockIntake(trx, found.id);
     // Deleted since it was looked up: nothing is left to change.
@@ -218,27 +223,22 @@ export async function chaseNow(
       message_id: null,
       provider_message_id: null,
       error: null,
-      locked_until: null,
       created_at: at,
       updated_at: at,
     });
-    // The job is the guarantee (a crash right after the commit still sends it); the call below is the "now".
-    await enqueueJob(trx, {
-      accountId: world.accountId,
-      livemode: world.livemode,
-      kind: DISPATCH_CHASE,
-      subjectId: chaseSubject(intake.id, chaseId),
-      payload: { chase_id: chaseId },
-      dueAt: realTimeOf(world, now.getTime()),
-    });
+    // Run below, in this request, so the answer has the outcome. Due only after that run could have
+    // ended: workers leave it to this request, and it still goes out if this process dies first.
+    dispatchJob = await enqueueDispatch(
+      trx,
+      world,
+      intake.id,
+      chaseId,
+      realTimeOf(world, now.getTime()) + MANUAL_CHASE_FALLBACK_MS,
+    );
     await auditInTransaction(trx);
   });
-  try {
-    await dispatchChase(services, chaseId);
-  } catch {
-    // A transient failure: the chase stays scheduled and its job retries with backoff.
-  }
-  await outcomeOfHeldChase(services, chaseId);
+  // A transient failure leaves the chase scheduled, with a new job after the backoff delay.
+  if (dispatchJob) await services.jobs.runNow([dispatchJob]);
   const records = await chaseRecords(db, found.id);
   const record = records.find((r) => r.chase_id === chaseId);
   if (record) return record;
@@ -247,22 +247,11 @@ export async function chaseNow(
   return toRecord(row, row.attempt_no ?? (records[records.length - 1]?.attempt_no ?? 0) + 1, new Map());
 }
 
-const HELD_POLL_MS = 25;
-const HELD_WAIT_MS = 10_000;
-
 /**
- * A worker woken by the commit may have claimed the manual chase before this request did: the answer
- * waits (bounded) for that sender's outcome, so it reports what happened rather than "scheduled".
+ * How long a manual chase's job waits for the request that runs it before any worker may: longer
+ * than a send can take (SMTP gives up within 40 s).
  */
-async function outcomeOfHeldChase(services: AppServices, chaseId: string): Promise<void> {
-  // Operational waiting, not a domain decision: measured on the monotonic clock.
-  const until = performance.now() + HELD_WAIT_MS;
-  while (performance.now() < until) {
-    const row = await findChase(services.db.kysely, chaseId);
-    if (!row || row.status !== 'sending') return;
-    await new Promise((resolve) => setTimeout(resolve, HELD_POLL_MS));
-  }
-}
+const MANUAL_CHASE_FALLBACK_MS = 2 * 60_000;
 
 /** Test mode: the intake's next reminder email hard-bounces. */
 export async function simulateBounce(services: AppServices, world: World, intake: IntakeRow): Promise<void> {

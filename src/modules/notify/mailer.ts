@@ -28,10 +28,41 @@ export class MailError extends Error {
     message: string,
     readonly permanent: boolean,
     readonly responseCode: number | undefined,
+    /** The caller's signal ended the wait: whether the relay accepted the message is unknown. */
+    readonly aborted = false,
   ) {
     super(message);
     this.name = 'MailError';
   }
+}
+
+function abortedError(signal: AbortSignal): MailError {
+  const reason: unknown = signal.reason;
+  const why = reason instanceof Error ? reason.message : 'aborted';
+  return new MailError(`the send was abandoned: ${why}`, false, undefined, true);
+}
+
+/**
+ * The send's outcome, or a MailError once `signal` aborts. nodemailer's sendMail cannot be cancelled:
+ * the SMTP exchange under way ends by itself, bounded by the transport's socket time-out.
+ */
+function unlessAborted<T>(work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work();
+  if (signal.aborted) return Promise.reject(abortedError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work().then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }
 
 /** The email transport: health (readiness probe) and sending. Chosen once by configuration. */
@@ -41,8 +72,13 @@ export interface Mailer {
   readonly fromAddress: string | null;
   /** Throws when the transport cannot be reached (readiness probe). */
   check(): Promise<void>;
-  /** Sends one email; throws MailError. The outbox mailer keeps nothing itself: callers store the copy. */
-  send(mail: OutgoingEmail): Promise<SentEmail>;
+  /**
+   * Sends one email; throws MailError. The outbox mailer keeps nothing itself: callers store the copy.
+   * `signal` (the job's): aborted before the send starts, nothing is sent; aborted during it, the
+   * call stops waiting at once and throws a MailError with `aborted` (the relay may still accept the
+   * message: the caller must treat the outcome as unknown).
+   */
+  send(mail: OutgoingEmail, signal?: AbortSignal): Promise<SentEmail>;
   close(): void;
 }
 
@@ -86,18 +122,22 @@ export class SmtpMailer implements Mailer {
     await this.transport.verify();
   }
 
-  async send(mail: OutgoingEmail): Promise<SentEmail> {
+  async send(mail: OutgoingEmail, signal?: AbortSignal): Promise<SentEmail> {
     try {
-      const info = (await this.transport.sendMail({
-        messageId: `<${mail.messageId}@${domainOf(mail.from.address)}>`,
-        from: { name: mail.from.name, address: mail.from.address },
-        to: mail.to,
-        ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-        headers: mail.headers ?? {},
-      })) as { messageId?: string };
+      const info = (await unlessAborted(
+        () =>
+          this.transport.sendMail({
+            messageId: `<${mail.messageId}@${domainOf(mail.from.address)}>`,
+            from: { name: mail.from.name, address: mail.from.address },
+            to: mail.to,
+            ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
+            subject: mail.subject,
+            text: mail.text,
+            html: mail.html,
+            headers: mail.headers ?? {},
+          }),
+        signal,
+      )) as { messageId?: string };
       return { providerMessageId: info.messageId ?? null };
     } catch (error) {
       throw classifySmtpError(error);

@@ -1,9 +1,10 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { z } from 'zod';
 import type { Database, MessagesTable } from '../../db/schema.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
-/** Statuses a message ends in. pending and sending are on the way. */
+/** Statuses a message ends in; pending is on the way. */
 export const FINAL_MESSAGE_STATUSES = ['captured', 'dropped', 'sent', 'bounced', 'failed'] as const;
 
 export interface Tenant {
@@ -15,41 +16,46 @@ export async function insertMessage(db: Kysely<Database>, row: Insertable<Messag
   await db.insertInto('messages').values(row).execute();
 }
 
-export async function findMessage(db: Kysely<Database>, id: string): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+/**
+ * What a message's template needs beyond the intake (the `data` column, JSON): a revision's item and
+ * note; recipient_name when it goes to an also_notify recipient rather than the client (null: no name).
+ * Other keys are kept as they are.
+ */
+const MessageDataSchema = z.looseObject({
+  item_key: z.string().optional(),
+  note: z.string().optional(),
+  recipient_name: z.string().nullable().optional(),
+});
+export type MessageData = z.infer<typeof MessageDataSchema>;
+
+/** A message row with its data parsed. */
+export type Message = Omit<MessageRow, 'data'> & { data: MessageData };
+
+function parseMessageData(text: string): MessageData {
+  const parsed = MessageDataSchema.safeParse(JSON.parse(text));
+  return parsed.success ? parsed.data : {};
+}
+
+export async function findMessage(db: Kysely<Database>, id: string): Promise<Message | undefined> {
+  const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && { ...row, data: parseMessageData(row.data) };
 }
 
 /**
- * Claims a pending message for sending until `leaseUntil` (real epoch ms). Exactly one caller gets
- * true: the worker's job and an immediate delivery after the request may race for it.
+ * Records the outcome of a pending message's send (the caller holds its job, the one sender). Fenced
+ * on `pending`: a message already settled (or deleted with its intake) is not changed; returns
+ * whether it was.
  */
-export async function claimMessage(db: Kysely<Database>, id: string, leaseUntil: number): Promise<boolean> {
-  const result = await db
-    .updateTable('messages')
-    .set((eb) => ({
-      status: 'sending',
-      locked_until: leaseUntil,
-      send_attempts: eb('send_attempts', '+', 1),
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Records a claimed message's outcome, only while the claim is still ours. */
 export async function settleMessage(
   db: Kysely<Database>,
   id: string,
-  leaseUntil: number,
   patch: Updateable<MessagesTable>,
 ): Promise<boolean> {
   const result = await db
     .updateTable('messages')
-    .set({ ...patch, locked_until: null })
+    .set(patch)
     .where('id', '=', id)
-    .where('status', '=', 'sending')
-    .where('locked_until', '=', leaseUntil)
+    .where('status', '=', 'pending')
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
@@ -60,33 +66,6 @@ export async function updateMessage(
   patch: Updateable<MessagesTable>,
 ): Promise<void> {
   await db.updateTable('messages').set(patch).where('id', '=', id).execute();
-}
-
-export async function pendingMessageIds(db: Kysely<Database>, intakeId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('messages')
-    .select('id')
-    .where('intake_id', '=', intakeId)
-    .where('status', '=', 'pending')
-    .orderBy('created_at')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/** An intake's messages a sender holds right now (claimed, lease running, outcome not yet recorded). */
-export async function sendingMessageIds(
-  db: Kysely<Database>,
-  intakeId: string,
-  realNowMs: number,
-): Promise<string[]> {
-  const rows = await db
-    .selectFrom('messages')
-    .select('id')
-    .where('intake_id', '=', intakeId)
-    .where('status', '=', 'sending')
-    .where('locked_until', '>=', realNowMs)
-    .execute();
-  return rows.map((r) => r.id);
 }
 
 /** The test inbox: what test mode captured (email) or dropped (SMS), newest first. */

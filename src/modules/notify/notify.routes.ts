@@ -54,7 +54,7 @@ export function notifyRoutes(app: FastifyInstance, services: AppServices): void 
       return {
         messages: rows.map((m) => ({
           id: m.id,
-          channel: m.channel as 'email' | 'sms',
+          channel: m.channel,
           to: m.to_address,
           subject: m.subject,
           text: m.text_body ?? '',

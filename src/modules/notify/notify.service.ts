@@ -1,9 +1,9 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Kysely, Updateable } from 'kysely';
+import type { Database, MessagesTable } from '../../db/schema.js';
 import { outstandingItems } from '../../domain/chases.js';
 import { unsentAnswer, type ItemStatus } from '../../domain/intake-state.js';
 import { isEmptyValue } from '../../domain/values.js';
-import { enqueueJob } from '../../jobs/jobs.js';
+import { enqueueJob, jobIdsUnder, type Job } from '../../jobs/jobs.js';
 import { raise } from '../../kernel/domain-events.js';
 import { retryDelayMs } from '../../jobs/worker.js';
 import { newId } from '../../lib/ids.js';
@@ -22,12 +22,9 @@ import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { MailError } from './mailer.js';
 import { DELIVER_MESSAGE, messageSubject } from './notify.jobs.js';
 import {
-  claimMessage,
   findMessage,
   insertMessage,
   isSuppressed,
-  pendingMessageIds,
-  sendingMessageIds,
   settleMessage,
   suppressAddress,
   updateMessage,
@@ -57,7 +54,18 @@ declare module '../../kernel/domain-events.js' {
 /** Raises clientEmailBounced for a bounced message to a client or recipient, in the bounce's transaction. */
 export async function tellEmailBounced(
   trx: Kysely<Database>,
-  message: MessageRow,
+  message: Pick<
+    MessageRow,
+    | 'id'
+    | 'account_id'
+    | 'livemode'
+    | 'intake_id'
+    | 'chase_id'
+    | 'channel'
+    | 'template'
+    | 'status'
+    | 'to_address'
+  >,
   at: string,
 ): Promise<void> {
   if (message.channel !== 'email' || message.chase_id !== null || message.template === PREPARED_TEMPLATE)
@@ -74,8 +82,6 @@ export async function tellEmailBounced(
   });
 }
 
-/** How long a sender holds a message or chase it claimed (SMTP and SMS calls time out well before). */
-export const SEND_LEASE_MS = 2 * 60_000;
 /** Transient failures (connection, 4xx) are retried by the job engine's backoff; after this many, failed. */
 export const MAX_SEND_ATTEMPTS = 5;
 
@@ -111,41 +117,51 @@ export function senderAddress(services: AppServices): string {
   return services.mailer.fromAddress ?? `no-reply@${new URL(services.config.appUrl).hostname}`;
 }
 
-/** Hands one message to its channel, or to the outbox when the mode or configuration says so. */
+/**
+ * Hands one message to its channel, or to the outbox when the mode or configuration says so.
+ * `signal` (the sending job's) abandons the provider call: the outcome is then thrown, unknown.
+ */
 export async function transmit(
   services: AppServices,
   livemode: boolean,
   envelope: Envelope,
+  signal?: AbortSignal,
 ): Promise<Transmission> {
   if (envelope.channel === 'sms') {
     if (!livemode) return { outcome: 'dropped', providerMessageId: null };
     if (services.sms.kind === 'none') return { outcome: 'captured', providerMessageId: null };
     try {
-      const sent = await services.sms.send({
-        messageId: envelope.messageId,
-        to: envelope.to,
-        body: envelope.text,
-      });
+      const sent = await services.sms.send(
+        { messageId: envelope.messageId, to: envelope.to, body: envelope.text },
+        signal,
+      );
       return { outcome: 'sent', providerMessageId: sent.providerMessageId };
     } catch (error) {
+      // Abandoned mid-request: the provider may have taken it; no retry may follow.
+      if (signal?.aborted) throw error;
       const message = error instanceof Error ? error.message : String(error);
       return { outcome: error instanceof SmsError && error.permanent ? 'failed' : 'retry', error: message };
     }
   }
   if (!livemode || services.mailer.kind === 'outbox') return { outcome: 'captured', providerMessageId: null };
   try {
-    const sent = await services.mailer.send({
-      messageId: envelope.messageId,
-      from: { name: envelope.fromName, address: senderAddress(services) },
-      to: envelope.to,
-      replyTo: envelope.replyTo ?? undefined,
-      subject: envelope.subject ?? '',
-      text: envelope.text,
-      html: envelope.html ?? '',
-      headers: { 'Auto-Submitted': 'auto-generated', ...(envelope.headers ?? {}) },
-    });
+    const sent = await services.mailer.send(
+      {
+        messageId: envelope.messageId,
+        from: { name: envelope.fromName, address: senderAddress(services) },
+        to: envelope.to,
+        replyTo: envelope.replyTo ?? undefined,
+        subject: envelope.subject ?? '',
+        text: envelope.text,
+        html: envelope.html ?? '',
+        headers: { 'Auto-Submitted': 'auto-generated', ...(envelope.headers ?? {}) },
+      },
+      signal,
+    );
     return { outcome: 'sent', providerMessageId: sent.providerMessageId };
   } catch (error) {
+    // Abandoned mid-send: the relay may have accepted it; no retry may follow.
+    if (error instanceof MailError && error.aborted) throw error;
     const message = error instanceof Error ? error.message : String(error);
     return { outcome: error instanceof MailError && error.permanent ? 'bounced' : 'retry', error: message };
   }
@@ -263,18 +279,10 @@ export async function queueEmail(
     status: 'pending',
     provider_message_id: null,
     error: null,
-    locked_until: null,
     created_at: now.toISOString(),
     sent_at: null,
   });
-  await enqueueJob(trx, {
-    accountId: world.accountId,
-    livemode: world.livemode,
-    kind: DELIVER_MESSAGE,
-    subjectId: messageSubject(intake.id, id),
-    payload: { message_id: id },
-    dueAt: realTimeOf(world, now.getTime()),
-  });
+  await enqueueDelivery(trx, world, intake.id, id, realTimeOf(world, now.getTime()));
   return id;
 }
 
@@ -311,74 +319,51 @@ export async function queuePreparedEmail(
     status: 'pending',
     provider_message_id: null,
     error: null,
-    locked_until: null,
     created_at: now.toISOString(),
     sent_at: null,
   });
-  await enqueueJob(trx, {
-    accountId: world.accountId,
-    livemode: world.livemode,
-    kind: DELIVER_MESSAGE,
-    subjectId: messageSubject(email.intakeId ?? world.accountId, id),
-    payload: { message_id: id },
-    dueAt: realTimeOf(world, now.getTime()),
-  });
+  await enqueueDelivery(trx, world, email.intakeId ?? world.accountId, id, realTimeOf(world, now.getTime()));
   return id;
 }
 
 /** A prepared email's stored content; undefined for a templated one (rendered when sent). */
-function preparedContent(row: MessageRow): { subject: string; text: string; html: string } | undefined {
+function preparedContent(
+  row: Pick<MessageRow, 'template' | 'subject' | 'text_body' | 'html_body'>,
+): { subject: string; text: string; html: string } | undefined {
   if (row.template !== PREPARED_TEMPLATE) return undefined;
   return { subject: row.subject ?? '', text: row.text_body ?? '', html: row.html_body ?? '' };
 }
 
-/**
- * The deliver_message job (and the immediate attempt after a request): claim, render, send, record.
- * A message is sent at most once: a claim left behind by a crash is recorded as failed, never resent.
- * A transient failure puts it back to pending with a new job after the engine's backoff delay.
- */
-export async function deliverMessage(services: AppServices, messageId: string): Promise<void> {
-  const db = services.db.kysely;
-  const row = await findMessage(db, messageId);
-  if (!row) return;
-  const realNow = services.clock.now().getTime();
-  if (row.status === 'sending' && (row.locked_until ?? 0) < realNow) {
-    await updateMessage(db, row.id, {
-      status: 'failed',
-      error: 'The sender stopped before recording the outcome; not retried, to never send twice.',
-      locked_until: null,
-    });
-    return;
-  }
-  if (row.status === 'sending') {
-    // Another process is sending it now (the API's prompt attempt, or a worker): look again when
-    // its claim lapses, so a crash there ends in `failed` rather than `sending` forever.
-    await enqueueJob(db, {
-      accountId: row.account_id,
-      livemode: row.livemode === 1,
-      kind: DELIVER_MESSAGE,
-      subjectId: messageSubject(row.intake_id ?? row.id, row.id),
-      payload: { message_id: row.id },
-      dueAt: (row.locked_until ?? realNow) + 1_000,
-    });
-    return;
-  }
-  if (row.status !== 'pending') return;
-  // JOB_LEASE_MS shortens it too (how soon a crashed sender's message is settled), never below 10 s.
-  const jobLease = services.config.jobLeaseMs;
-  const lease = realNow + (jobLease ? Math.max(10_000, jobLease) : SEND_LEASE_MS);
-  if (!(await claimMessage(db, row.id, lease))) return;
+/** Why a message whose job was given up is recorded failed: its send may have reached the relay. */
+export const CUT_OFF_ERROR =
+  'The send stopped without a known outcome (its sender died or failed mid-send); not retried, to never send twice.';
 
+/**
+ * The deliver_message job: render, send, record. The job is the message's one sender (its lease the
+ * only claim), and the outcome is recorded with the end of the job in one transaction, so a message
+ * is recorded once, by the worker that holds it. At most once: the kind is never run twice for one
+ * job (see DELIVER_MESSAGE); a transient failure with nothing delivered ends this job and queues a
+ * new one after the engine's backoff delay.
+ */
+export async function deliverMessage(services: AppServices, job: Job<{ message_id: string }>): Promise<void> {
+  const db = services.db.kysely;
+  const row = await findMessage(db, job.payload.message_id);
+  if (!row || row.status !== 'pending') return;
   const prepared = preparedContent(row);
   const intake = row.intake_id ? await findIntakeById(db, row.intake_id) : undefined;
+  const record = (patch: Updateable<MessagesTable>, more?: (trx: Kysely<Database>) => Promise<void>) =>
+    db.transaction().execute(async (trx) => {
+      await job.complete(trx);
+      if ((await settleMessage(trx, row.id, patch)) && more) await more(trx);
+    });
   const world = await worldOfIntake(db, row, { type: 'system', id: null }, services.clock);
   const now = world.clock.now().toISOString();
   if (await isSuppressed(db, tenantOf(world), row.to_address)) {
-    await settleMessage(db, row.id, lease, { status: 'bounced', error: 'suppressed' });
+    await record({ status: 'bounced', error: 'suppressed' });
     return;
   }
   const sender = await senderOf(db, row.account_id);
-  const data = JSON.parse(row.data) as { item_key?: string; note?: string; recipient_name?: string | null };
+  const { data } = row;
   const revision =
     row.template === 'revision' && data.item_key
       ? { itemKey: data.item_key, note: data.note ?? '' }
@@ -395,56 +380,61 @@ export async function deliverMessage(services: AppServices, messageId: string): 
         )
       : undefined);
   if (!rendered) {
-    await settleMessage(db, row.id, lease, { status: 'failed', error: 'The intake no longer exists.' });
+    await record({ status: 'failed', error: 'The intake no longer exists.' });
     return;
   }
-  const result = await transmit(services, world.livemode, {
-    messageId: row.id,
-    channel: 'email',
-    to: row.to_address,
-    subject: rendered.subject,
-    text: rendered.text,
-    html: rendered.html,
-    fromName: sender.name,
-    // The account's people are writing to themselves: no reply address.
-    replyTo: prepared ? null : sender.email || null,
-  });
+  const result = await transmit(
+    services,
+    world.livemode,
+    {
+      messageId: row.id,
+      channel: 'email',
+      to: row.to_address,
+      subject: rendered.subject,
+      text: rendered.text,
+      html: rendered.html,
+      fromName: sender.name,
+      // The account's people are writing to themselves: no reply address.
+      replyTo: prepared ? null : sender.email || null,
+    },
+    job.signal,
+  );
   const content = { subject: rendered.subject, text_body: rendered.text, html_body: rendered.html };
   if (result.outcome === 'retry') {
-    if (row.send_attempts + 1 >= MAX_SEND_ATTEMPTS) {
-      await settleMessage(db, row.id, lease, { ...content, status: 'failed', error: result.error });
+    const failures = row.send_attempts + 1;
+    if (failures >= MAX_SEND_ATTEMPTS) {
+      await record({ ...content, status: 'failed', error: result.error, send_attempts: failures });
       return;
     }
-    // Nothing was delivered: back to pending, with a fresh job after the backoff delay.
+    // Nothing was delivered: still pending, with a new job after the backoff delay.
     await db.transaction().execute(async (trx) => {
-      if (!(await settleMessage(trx, row.id, lease, { status: 'pending', error: result.error }))) return;
-      await enqueueJob(trx, {
-        accountId: world.accountId,
-        livemode: world.livemode,
-        kind: DELIVER_MESSAGE,
-        subjectId: messageSubject(row.intake_id ?? row.account_id, row.id),
-        payload: { message_id: row.id },
-        dueAt: realNow + (retryDelayMs(row.send_attempts + 1) ?? 60_000),
-      });
+      await job.complete(trx);
+      await updateMessage(trx, row.id, { error: result.error, send_attempts: failures });
+      await enqueueDelivery(
+        trx,
+        world,
+        row.intake_id ?? row.account_id,
+        row.id,
+        services.clock.now().getTime() + (retryDelayMs(failures) ?? 60_000),
+      );
     });
     return;
   }
   if (result.outcome === 'bounced' || result.outcome === 'failed') {
-    await db.transaction().execute(async (trx) => {
-      await settleMessage(trx, row.id, lease, { ...content, status: result.outcome, error: result.error });
-      if (result.outcome === 'bounced') {
-        await suppressAddress(trx, tenantOf(world), {
-          address: row.to_address,
-          reason: 'hard_bounce',
-          messageId: row.id,
-          at: now,
-        });
-        await tellEmailBounced(trx, row, now);
-      }
+    const outcome = result.outcome;
+    await record({ ...content, status: outcome, error: result.error }, async (trx) => {
+      if (outcome !== 'bounced') return;
+      await suppressAddress(trx, tenantOf(world), {
+        address: row.to_address,
+        reason: 'hard_bounce',
+        messageId: row.id,
+        at: now,
+      });
+      await tellEmailBounced(trx, row, now);
     });
     return;
   }
-  await settleMessage(db, row.id, lease, {
+  await record({
     ...content,
     status: result.outcome,
     provider_message_id: 'providerMessageId' in result ? result.providerMessageId : null,
@@ -452,43 +442,50 @@ export async function deliverMessage(services: AppServices, messageId: string): 
   });
 }
 
+/** DELIVER_MESSAGE's give-up hook: a message whose send may have reached the relay is never sent again. */
+export async function recordCutOffMessage(trx: Kysely<Database>, messageId: string): Promise<void> {
+  await settleMessage(trx, messageId, { status: 'failed', error: CUT_OFF_ERROR });
+}
+
+function enqueueDelivery(
+  trx: Kysely<Database>,
+  world: World,
+  intakeId: string,
+  messageId: string,
+  dueAt: number,
+): Promise<string> {
+  return enqueueJob(trx, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    kind: DELIVER_MESSAGE,
+    subjectId: messageSubject(intakeId, messageId),
+    payload: { message_id: messageId },
+    dueAt,
+  });
+}
+
 /**
- * Sends an intake's pending messages right after the request that queued them committed, so the
- * client (and the test inbox) has them at once. Test mode waits for it (it only writes rows); live
- * mode does not hold the answer for SMTP. Any failure is left to the queued job, which retries.
+ * After a request that queued messages for the intake committed. Test mode runs their jobs now, in
+ * this request, through the job engine (test mode only writes the outbox), so the answer comes with
+ * the outbox filled; a job this process's worker already runs is waited for, one another process
+ * took is not. Live mode does not hold the answer for SMTP: the jobs are due now, and this process's
+ * worker is nudged (on PostgreSQL every worker is woken at the commit).
  */
-export async function deliverQueuedSoon(
+export async function sendQueuedMessages(
   services: AppServices,
   world: World,
   intakeId: string,
 ): Promise<void> {
-  const run = async () => {
-    for (const id of await pendingMessageIds(services.db.kysely, intakeId)) {
-      await deliverMessage(services, id).catch(() => undefined);
-    }
-  };
   if (world.livemode) {
-    // Deliberately not awaited: the job is the guarantee, this only makes delivery prompt.
-    void run().catch(() => undefined);
+    services.jobs.nudge();
     return;
   }
-  await run();
-  await heldMessagesRecorded(services, intakeId);
-}
-
-const IN_FLIGHT_POLL_MS = 20;
-const IN_FLIGHT_WAITS = 250;
-
-/**
- * A worker woken by the commit may hold one of the intake's messages right now: test mode answers
- * once it is recorded (bounded; test mode never calls SMTP, so this takes milliseconds).
- */
-async function heldMessagesRecorded(services: AppServices, intakeId: string): Promise<void> {
-  for (let wait = 0; wait < IN_FLIGHT_WAITS; wait++) {
-    const held = await sendingMessageIds(services.db.kysely, intakeId, services.clock.now().getTime());
-    if (held.length === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_POLL_MS));
-  }
+  const due = await jobIdsUnder(services.db.kysely, {
+    subjectId: intakeId,
+    kind: DELIVER_MESSAGE,
+    dueBy: services.clock.now().getTime(),
+  });
+  if (due.length > 0) await services.jobs.runNow(due);
 }
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */

@@ -33,7 +33,8 @@ export class SmsError extends Error {
 
 export interface SmsProvider {
   readonly kind: 'none' | 'twilio';
-  send(sms: OutgoingSms): Promise<SentSms>;
+  /** `signal` (the job's) ends the request: the provider may then have taken the message or not. */
+  send(sms: OutgoingSms, signal?: AbortSignal): Promise<SentSms>;
 }
 
 /** No SMS_URL: nothing leaves the process; the caller records the message. */
@@ -59,7 +60,7 @@ export class TwilioSms implements SmsProvider {
   readonly kind = 'twilio';
   constructor(private readonly options: TwilioOptions) {}
 
-  async send(sms: OutgoingSms): Promise<SentSms> {
+  async send(sms: OutgoingSms, signal?: AbortSignal): Promise<SentSms> {
     const { endpoint, accountSid, authToken, sender } = this.options;
     const form = new URLSearchParams({ To: sms.to, Body: sms.body, ...sender });
     let response: Response;
@@ -72,7 +73,9 @@ export class TwilioSms implements SmsProvider {
           accept: 'application/json',
         },
         body: form.toString(),
-        signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+        signal: signal
+          ? AbortSignal.any([signal, AbortSignal.timeout(SEND_TIMEOUT_MS)])
+          : AbortSignal.timeout(SEND_TIMEOUT_MS),
       });
     } catch (error) {
       throw new SmsError(`SMS provider unreachable: ${(error as Error).message}`, false);

@@ -14,7 +14,7 @@ import { ask, raise } from '../../kernel/domain-events.js';
 import { findIntake, lockIntake } from '../intakes/intakes.service.js';
 import type { IntakeRow } from '../intakes/intakes.repository.js';
 import type { World } from '../../kernel/world.js';
-import { deliverQueuedSoon, liftSuppression, tenantOf } from '../notify/notify.service.js';
+import { sendQueuedMessages, liftSuppression, tenantOf } from '../notify/notify.service.js';
 import {
   deleteRecipient,
   findRecipient,
@@ -158,7 +158,7 @@ export async function addRecipient(
     if (INVITING.has(intake.status)) await raise(trx, 'recipientInvited', { world, intake, email });
     await auditInTransaction(trx);
   });
-  await deliverQueuedSoon(services, world, found.id);
+  await sendQueuedMessages(services, world, found.id);
   return recordOf(db, world, found.id, email);
 }
 

@@ -106,7 +106,6 @@ async function sendLink(services: AppServices, log: FastifyBaseLogger, mail: Lin
       status: 'captured',
       provider_message_id: null,
       error: null,
-      locked_until: null,
       created_at: now.toISOString(),
       sent_at: null,
     });

@@ -1,7 +1,9 @@
 import type { Db } from '../../db/database.js';
 import { assertTestMode, type AuthContext } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
-import { GAVE_UP_LOCKED_UNTIL, type Worker } from '../../jobs/worker.js';
+import { bringTestJobsForward } from '../../jobs/jobs.js';
+import type { Worker } from '../../jobs/worker.js';
+import { WEBHOOK_ATTEMPT } from '../webhooks/webhooks.jobs.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 
 /** 10 years of 366 days: the largest single advance. */
@@ -9,9 +11,12 @@ export const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
 
 /** A guard against a job that keeps enqueueing due work for itself: past this, the rest stays queued. */
 const MAX_JOBS_PER_ADVANCE = 10_000;
-/** How long to wait for due test jobs that another worker is running right now. */
-const IN_FLIGHT_WAIT_MS = 10_000;
-const IN_FLIGHT_POLL_MS = 25;
+
+/**
+ * Left to the poll loop, not run in the request: a webhook attempt may wait its whole 30-second
+ * time-out on an endpoint that does not answer, and one such endpoint would hold the advance.
+ */
+const LEFT_TO_THE_WORKERS = [WEBHOOK_ATTEMPT];
 
 export interface ClockAdvance {
   test_clock: string;
@@ -23,7 +28,7 @@ export interface ClockAdvance {
  * Moves the account's test clock forward and runs what fell due. In one transaction the offset grows
  * and every test job of the account comes earlier by the same amount (due_at is real time), so the
  * jobs due by the new test time are due now in real time. Then the worker runs them (and the due work
- * they enqueue) before this returns.
+ * they enqueue) before this returns; webhook attempts are due at once and left to the workers.
  */
 export async function advanceTestClock(
   db: Db,
@@ -41,12 +46,7 @@ export async function advanceTestClock(
       .set((eb) => ({ test_clock_offset_ms: eb('test_clock_offset_ms', '+', deltaMs) }))
       .where('id', '=', accountId)
       .execute();
-    await trx
-      .updateTable('jobs')
-      .set((eb) => ({ due_at: eb('due_at', '-', deltaMs) }))
-      .where('account_id', '=', accountId)
-      .where('livemode', '=', 0)
-      .execute();
+    await bringTestJobsForward(trx, accountId, deltaMs);
     const row = await trx
       .selectFrom('accounts')
       .select('test_clock_offset_ms')
@@ -57,7 +57,8 @@ export async function advanceTestClock(
     return Number(row.test_clock_offset_ms);
   });
 
-  const jobsRun = await runDueTestJobs(db, worker, clock, accountId);
+  const jobsRun = await runDueTestJobs(worker, accountId);
+  worker.nudge();
   return {
     test_clock: new Date(clock.now().getTime() + offsetMs).toISOString(),
     advanced_seconds: seconds,
@@ -66,44 +67,19 @@ export async function advanceTestClock(
 }
 
 /**
- * Runs the account's due test jobs until none is left, the due work they enqueue included. Due test
- * jobs that another worker (maybe in another process) claimed just before us are waited for, for a
- * bounded time, so that "every job due by the new time has run" holds whoever ran it.
+ * Runs the account's due test jobs until none is left, the due work they enqueue included. A due job
+ * this process's poll loop took first is waited for (its completion, not a poll), and what it
+ * enqueued runs next; a job another process took is that process's.
  */
-async function runDueTestJobs(db: Db, worker: Worker, clock: Clock, accountId: string): Promise<number> {
+async function runDueTestJobs(worker: Worker, accountId: string): Promise<number> {
+  const scope = { accountId, livemode: false, exceptKinds: LEFT_TO_THE_WORKERS };
   let total = 0;
-  // Operational waiting, not a domain decision: measured on the monotonic clock.
-  const waitUntil = performance.now() + IN_FLIGHT_WAIT_MS;
   for (;;) {
-    const ran = await worker.runDue({ accountId, livemode: false });
+    const ran = await worker.runDue(scope);
     total += ran;
     if (total >= MAX_JOBS_PER_ADVANCE) return total;
     if (ran > 0) continue;
-    if (performance.now() > waitUntil || !(await dueJobsInFlight(db, clock, accountId))) return total;
-    await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_POLL_MS));
+    // Nothing left to claim: what the poll loop holds of the account may still enqueue more.
+    if (!(await worker.whenSettled(scope))) return total;
   }
-}
-
-/**
- * Whether a due test job of the account is being run right now (claimed, lease not expired), or is
- * being claimed: runDue just found nothing it could take, so a due job that still looks unclaimed is
- * row-locked by another worker's claim that has not committed yet (SKIP LOCKED passed over it).
- */
-async function dueJobsInFlight(db: Db, clock: Clock, accountId: string): Promise<boolean> {
-  const now = clock.now().getTime();
-  const row = await db.kysely
-    .selectFrom('jobs')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('livemode', '=', 0)
-    .where('due_at', '<=', now)
-    .where((eb) =>
-      eb.or([
-        eb('locked_until', 'is', null),
-        eb.and([eb('locked_until', '>=', now), eb('locked_until', '<', GAVE_UP_LOCKED_UNTIL)]),
-      ]),
-    )
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
 }
