@@ -41,6 +41,12 @@ const Once = defineJob('test_worker.once', z.strictObject({ n: z.number().int() 
   testOnly: true,
   atMostOnce: true,
 });
+/** At most once, two at a time. */
+const OnceTwo = defineJob('test_worker.once_two', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+  atMostOnce: true,
+  concurrency: 2,
+});
 /** Two at once per key (a webhook endpoint), eight of the kind. */
 const Keyed = defineJob('test_worker.keyed', z.strictObject({ n: z.number().int() }), {
   testOnly: true,
@@ -387,6 +393,120 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     ).toBe(true);
   });
 
+  it("records what giving up means through the kind's hook, in the give-up transaction", async () => {
+    const a = newWorker();
+    let hungStarted = false;
+    let releaseHung: () => void = () => {};
+    a.register(Once, async () => {
+      hungStarted = true;
+      await new Promise<void>((resolve) => (releaseHung = resolve));
+    });
+    const given: { subjectId: string; payload: { n: number }; attempts: number }[] = [];
+    let refuse = true;
+    const b = newWorker(dbs.b);
+    b.register(Once, async () => {}, {
+      onGiveUp: async (job, trx) => {
+        given.push({ subjectId: job.subjectId, payload: job.payload, attempts: job.attempts });
+        // Written in the give-up transaction: it commits with the give-up, or neither does.
+        await enqueueJob(trx, {
+          accountId,
+          livemode: true,
+          kind: Other,
+          subjectId: `gave_up/${job.id}`,
+          payload: {},
+          dueAt: clock.now().getTime() + 3_600_000,
+        });
+        if (refuse) throw new Error('the hook failed');
+      },
+    });
+    const hung = await enqueue(Once, { n: 5 }, 0, { subjectId: 'msg_hung' });
+    const aRun = a.runDue();
+    await waitFor(() => hungStarted);
+    clock.advance(DEFAULT_LEASE_MS + 1);
+    // A failing hook rolls the give-up back: the job stays claimed, and nothing the hook wrote remains.
+    expect(await b.runDue()).toBe(1);
+    expect((await jobRow(hung))?.locked_until).not.toBe(GAVE_UP_LOCKED_UNTIL);
+    expect(await cancelJobs(db.kysely, { subjectId: `gave_up/${hung}` })).toBe(0);
+    // Its lease runs out; the next give-up succeeds with its hook.
+    refuse = false;
+    clock.advance(DEFAULT_LEASE_MS + 1);
+    expect(await b.runDue()).toBe(1);
+    expect(await jobRow(hung)).toMatchObject({ attempts: 3, locked_until: GAVE_UP_LOCKED_UNTIL });
+    expect(given).toEqual([
+      { subjectId: 'msg_hung', payload: { n: 5 }, attempts: 2 },
+      { subjectId: 'msg_hung', payload: { n: 5 }, attempts: 3 },
+    ]);
+    expect(await cancelJobs(db.kysely, { subjectId: `gave_up/${hung}` })).toBe(1);
+    releaseHung();
+    await aRun;
+  });
+
+  it('runNow runs given jobs whether due or not, and waits for one this worker runs already', async () => {
+    const worker = newWorker();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const ran: number[] = [];
+    worker.register(Echo, async (job) => {
+      if (job.payload.n === 2) await gate;
+      ran.push(job.payload.n);
+    });
+    const later = await enqueue(Echo, { n: 1 }, 3_600_000);
+    expect(await worker.runNow([later])).toBe(1);
+    expect(ran).toEqual([1]);
+    expect(await jobRow(later)).toBeUndefined();
+    // Gone (it ran): nothing to do.
+    expect(await worker.runNow([later])).toBe(0);
+
+    const due = await enqueue(Echo, { n: 2 });
+    worker.start();
+    try {
+      await waitFor(async () => (await jobRow(due))?.locked_until !== null);
+      let answered = false;
+      const asked = worker.runNow([due]).then((n) => {
+        answered = true;
+        return n;
+      });
+      await sleep(50);
+      // The poll loop runs it: runNow waits for that run instead of answering before it ends.
+      expect(answered).toBe(false);
+      release();
+      expect(await asked).toBe(0);
+      expect(ran).toEqual([1, 2]);
+    } finally {
+      release();
+      await worker.stop();
+    }
+  });
+
+  it("whenSettled waits for the account's jobs that this worker's poll loop holds", async () => {
+    const worker = newWorker();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let finished = false;
+    worker.register(Echo, async () => {
+      await gate;
+      finished = true;
+    });
+    const scope = { accountId, livemode: true };
+    expect(await worker.whenSettled(scope)).toBe(false);
+    const id = await enqueue(Echo, { n: 1 });
+    worker.start();
+    try {
+      await waitFor(async () => (await jobRow(id))?.locked_until !== null);
+      const settled = worker.whenSettled(scope);
+      // Another account's view sees nothing to wait for.
+      expect(await worker.whenSettled({ accountId: 'acct_other', livemode: true })).toBe(false);
+      await sleep(30);
+      expect(finished).toBe(false);
+      release();
+      expect(await settled).toBe(true);
+      expect(finished).toBe(true);
+    } finally {
+      release();
+      await worker.stop();
+    }
+  });
+
   it('counts an invalid stored payload as a failed attempt', async () => {
     const worker = newWorker();
     worker.register(Echo, async () => {});
@@ -693,6 +813,34 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       await worker.stop();
     }
     expect(started).toBe(10);
+  });
+
+  it('claims no prefetch for an at-most-once kind: a job it never started must not be given up unrun', async () => {
+    const worker = newWorker();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    worker.register(OnceTwo, async () => {
+      started++;
+      await gate;
+    });
+    for (let n = 0; n < 6; n++) await enqueue(OnceTwo, { n }, -n);
+    const claimed = async () =>
+      (await db.kysely.selectFrom('jobs').select('id').where('locked_until', 'is not', null).execute())
+        .length;
+    worker.start();
+    try {
+      await waitFor(() => started === 2);
+      await sleep(100);
+      // Its two slots, nothing more (another kind of the same limit would hold two more).
+      expect(await claimed()).toBe(2);
+      release();
+      await waitFor(async () => (await jobCount()) === 0);
+    } finally {
+      release();
+      await worker.stop();
+    }
+    expect(started).toBe(6);
   });
 
   it('never runs a queued job whose lease ran out while it waited for a slot (another worker took it)', async () => {
