@@ -282,6 +282,21 @@ describe.each(DATABASES)(
       expect(started).toBeLessThanOrEqual(created);
     });
 
+    it('advance_clock does not wait for a test endpoint that does not answer', async () => {
+      const stuck = await receiver(hanging);
+      const endpoint = await register(test, stuck.url);
+      await createIntake(test, 'Hanging under the test clock');
+      // The first attempt waits out the time-out and is due again a minute later (test time).
+      await waitForAttempts(test, endpoint.id, 1, 10_000);
+      const started = Date.now();
+      await advance(2 * 60);
+      // The retry that fell due is left to the workers: the advance answers without waiting for it.
+      expect(Date.now() - started).toBeLessThan(TIMEOUT_MS - 1_000);
+      await stuck.waitFor(2, 5_000);
+      const log = await waitForAttempts(test, endpoint.id, 2, 10_000);
+      expect(log[1]).toMatchObject({ attempt: 2, outcome: 'failed', response_status: null });
+    });
+
     it('loses nothing when the worker is killed mid-delivery', async () => {
       const services = server.server.services;
       let release: (() => void) | undefined;
