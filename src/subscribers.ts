@@ -16,6 +16,7 @@ import {
   syncChases,
 } from './modules/chases/chases.service.js';
 import { recordEvent } from './modules/events/events.repository.js';
+import { referencedStorageKeys } from './modules/intakes/intakes.service.js';
 import {
   deleteNoticesOfIntake,
   recordBouncedEmailNotice,
@@ -110,3 +111,6 @@ answer('intakeReminders', async (db, { world, intake }) => {
   return { chases, recipients };
 });
 answer('intakeChaseSettings', (db, { intakeId }) => currentChaseInput(db, intakeId));
+
+// Stored files: the sweep asks which objects rows still refer to (the rows are the intakes module's).
+answer('storedFilesReferenced', (db, { storageKeys }) => referencedStorageKeys(db, storageKeys));

@@ -7,9 +7,17 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { enqueueJob, jobIdsOf } from '../../jobs/jobs.js';
+import { ask } from '../../kernel/domain-events.js';
 import type { Clock } from '../../lib/clock.js';
 import type { AppServices } from '../../services.js';
 import { DELETE_STORED_FILES, SWEEP_ORPHAN_FILES, storedFilesSubject } from './files.jobs.js';
+
+declare module '../../kernel/domain-events.js' {
+  interface DomainQueryMap {
+    /** Of these storage keys, those a row still refers to (the sweep deletes only the others). */
+    storedFilesReferenced: { input: { storageKeys: string[] }; output: string[] };
+  }
+}
 
 /** An object younger than this may be an upload stored but not recorded yet: the sweep leaves it. */
 export const ORPHAN_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -75,12 +83,7 @@ export async function sweepOrphanFiles(
 }
 
 async function deleteUnreferenced(services: AppServices, keys: string[]): Promise<string[]> {
-  const rows = await services.db.kysely
-    .selectFrom('item_files')
-    .select('storage_key')
-    .where('storage_key', 'in', keys)
-    .execute();
-  const referenced = new Set(rows.map((r) => r.storage_key));
+  const referenced = new Set(await ask(services.db.kysely, 'storedFilesReferenced', { storageKeys: keys }));
   const orphans = keys.filter((key) => !referenced.has(key));
   for (const key of orphans) await services.storage.delete(key);
   return orphans;

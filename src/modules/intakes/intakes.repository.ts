@@ -193,6 +193,20 @@ export async function updateIntake(
   await db.updateTable('intakes').set(patch).where('id', '=', id).execute();
 }
 
+/** Of these storage keys, those an uploaded file's row still refers to. */
+export async function referencedStorageKeys(
+  db: Kysely<Database>,
+  keys: readonly string[],
+): Promise<string[]> {
+  if (keys.length === 0) return [];
+  const rows = await db
+    .selectFrom('item_files')
+    .select('storage_key')
+    .where('storage_key', 'in', keys)
+    .execute();
+  return rows.map((r) => r.storage_key);
+}
+
 export async function updateItem(
   db: Kysely<Database>,
   intakeId: string,

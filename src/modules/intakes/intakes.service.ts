@@ -386,10 +386,11 @@ export {
 } from './intakes.repository.js';
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */
+export { type FileRow, type IntakeRow, type ItemRow, referencedStorageKeys } from './intakes.repository.js';
 export {
-  type FileRow,
-  type IntakeRow,
-  type ItemRow,
-  updateIntake,
-  updateItem,
-} from './intakes.repository.js';
+  moveItemAfterClientChange,
+  recordAnswerChanged,
+  recordClientVisit,
+  recordItemSubmitted,
+  recordSavedAnswer,
+} from './client-answers.js';

@@ -45,8 +45,11 @@ import {
   filesOf,
   findIntakeById,
   itemsOf,
-  updateIntake,
-  updateItem,
+  moveItemAfterClientChange,
+  recordAnswerChanged,
+  recordClientVisit,
+  recordItemSubmitted,
+  recordSavedAnswer,
   type FileRow,
   type IntakeRow,
   type ItemRow,
@@ -155,10 +158,7 @@ export async function recordView(
   await withLockedIntake(services.db.kysely, found, async (trx, intake) => {
     const now = world.clock.now();
     const last = intake.client_last_seen_at ? Date.parse(intake.client_last_seen_at) : undefined;
-    await updateIntake(trx, intake.id, {
-      client_last_seen_at: now.toISOString(),
-      ...(intake.client_first_viewed_at ? {} : { client_first_viewed_at: now.toISOString() }),
-    });
+    await recordClientVisit(trx, intake, now.toISOString());
     if (!intake.client_first_viewed_at) {
       await emit(trx, world, intake, 'intake.viewed', {
         client_email: intake.client_email,
@@ -225,9 +225,9 @@ export async function saveValue(services: AppServices, id: string, key: string, 
         checked.value as string,
         secretContext(intake.id, key),
       );
-      await updateItem(trx, intake.id, key, { secret_ciphertext: sealed, saved_at: now });
+      await recordSavedAnswer(trx, intake.id, key, { sealedSecret: sealed }, now);
     } else {
-      await updateItem(trx, intake.id, key, { value_json: JSON.stringify(checked.value), saved_at: now });
+      await recordSavedAnswer(trx, intake.id, key, { value: checked.value }, now);
     }
     await settleIntake(trx, world, intake, before, true);
   });
@@ -243,7 +243,7 @@ async function reopenIfEmptied(
 ): Promise<void> {
   const next = statusAfterClientChange(item.status as ItemStatus, hasContentNow);
   if (next === item.status) return;
-  await updateItem(trx, intake.id, item.key, { status: next });
+  await moveItemAfterClientChange(trx, intake.id, item.key, next);
   await cancelAutoApproval(trx, intake.id, item.key);
 }
 
@@ -283,13 +283,10 @@ async function recordSubmission(
   item: ItemRow,
   now: Date,
 ): Promise<void> {
-  // A new submission awaits a new review: the previous reviewer's note no longer applies.
-  await updateItem(trx, intake.id, item.key, {
-    status: 'submitted',
-    submitted_at: now.toISOString(),
-    review_note: null,
-    // What the client sends now has not been shown to anyone: it is revealed once more.
-    ...(definitionOf(item).type === 'secret' ? { secret_revealed_at: null } : {}),
+  // What the client sends now has not been shown to anyone: a secret is revealed once more.
+  await recordItemSubmitted(trx, intake.id, item.key, {
+    at: now.toISOString(),
+    secret: definitionOf(item).type === 'secret',
   });
   await scheduleAutoApproval(trx, world, intake, item.key, now);
   await recordItemHistory(trx, world, { intakeId: intake.id, itemKey: item.key, action: 'submitted' });
@@ -534,7 +531,7 @@ async function recordUpload(
     const before = itemStates(await itemsOf(trx, locked.id));
     await trx.insertInto('item_files').values(row).execute();
     await addUsage(trx, world, 'storage_bytes', facts.bytes, now);
-    await updateItem(trx, locked.id, key, { saved_at: now.toISOString() });
+    await recordAnswerChanged(trx, locked.id, key, now.toISOString());
     await settleIntake(trx, world, locked, before, true);
     return toFileRecord(row);
   });
@@ -564,7 +561,7 @@ export async function removeFile(
     await trx.deleteFrom('item_files').where('id', '=', fileId).execute();
     await addUsage(trx, world, 'storage_bytes', -Number(file.size), now);
     // A removal is a change of the answer: a sent item with it has something to send again.
-    await updateItem(trx, intake.id, key, { saved_at: now.toISOString() });
+    await recordAnswerChanged(trx, intake.id, key, now.toISOString());
     await reopenIfEmptied(trx, intake, item, (await filesOf(trx, intake.id, key)).length > 0);
     await settleIntake(trx, world, intake, before, true);
     await deleteStoredFilesAfterCommit(trx, world, intake.id, [file]);
