@@ -194,8 +194,12 @@ export interface ChasesTable {
   sequence_no: number | null;
   /** Numbers every chase of the intake from 1, given when the chase leaves `scheduled`. */
   attempt_no: number | null;
-  /** scheduled until its dispatch job records the outcome (the job's lease is the only claim). */
-  status: ChaseStatus;
+  /**
+   * scheduled until its dispatch job records the outcome (the job's lease is the only claim).
+   * `sending`: written only by processes of the previous release (their own claim, with the
+   * `locked_until` column this release no longer reads), until the last of them is replaced.
+   */
+  status: ChaseStatus | 'sending';
   /** The test or live world's time at which it is due. */
   scheduled_for: string;
   sent_at: string | null;
@@ -250,8 +254,11 @@ export interface MessagesTable {
   subject: string | null;
   text_body: string | null;
   html_body: string | null;
-  /** pending until its deliver_message job records the outcome (the job's lease is the only claim). */
-  status: MessageStatus;
+  /**
+   * pending until its deliver_message job records the outcome (the job's lease is the only claim).
+   * `sending`: as for chases, written only by processes of the previous release.
+   */
+  status: MessageStatus | 'sending';
   provider_message_id: string | null;
   error: string | null;
   /** Sends that failed transiently (nothing delivered); each was retried by a new job after a backoff. */

@@ -34,14 +34,17 @@ export type SeriesId = string | null;
 
 /** Every reminder of the intake waiting to go out, whatever the series. */
 export async function pendingReminders(db: Kysely<Database>, intakeId: string): Promise<ChaseRow[]> {
-  return db
-    .selectFrom('chases')
-    .selectAll()
-    .where('intake_id', '=', intakeId)
-    .where('trigger', '=', 'schedule')
-    .where('status', '=', 'scheduled')
-    .orderBy('scheduled_for')
-    .execute();
+  return (
+    db
+      .selectFrom('chases')
+      .selectAll()
+      .where('intake_id', '=', intakeId)
+      .where('trigger', '=', 'schedule')
+      // `sending`: a send under way by a process of the previous release (it records the outcome).
+      .where('status', 'in', ['scheduled', 'sending'])
+      .orderBy('scheduled_for')
+      .execute()
+  );
 }
 
 /** The series' reminder waiting to go out (scheduled; its dispatch job may be running now). */

@@ -105,7 +105,8 @@ function toRecord(row: ChaseRow, attemptNo: number, recipients: Map<string, stri
   return {
     chase_id: row.id,
     channel: row.channel,
-    status: row.status,
+    // A send under way by a process of the previous release shows as still scheduled.
+    status: row.status === 'sending' ? 'scheduled' : row.status,
     attempt_no: attemptNo,
     sent_at: row.sent_at,
     scheduled_for: row.scheduled_for,
