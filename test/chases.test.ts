@@ -551,6 +551,32 @@ describe.each(DATABASES)('reminders (chases) on %s', (database) => {
     expect(await events(id, 'chase.sent')).toHaveLength(1);
   });
 
+  it('live: a reminder whose sender died mid-send is recorded failed, never sent again; its series goes on', async () => {
+    const { live } = await account();
+    const { id, email } = await create(live);
+    await smtp.waitFor(email);
+    const [scheduled] = await chasesOf(live, id);
+    const chaseId = scheduled?.chase_id ?? '';
+    const db = server.server.services.db.kysely;
+    // A worker claimed the due reminder's job and died before recording anything: its lease ran out.
+    await db
+      .updateTable('jobs')
+      .set({ attempts: 1, due_at: Date.now() - 2000, locked_until: Date.now() - 1000 })
+      .where('subject_id', '=', `${id}/chase/${chaseId}`)
+      .execute();
+    await server.server.worker.runDue({ livemode: true });
+    const chases = await chasesOf(live, id);
+    expect(chases[0]).toMatchObject({ chase_id: chaseId, status: 'failed', attempt_no: 1 });
+    expect(chases[1]).toMatchObject({ status: 'scheduled', attempt_no: 2 });
+    const row = await db.selectFrom('chases').select('error').where('id', '=', chaseId).executeTakeFirst();
+    expect(row?.error).toMatch(/never send twice/);
+    const reminders = smtp.received.filter(
+      (m) => m.envelopeTo.includes(email) && m.parsed.subject?.startsWith('Reminder'),
+    );
+    expect(reminders).toHaveLength(0);
+    expect(await events(id, 'chase.sent')).toHaveLength(0);
+  });
+
   it('live: provider bounce reports arrive signed; the opt-out link stops reminders', async () => {
     const { live } = await account();
     const { id, email } = await create(live);
