@@ -507,9 +507,15 @@ export class Worker {
           this.startQueued();
           // The prefetch of the kind (of the key, for a kind limited per key) is used up and more may
           // be due: claim now, not at the next poll. Not at every finish: one claim serves a few jobs.
+          // A kind without prefetch (at most once) claims once half its slots are free.
           const same = (q: Claimed) =>
             q.row.kind === kind && (key === undefined || q.row.concurrency_key === job.row.concurrency_key);
-          if (this.backlog && !this.queue.some(same)) this.wake?.();
+          const limit = this.limitOf(kind);
+          const claimNow =
+            this.prefetchOf(kind, limit) > 0
+              ? !this.queue.some(same)
+              : limit - (this.active.get(kind) ?? 0) >= Math.ceil(limit / 2);
+          if (this.backlog && claimNow) this.wake?.();
         });
     }
   }
