@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendsAreJobs } from '../src/db/migrations/0015_sends_are_jobs.js';
+import { sendsAreJobs } from '../src/db/migrations/0016_sends_are_jobs.js';
 import { DATABASES } from './helpers/env.js';
 import { openTestDatabase } from './helpers/server.js';
 
 /**
- * 0015: sends are jobs. A chase or message left `sending` by a process of the previous release whose
+ * 0016: sends are jobs. A chase or message left `sending` by a process of the previous release whose
  * lease ran out is recorded failed (never sent again); one whose lease still runs is left to it.
  */
-describe.each(DATABASES)('migration 0015_sends_are_jobs on %s', (database) => {
+describe.each(DATABASES)('migration 0016_sends_are_jobs on %s', (database) => {
   let opened: Awaited<ReturnType<typeof openTestDatabase>>;
 
   beforeAll(async () => {
