@@ -313,6 +313,30 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(ran).toContain(6);
   });
 
+  it('frees a unique key when its job is given up, so later work of that key is queued again', async () => {
+    const worker = newWorker();
+    worker.register(Once, async () => {
+      await tick();
+      throw new Error('the relay refused');
+    });
+    const keyed = (n: number) =>
+      enqueueJob(db.kysely, {
+        accountId,
+        livemode: true,
+        kind: Once,
+        subjectId: 'in_keyed',
+        payload: { n },
+        dueAt: clock.now().getTime(),
+        uniqueKey: 'test_worker.once:in_keyed',
+      });
+    const first = await keyed(1);
+    expect(await worker.runDue()).toBe(1);
+    expect(await jobRow(first)).toMatchObject({ locked_until: GAVE_UP_LOCKED_UNTIL, unique_key: null });
+    const next = await keyed(2);
+    expect(next).not.toBe(first);
+    expect(await jobRow(next)).toMatchObject({ locked_until: null, unique_key: 'test_worker.once:in_keyed' });
+  });
+
   it('retries a failing job with backoff, records attempts and the error, and gives up after the last attempt', async () => {
     const logger = recordingLogger();
     const worker = newWorker(db, logger);

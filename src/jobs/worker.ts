@@ -84,7 +84,7 @@ export const DEFAULT_PREFETCH = 4;
  * | 8               | given up      |
  *
  * About 38.5 hours from the first failure to giving up. A job given up on keeps its row (attempts,
- * last_error) with locked_until = GAVE_UP_LOCKED_UNTIL, so no worker claims it again; an error is
+ * last_error) with locked_until = GAVE_UP_LOCKED_UNTIL, so no worker claims it again, and frees its unique key; an error is
  * logged. Delays are in real time; a test-mode clock advance brings them forward like any test job.
  */
 export const RETRY_DELAYS_MS: readonly number[] = [
@@ -852,7 +852,9 @@ export class Worker {
     return this.db.kysely.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('jobs')
-        .set({ last_error: describeError(error), locked_until: GAVE_UP_LOCKED_UNTIL })
+        // The row stays for inspection, but its unique key is freed: a job given up on must not keep
+        // later work of the same key (the next owner notice, the next digest) from being queued.
+        .set({ last_error: describeError(error), locked_until: GAVE_UP_LOCKED_UNTIL, unique_key: null })
         .where('id', '=', row.id)
         .where('locked_until', '=', lease)
         .executeTakeFirst();
