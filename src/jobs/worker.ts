@@ -84,8 +84,8 @@ export const DEFAULT_PREFETCH = 4;
  * | 8               | given up      |
  *
  * About 38.5 hours from the first failure to giving up. A job given up on keeps its row (attempts,
- * last_error) with locked_until = GAVE_UP_LOCKED_UNTIL, so no worker claims it again, and frees its unique key; an error is
- * logged. Delays are in real time; a test-mode clock advance brings them forward like any test job.
+ * last_error) with locked_until = GAVE_UP_LOCKED_UNTIL, so no worker claims it again, and frees its
+ * unique key; an error is logged. Delays are in real time; a test-mode clock advance brings them forward like any test job.
  */
 export const RETRY_DELAYS_MS: readonly number[] = [
   60_000,
