@@ -318,6 +318,9 @@ export interface WebhookEndpointsTable {
   updated_at: string;
 }
 
+/** pending: attempts to come; succeeded, failed (attempts used up) and cancelled are final. */
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
 export interface WebhookDeliveriesTable {
   id: string;
   account_id: string;
@@ -330,7 +333,7 @@ export interface WebhookDeliveriesTable {
   /** 1 for POST /v1/webhooks/:id/test: a fictional event, one attempt. */
   test: number;
   /** pending | succeeded | failed | cancelled */
-  status: string;
+  status: WebhookDeliveryStatus;
   attempts: Generated<number>;
   next_attempt_at: string | null;
   /** The process holding the delivery (queued or in flight), and until when (real epoch ms). */

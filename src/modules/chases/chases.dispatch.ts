@@ -21,7 +21,12 @@ import type { AppServices } from '../../services.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
 import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.service.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
-import { insertMessage, isSuppressed, suppressAddress } from '../notify/notify.service.js';
+import {
+  isSuppressed,
+  recordMessageCopy,
+  suppressAddress,
+  type MessageCopy,
+} from '../notify/notify.service.js';
 import {
   MAX_SEND_ATTEMPTS,
   messageContext,
@@ -127,7 +132,7 @@ interface Outcome {
   error?: string | null;
   /** A hard bounce reported now: suppress the address and raise chase.bounced. */
   hardBounce?: { reason: 'hard_bounce' | 'spam_complaint' } | undefined;
-  message?: Parameters<typeof insertMessage>[1] | undefined;
+  message?: MessageCopy | undefined;
   providerMessageId?: string | null;
   sent?: boolean;
 }
@@ -264,25 +269,25 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
       ? result
       : undefined;
   const problem = 'error' in result ? result.error : null;
-  const message: Outcome['message'] = {
+  const message: MessageCopy = {
     id: messageId,
-    account_id: intake.account_id,
-    livemode: intake.livemode,
-    intake_id: intake.id,
-    chase_id: chase.id,
+    accountId: intake.account_id,
+    livemode: intake.livemode === 1,
+    intakeId: intake.id,
+    chaseId: chase.id,
     channel: chase.channel,
     template: 'reminder',
-    data: '{}',
-    to_address: to,
+    to,
     subject: email?.subject ?? null,
-    text_body: text,
-    html_body: email?.html ?? null,
+    text,
+    html: email?.html ?? null,
     status: result.outcome === 'retry' ? 'failed' : result.outcome,
-    provider_message_id: delivered?.providerMessageId ?? null,
+    providerMessageId: delivered?.providerMessageId ?? null,
     error: problem,
-    created_at: new Date(atMs).toISOString(),
-    sent_at: delivered ? new Date(atMs).toISOString() : null,
+    createdAt: new Date(atMs).toISOString(),
+    sentAt: delivered ? new Date(atMs).toISOString() : null,
   };
+
   if (delivered) {
     return finish({ status: 'sent', sent: true, message, providerMessageId: delivered.providerMessageId });
   }
@@ -383,7 +388,7 @@ async function recordChaseOutcome(trx: Kysely<Database>, run: Dispatch, outcome:
     updated_at: at,
   });
   if (!settled) return;
-  if (outcome.message) await insertMessage(trx, outcome.message);
+  if (outcome.message) await recordMessageCopy(trx, outcome.message);
   if (outcome.sent) {
     await emit(trx, world, intake, 'chase.sent', {
       chase_id: chase.id,

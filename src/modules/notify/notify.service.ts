@@ -1,5 +1,5 @@
 import type { Kysely, Updateable } from 'kysely';
-import type { Database, MessagesTable } from '../../db/schema.js';
+import type { Database, MessageStatus, MessagesTable } from '../../db/schema.js';
 import { outstandingItems } from '../../domain/chases.js';
 import { unsentAnswer, type ItemStatus } from '../../domain/intake-state.js';
 import { isEmptyValue } from '../../domain/values.js';
@@ -492,12 +492,58 @@ export async function sendQueuedMessages(
 export {
   deleteMessagesOfIntake,
   findMessage,
-  insertMessage,
   isSuppressed,
   liftSuppression,
   outboxMessages,
   suppressAddress,
 } from './notify.repository.js';
+
+/**
+ * A message sent outside a deliver_message job, in its final state: a reminder (its chase's dispatch
+ * sent it) or a sign-in link (sent in the request). Kept so the outbox, bounce reports and the chase
+ * history find it.
+ */
+export interface MessageCopy {
+  id: string;
+  accountId: string;
+  livemode: boolean;
+  intakeId: string | null;
+  chaseId: string | null;
+  channel: Channel;
+  template: string;
+  to: string;
+  subject: string | null;
+  text: string;
+  html: string | null;
+  status: Exclude<MessageStatus, 'pending'>;
+  providerMessageId: string | null;
+  error: string | null;
+  createdAt: string;
+  sentAt: string | null;
+}
+
+/** Records a message sent outside a deliver_message job (see MessageCopy), in the caller's transaction. */
+export async function recordMessageCopy(db: Kysely<Database>, copy: MessageCopy): Promise<void> {
+  await insertMessage(db, {
+    id: copy.id,
+    account_id: copy.accountId,
+    livemode: copy.livemode ? 1 : 0,
+    intake_id: copy.intakeId,
+    chase_id: copy.chaseId,
+    channel: copy.channel,
+    template: copy.template,
+    data: '{}',
+    to_address: copy.to,
+    subject: copy.subject,
+    text_body: copy.text,
+    html_body: copy.html,
+    status: copy.status,
+    provider_message_id: copy.providerMessageId,
+    error: copy.error,
+    created_at: copy.createdAt,
+    sent_at: copy.sentAt,
+  });
+}
 
 /** A provider reported that the message bounced (or was marked as spam). */
 export async function markMessageBounced(

@@ -7,7 +7,7 @@ import { sha256Hex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
 import { insertAuditEntry } from '../audit/audit.service.js';
 import { escapeHtml } from '../notify/notify.templates.js';
-import { insertMessage } from '../notify/notify.service.js';
+import { recordMessageCopy } from '../notify/notify.service.js';
 import { transmit } from '../notify/notify.service.js';
 import {
   consumeSignInToken,
@@ -90,24 +90,23 @@ async function sendLink(services: AppServices, log: FastifyBaseLogger, mail: Lin
     replyTo: null,
   });
   if (outcome.outcome === 'captured') {
-    await insertMessage(services.db.kysely, {
+    await recordMessageCopy(services.db.kysely, {
       id: messageId,
-      account_id: mail.user.account_id,
-      livemode: 1,
-      intake_id: null,
-      chase_id: null,
+      accountId: mail.user.account_id,
+      livemode: true,
+      intakeId: null,
+      chaseId: null,
       channel: 'email',
       template: mail.kind,
-      data: '{}',
-      to_address: mail.user.email,
+      to: mail.user.email,
       subject,
-      text_body: text,
-      html_body: html,
+      text,
+      html,
       status: 'captured',
-      provider_message_id: null,
+      providerMessageId: null,
       error: null,
-      created_at: now.toISOString(),
-      sent_at: null,
+      createdAt: now.toISOString(),
+      sentAt: null,
     });
     // Development only (no SMTP_URL): the outbox is the mailbox, and the log is where people look.
     log.info({ to: mail.user.email }, `Dashboard sign-in link (development outbox): ${url}`);

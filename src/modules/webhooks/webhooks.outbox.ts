@@ -32,7 +32,7 @@ export async function fanOutEvent(db: Kysely<Database>, event: RecordedEvent): P
       event_type: event.type,
       payload,
       test: 0,
-      status: 'pending',
+      status: 'pending' as const,
       attempts: 0,
       next_attempt_at: event.occurredAt,
       lease_owner: null,

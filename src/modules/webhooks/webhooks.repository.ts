@@ -3,6 +3,7 @@ import type {
   Database,
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
+  WebhookDeliveryStatus,
   WebhookEndpointsTable,
 } from '../../db/schema.js';
 
@@ -168,7 +169,7 @@ export function findDelivery(db: Kysely<Database>, id: string): Promise<Delivery
 export async function settleDelivery(
   db: Kysely<Database>,
   fence: { id: string; attempt: number },
-  patch: { status: string; next_attempt_at: string | null; completed_at: string | null },
+  patch: { status: WebhookDeliveryStatus; next_attempt_at: string | null; completed_at: string | null },
 ): Promise<boolean> {
   const result = await db
     .updateTable('webhook_deliveries')
