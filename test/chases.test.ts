@@ -577,6 +577,46 @@ describe.each(DATABASES)('reminders (chases) on %s', (database) => {
     expect(await events(id, 'chase.sent')).toHaveLength(0);
   });
 
+  it('an archive while a reminder is on its way leaves it to its sender, which then records it cancelled', async () => {
+    const { test } = await account();
+    const { id } = await create(test);
+    const [scheduled] = await chasesOf(test, id);
+    const chaseId = scheduled?.chase_id ?? '';
+    const db = server.server.services.db.kysely;
+    const job = () =>
+      db
+        .selectFrom('jobs')
+        .select(['id', 'locked_until'])
+        .where('subject_id', '=', `${id}/chase/${chaseId}`)
+        .executeTakeFirst();
+    // A sender holds the reminder's job right now (its lease runs).
+    await db
+      .updateTable('jobs')
+      .set({ attempts: 0, locked_until: Date.now() + 60_000 })
+      .where('subject_id', '=', `${id}/chase/${chaseId}`)
+      .execute();
+    expect((await test.post(`/v1/intakes/${id}/archive`)).status).toBe(200);
+    // Not called off under the sender: still scheduled, its job still there.
+    const row = await db.selectFrom('chases').select('status').where('id', '=', chaseId).executeTakeFirst();
+    expect(row?.status).toBe('scheduled');
+    expect(await job()).toBeDefined();
+    // The sender goes on (here: the job is run), finds the intake archived and records the chase cancelled.
+    await db
+      .updateTable('jobs')
+      .set({ locked_until: null, due_at: Date.now() - 1000 })
+      .where('subject_id', '=', `${id}/chase/${chaseId}`)
+      .execute();
+    await dispatchChase(server.server.services, chaseId);
+    const after = await db
+      .selectFrom('chases')
+      .select(['status', 'error'])
+      .where('id', '=', chaseId)
+      .executeTakeFirst();
+    expect(after).toEqual({ status: 'cancelled', error: 'archived' });
+    expect(await job()).toBeUndefined();
+    expect((await outbox(test, id)).filter((m) => m.subject?.startsWith('Reminder'))).toHaveLength(0);
+  });
+
   it('live: provider bounce reports arrive signed; the opt-out link stops reminders', async () => {
     const { live } = await account();
     const { id, email } = await create(live);
