@@ -141,6 +141,49 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
     expect(ja.text).toContain('<html lang="en">');
   });
 
+  it('lets the reader choose: ?lang= (kept for the visit), then Accept-Language, then the client language', async () => {
+    const id = await intake({ client: { email: 'c@example.com', name: 'Zoé', language: 'fr' } });
+    // The browser's preference beats the sender's guess; a language without a catalogue does not.
+    const browser = await visitor.get(`/portal/${id}`, {
+      headers: { 'accept-language': 'ja, nl-BE;q=0.8, fr;q=0.5' },
+    });
+    expect(browser.text).toContain('<html lang="nl">');
+    expect(browser.headers.get('set-cookie')).toBeNull();
+    expect((await visitor.get(`/portal/${id}`, { headers: { 'accept-language': 'ja' } })).text).toContain(
+      '<html lang="fr">',
+    );
+    // The switcher: one plain link per language, in its own language, marked with hreflang.
+    for (const [code, name] of [
+      ['de', 'Deutsch'],
+      ['en', 'English'],
+      ['es', 'Español'],
+      ['fr', 'Français'],
+      ['nl', 'Nederlands'],
+    ]) {
+      expect(browser.text).toMatch(
+        new RegExp(`<a\\s+href="\\?lang=${code}"\\s+hreflang="${code}"\\s+lang="${code}"[^>]*>${name}</a`),
+      );
+    }
+    expect(browser.text).toMatch(/aria-current="true"\s*>Nederlands</);
+    // A pick wins over everything and is kept for the visit (a session cookie for the portal's paths).
+    const picked = await visitor.get(`/portal/${id}?lang=de`, { headers: { 'accept-language': 'nl' } });
+    expect(picked.text).toContain('<html lang="de">');
+    expect(picked.text).toContain('Hallo Zoé,');
+    const cookie = picked.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^portal_lang=de; Path=\/portal; HttpOnly; SameSite=Lax/);
+    expect(cookie).not.toMatch(/Max-Age|Expires/);
+    const session = { cookie: cookie.split(';')[0] ?? '', 'accept-language': 'nl' };
+    expect((await visitor.get(`/portal/${id}`, { headers: session })).text).toContain('<html lang="de">');
+    // The page's own forms answer in the picked language too (here an error shown with the page).
+    const saved = await visitor.post(`/portal/${id}/items/about`, undefined, {
+      rawBody: new URLSearchParams({ value: 'x'.repeat(60), action: 'save' }).toString(),
+      headers: { ...session, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(saved.status).toBe(422);
+    expect(saved.text).toContain('<html lang="de">');
+    expect((await visitor.get(`/portal/${id}?lang=xx`)).headers.get('set-cookie')).toBeNull();
+  });
+
   it('answers 404 for unknown, draft and deleted intakes, 410 for archived ones', async () => {
     expect((await visitor.get(`/portal/in_${'Q'.repeat(22)}`)).status).toBe(404);
     expect((await visitor.get('/portal/not-an-id')).status).toBe(404);

@@ -5,6 +5,7 @@ import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { portalAssets, type PortalAssets } from './page/assets.js';
 import { renderCard } from './page/card.js';
+import { catalogueLanguage, LANGUAGE_COOKIE, languageChoice } from './page/language.js';
 import { portalPath, type PageModel } from './page/model.js';
 import {
   loadLogo,
@@ -81,12 +82,16 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
     return sendHtml(reply, state.model.closed ? 410 : status, (n) => renderPage(state.model, paths, n));
   }
 
+  /** The page's state for a request that does not count as a view. */
+  const stateFor = (request: FastifyRequest, id: string) =>
+    loadPage(services, id, { ip: '', record: false, language: languageChoice(request) });
+
   async function readyModel(
-    services: AppServices,
+    request: FastifyRequest,
     id: string,
     reply: FastifyReply,
   ): Promise<PageModel | undefined> {
-    const state = await loadPage(services, id, { ip: '', record: false });
+    const state = await stateFor(request, id);
     if (state.kind === 'ready' && !state.model.closed) return state.model;
     await sendState(reply, state);
     return undefined;
@@ -100,7 +105,7 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
   ) {
     const { intake_id: id, key } = request.params;
     if (wantsJson(request)) {
-      const state = await loadPage(services, id, { ip: '', record: false });
+      const state = await stateFor(request, id);
       if (state.kind !== 'ready')
         throw new ApiError(state.kind === 'purged' ? 'gone' : 'not_found', 'This intake is no longer open.');
       const model = state.model;
@@ -120,33 +125,45 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
         .code(303)
         .redirect(`${portalPath(id)}?notice=${outcome.notice}&item=${encodeURIComponent(key)}#item-${key}`);
     }
-    const state = await loadPage(services, id, { ip: '', record: false });
+    const state = await stateFor(request, id);
     if (state.kind === 'ready') state.model.errors.set(key, outcome.error);
     return sendState(reply, state, outcome.status);
   }
 
-  app.get<{ Params: IntakeParams; Querystring: { notice?: string; item?: string; count?: string } }>(
-    '/portal/:intake_id',
-    hidden,
-    async (request, reply) => {
-      const state = await loadPage(services, request.params.intake_id, { ip: request.ip, record: true });
-      const { notice, item, count } = request.query;
-      if (state.kind === 'ready' && notice === 'sent') {
-        state.model.sent = { submitted: Math.max(0, Number(count) || 0), invalid: 0 };
-      }
-      if (
-        state.kind === 'ready' &&
-        item &&
-        (notice === 'saved' || notice === 'submitted' || notice === 'uploaded' || notice === 'removed')
-      ) {
-        state.model.notice = { key: item, kind: notice };
-      }
-      return sendState(reply, state);
-    },
-  );
+  app.get<{
+    Params: IntakeParams;
+    Querystring: { notice?: string; item?: string; count?: string; lang?: string };
+  }>('/portal/:intake_id', hidden, async (request, reply) => {
+    const state = await loadPage(services, request.params.intake_id, {
+      ip: request.ip,
+      record: true,
+      language: languageChoice(request),
+    });
+    const { notice, item, count, lang } = request.query;
+    // A language picked on the page stays for the visit: the forms, redirects and the script's
+    // requests carry the cookie, so every answer of this page speaks the same language.
+    const picked = catalogueLanguage(lang);
+    if (picked) {
+      reply.header(
+        'Set-Cookie',
+        `${LANGUAGE_COOKIE}=${picked}; Path=/portal; HttpOnly; SameSite=Lax${services.config.appUrl.startsWith('https:') ? '; Secure' : ''}`,
+      );
+    }
+    if (state.kind === 'ready' && notice === 'sent') {
+      state.model.sent = { submitted: Math.max(0, Number(count) || 0), invalid: 0 };
+    }
+    if (
+      state.kind === 'ready' &&
+      item &&
+      (notice === 'saved' || notice === 'submitted' || notice === 'uploaded' || notice === 'removed')
+    ) {
+      state.model.notice = { key: item, kind: notice };
+    }
+    return sendState(reply, state);
+  });
 
   app.get<{ Params: ItemParams }>('/portal/:intake_id/partials/:key', hidden, async (request, reply) => {
-    const state = await loadPage(services, request.params.intake_id, { ip: '', record: false });
+    const state = await stateFor(request, request.params.intake_id);
     if (state.kind !== 'ready')
       throw new ApiError(state.kind === 'purged' ? 'gone' : 'not_found', 'This intake is no longer open.');
     const item = state.model.view.items.find((i) => i.key === request.params.key);
@@ -206,7 +223,7 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
     await scope.register(multipart);
 
     scope.post<{ Params: ItemParams }>('/portal/:intake_id/items/:key', hidden, async (request, reply) => {
-      const model = await readyModel(services, request.params.intake_id, reply);
+      const model = await readyModel(request, request.params.intake_id, reply);
       if (!model) return reply;
       const outcome = await postItemForm(services, model, request.params.key, formFields(request.body));
       return answer(request, reply, outcome);
@@ -215,10 +232,10 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
     // The page's one send: a plain form without script; the script asks for JSON and swaps in the cards.
     scope.post<{ Params: IntakeParams }>('/portal/:intake_id/submit', hidden, async (request, reply) => {
       const id = request.params.intake_id;
-      const model = await readyModel(services, id, reply);
+      const model = await readyModel(request, id, reply);
       if (!model) return reply;
       const { submitted, errors } = await postSendAll(services, model);
-      const state = await loadPage(services, id, { ip: '', record: false });
+      const state = await stateFor(request, id);
       if (state.kind !== 'ready') return sendState(reply, state);
       const fresh = state.model;
       fresh.errors = errors;
@@ -247,7 +264,7 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
       '/portal/:intake_id/items/:key/files/:file_id/remove',
       hidden,
       async (request, reply) => {
-        const model = await readyModel(services, request.params.intake_id, reply);
+        const model = await readyModel(request, request.params.intake_id, reply);
         if (!model) return reply;
         return answer(
           request,
@@ -263,7 +280,7 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
       hidden,
       async (request, reply) => {
         const { intake_id: id, key } = request.params;
-        const model = await readyModel(services, id, reply);
+        const model = await readyModel(request, id, reply);
         if (!model) return reply;
         let outcome: FormOutcome;
         try {

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { canonicalIntakeId } from '../intakes/intakes.service.js';
+import { languageChoice, type LanguageChoice } from './page/language.js';
 import { loadPage, uploadErrorMessage } from './page/page.service.js';
 import { acceptReceivedFile, uploadAllowance } from './portal.service.js';
 import { portalSecurityHeaders } from './portal.security.js';
@@ -29,6 +30,8 @@ interface UploadContext {
   intakeId: string;
   key: string;
   requestId: string;
+  /** The reader's language, for error messages (see pageLanguage). */
+  language: LanguageChoice;
 }
 
 interface TusParams {
@@ -82,7 +85,7 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
       return Promise.resolve({ metadata: { ...upload.metadata, intake_id: intakeId, item_key: key } });
     },
     onUploadFinish: async (req, upload) => {
-      const { intakeId, key, requestId } = contextOf(req);
+      const { intakeId, key, requestId, language } = contextOf(req);
       try {
         const tmpPath = await backend.finishedFile(upload.id);
         const file = await acceptReceivedFile(services, intakeId, key, {
@@ -97,7 +100,7 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
         // eslint-disable-next-line @typescript-eslint/only-throw-error
         throw {
           status_code: error.status,
-          body: errorBody(requestId, error, await localized(intakeId, key, error)),
+          body: errorBody(requestId, error, await localized(language, intakeId, key, error)),
         };
       } finally {
         await backend.discard(upload.id);
@@ -114,7 +117,12 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
   /** Checks that need our error envelope, before tus sees the request. */
   async function admit(request: FastifyRequest<{ Params: TusParams }>): Promise<UploadContext> {
     const { intake_id: rawId, key, upload_id: uploadId } = request.params;
-    const context = { intakeId: canonicalIntakeId(rawId), key, requestId: request.id };
+    const context = {
+      intakeId: canonicalIntakeId(rawId),
+      key,
+      requestId: request.id,
+      language: languageChoice(request),
+    };
     if (request.method === 'OPTIONS') return context;
     if (uploadId !== undefined) {
       const upload = UPLOAD_ID.test(uploadId)
@@ -147,8 +155,17 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
   }
 
   /** The error in the client's language too (`client_message`), for the page to show as it is. */
-  async function localized(intakeId: string, key: string, error: ApiError): Promise<string | undefined> {
-    const state = await loadPage(services, intakeId, { ip: '', record: false }).catch(() => undefined);
+  async function localized(
+    language: LanguageChoice,
+    intakeId: string,
+    key: string,
+    error: ApiError,
+  ): Promise<string | undefined> {
+    const state = await loadPage(services, intakeId, {
+      ip: '',
+      record: false,
+      language,
+    }).catch(() => undefined);
     return state?.kind === 'ready' ? uploadErrorMessage(state.model, key, error) : undefined;
   }
 
@@ -158,7 +175,12 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
       context = await admit(request);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      const message = await localized(request.params.intake_id, request.params.key, error);
+      const message = await localized(
+        languageChoice(request),
+        request.params.intake_id,
+        request.params.key,
+        error,
+      );
       throw new ApiError(
         error.code,
         error.message,

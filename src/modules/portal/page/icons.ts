@@ -14,5 +14,8 @@ export const ICONS = {
   file: svg('<path d="M14 3H6v18h12V7z"/><path d="M14 3v4h4"/>'),
   lock: svg('<rect x="5" y="11" width="14" height="10" rx="2"/><path d="M8 11V7a4 4 0 0 1 8 0v4"/>'),
   calendar: svg('<rect x="3" y="5" width="18" height="16" rx="2"/><path d="M3 10h18M8 3v4M16 3v4"/>'),
+  globe: svg(
+    '<circle cx="12" cy="12" r="9"/><path d="M3 12h18"/><path d="M12 3a14 14 0 0 1 0 18a14 14 0 0 1 0-18z"/>',
+  ),
   party: svg('<circle cx="12" cy="12" r="9"/><path d="m8 12 3 3 5-6"/>'),
 } as const;

@@ -3,7 +3,7 @@ import type { TFunction } from 'i18next';
 import { isFileType } from '../../../domain/items.js';
 import { planOf } from '../../../domain/plans.js';
 import { ApiError } from '../../../http/errors.js';
-import { supportedLanguage, translator } from '../../../i18n/index.js';
+import { translator } from '../../../i18n/index.js';
 import { jsonSchemaIssues } from '../../../lib/json-schema.js';
 import type { AppServices } from '../../../services.js';
 import { findIntakeById, type IntakeRow } from '../../intakes/intakes.service.js';
@@ -21,6 +21,7 @@ import {
 import { effectiveMaxBytes } from './card.js';
 import { apiErrorMessage, clientErrorMessage, valueFromItemForm } from './form-values.js';
 import { portalPath, type Branding, type CardError, type PageModel, type ViewItem } from './model.js';
+import { pageLanguage, type LanguageChoice } from './language.js';
 import { fieldErrors, type FormFields } from './schema-form.js';
 
 /** What the portal page of an intake id shows: the intake, a closed notice, or nothing (404). */
@@ -54,18 +55,22 @@ async function brandingFor(
   return { ...branding, logoUrl };
 }
 
-/** Loads the page's state; `record` marks a real view (client_last_seen, intake.viewed, client.viewed). */
+/**
+ * Loads the page's state; `record` marks a real view (client_last_seen, intake.viewed, client.viewed);
+ * `language` is what the request says about the reader's language (see pageLanguage).
+ */
 export async function loadPage(
   services: AppServices,
   id: string,
-  options: { ip: string; record: boolean },
+  options: { ip: string; record: boolean; language: LanguageChoice },
 ): Promise<PageState> {
   const db = services.db.kysely;
   const intake = /^(in|int)_[A-Za-z0-9]{1,64}$/.test(id) ? await findIntakeById(db, id) : undefined;
   if (!intake || intake.status === 'draft') {
-    return { kind: 'not_found', t: translator('en', 'portal'), language: 'en' };
+    const language = pageLanguage(options.language, null);
+    return { kind: 'not_found', t: translator(language, 'portal'), language };
   }
-  const language = supportedLanguage(intake.client_language);
+  const language = pageLanguage(options.language, intake.client_language);
   const t = translator(language, 'portal');
   const account = await accountOf(services, intake.account_id);
   const branding = await brandingFor(services, intake, account);

@@ -2,8 +2,10 @@ import type { TFunction } from 'i18next';
 import { renderCard } from './card.js';
 import { accentVariables } from './colour.js';
 import { formatBytes, formatDate, formatNumber } from './format.js';
-import { flag, html, jsonForScript, raw, type Html } from './html.js';
+import { SUPPORTED_LANGUAGES } from '../../../i18n/index.js';
+import { attr, flag, html, jsonForScript, raw, type Html } from './html.js';
 import { ICONS } from './icons.js';
+import { languageName } from './language.js';
 import { isUnsent, portalPath, type Branding, type PageModel } from './model.js';
 
 /** The portal page, rendered on the server in the client's language; the script only enhances it. */
@@ -62,9 +64,39 @@ export function clientMessages(t: TFunction): Record<string, string> {
   return Object.fromEntries(CLIENT_MESSAGES.map((key) => [key, t(key)]));
 }
 
-function brandBlock(b: Branding): Html {
+/**
+ * The page's language switcher: plain links (no script needed), each in its own language and marked
+ * with hreflang; the choice is kept for the visit by the page (a session cookie).
+ */
+function languageSwitcher(m: { t: TFunction; language: string }): Html {
+  const current = languageName(m.language);
+  return html`<details class="languages">
+    <summary>
+      ${raw(ICONS.globe)}<span class="visually-hidden">${m.t('language.label')}: </span
+      ><span lang="${m.language}">${current}</span>
+    </summary>
+    <ul>
+      ${SUPPORTED_LANGUAGES.map(
+        (code) =>
+          html`<li>
+            <a
+              href="?lang=${code}"
+              hreflang="${code}"
+              lang="${code}"
+              ${attr('aria-current', code === m.language ? 'true' : undefined)}
+              >${languageName(code)}</a
+            >
+          </li>`,
+      )}
+    </ul>
+  </details>`;
+}
+
+function topBar(m: { t: TFunction; language: string }, b: Branding): Html {
   const logo = b.logoUrl ? html`<img class="logo" src="${b.logoUrl}" alt="" height="32" />` : '';
-  return html`<div class="brand">${logo}<span class="brand-name">${b.accountName}</span></div>`;
+  return html`<header class="top">
+    <div class="brand">${logo}<span class="brand-name">${b.accountName}</span>${languageSwitcher(m)}</div>
+  </header>`;
 }
 
 export function renderSummary(m: PageModel): Html {
@@ -248,7 +280,7 @@ export function renderPage(m: PageModel, assets: PageAssets, nonce: string): str
       : '';
   const data = { intake_id: view.intake_id, language: m.language, messages: clientMessages(t) };
   const body = html`<a class="skip" href="#items">${t('skip')}</a>
-    <header class="top">${brandBlock(m.branding)}</header>
+    ${topBar(m, m.branding)}
     <main id="main">
       <div class="intro">
         <h1>${view.project_name}</h1>
@@ -278,7 +310,7 @@ export function renderMessagePage(
   kind: 'not_found' | 'purged',
 ): string {
   const branding = m.branding ?? { accountName: m.t('service'), logoUrl: null, accentColor: null };
-  const body = html`<header class="top">${brandBlock(branding)}</header>
+  const body = html`${topBar(m, branding)}
     <main id="main" class="message-page">
       <div class="banner banner-closed">
         ${raw(ICONS.lock)}
