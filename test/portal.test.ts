@@ -55,10 +55,11 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
   let server: TestServer;
   let api: Client;
   let visitor: Client;
+  let account: Awaited<ReturnType<TestServer['createAccount']>>;
 
   beforeAll(async () => {
     server = await startTestServer(database);
-    const account = await server.createAccount({ plan: 'agency' });
+    account = await server.createAccount({ plan: 'agency' });
     api = client(server.url, account.live_key);
     visitor = client(server.url);
   });
@@ -351,6 +352,39 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
     const image = await fetch(server.url + src);
     expect(image.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await image.arrayBuffer())).toEqual(await png(120, 40));
+    // Emails carry the logo and the accent too: the logo by an absolute address that names the
+    // account (not the intake) and answers only at the current logo's version.
+    const test = client(server.url, account.test_key);
+    const mailed = await test.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Branded',
+      client: { email: 'c@example.com' },
+      items: ITEMS,
+    });
+    let html = '';
+    await expect
+      .poll(async () => {
+        const outbox = await test.get<{ messages: { html: string | null }[] }>(
+          `/v1/test_helpers/outbox?intake_id=${mailed.body.intake_id}`,
+        );
+        html = outbox.body.messages[0]?.html ?? '';
+        return html;
+      })
+      .toContain('<img src=');
+    const logoUrl = /<img src="([^"]+)"/.exec(html)?.[1] ?? '';
+    expect(logoUrl).toMatch(
+      new RegExp(
+        `^${server.server.services.config.appUrl}/portal/brand/${account.account_id}/logo\\?v=[0-9a-f]{12}$`,
+      ),
+    );
+    expect(html).not.toContain(mailed.body.intake_id + '/logo');
+    expect(html).toMatch(/bgcolor="#[0-9a-f]{6}"/);
+    expect(html).not.toContain('#ffd400');
+    const mailedLogo = await fetch(server.url + new URL(logoUrl).pathname + new URL(logoUrl).search);
+    expect(mailedLogo.status).toBe(200);
+    expect(mailedLogo.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    expect(Buffer.from(await mailedLogo.arrayBuffer())).toEqual(await png(120, 40));
+    expect((await fetch(`${server.url}${new URL(logoUrl).pathname}?v=000000000000`)).status).toBe(404);
+    expect((await fetch(`${server.url}${new URL(logoUrl).pathname}`)).status).toBe(404);
     const free = client(server.url, (await server.createAccount({ plan: 'free' })).live_key);
     expectError(
       await free.patch('/v1/account', { branding: { accent_color: '#112233' } }),
@@ -359,6 +393,7 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
     );
     await api.patch('/v1/account', { branding: { logo_url: null, accent_color: null } });
     expect((await visitor.get(`/portal/${id}`)).text).not.toContain('class="logo"');
+    expect((await fetch(logoUrl.replace(server.server.services.config.appUrl, server.url))).status).toBe(404);
   });
 
   it('keeps the page light: HTML, script and stylesheet under 150 KB gzipped', async () => {

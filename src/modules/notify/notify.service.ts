@@ -17,6 +17,7 @@ import {
   type IntakeRow,
   type ItemRow,
 } from '../intakes/intakes.service.js';
+import { emailBranding } from '../portal/branding.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { MailError } from './mailer.js';
@@ -223,6 +224,7 @@ export async function messageContext(
     projectName: intake.project_name,
     clientName: extra.clientName !== undefined ? extra.clientName : intake.client_name,
     portalUrl: portalUrl(services.config.appUrl, intake.id),
+    branding: await emailBranding(db, intake.account_id, services.config.appUrl),
     optOutUrl: extra.optOutUrl ?? null,
     dueDate: intake.due_date,
     outstanding: [

@@ -1,4 +1,5 @@
 import { supportedLanguage, translator } from '../../i18n/index.js';
+import { emailLayout, escapeHtml, type EmailBlock, type EmailBranding } from './email-layout.js';
 
 /** The emails a client receives. */
 export const EMAIL_TEMPLATES = ['invitation', 'items_added', 'revision', 'reminder', 'completed'] as const;
@@ -29,6 +30,8 @@ export interface MessageContext {
   optOutUrl: string | null;
   dueDate: string | null;
   outstanding: OutstandingLine[];
+  /** The sender's logo (an absolute address) and accent colour, where their plan has branding. */
+  branding: Pick<EmailBranding, 'logoUrl' | 'accentColor'>;
   /** revision: the item sent back and why. */
   revision?: { itemLabel: string; note: string } | undefined;
 }
@@ -39,14 +42,7 @@ export interface RenderedEmail {
   html: string;
 }
 
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+export { escapeHtml };
 
 /** One formatter per supported language: building an Intl.DateTimeFormat costs more than using it. */
 const dueDateFormats = new Map<string, Intl.DateTimeFormat>();
@@ -63,7 +59,10 @@ export function formatDueDate(date: string, language: string): string {
   return format.format(day);
 }
 
-/** One email in the client's language: subject, plain text and HTML with the same content. */
+/**
+ * One email in the client's language, HTML and plain text with the same content: what happened,
+ * the note to act on (once), the due date, the button, then what is still needed.
+ */
 export function renderEmail(template: EmailTemplate, ctx: MessageContext): RenderedEmail {
   const t = translator(ctx.language, 'email');
   const vars = {
@@ -72,63 +71,61 @@ export function renderEmail(template: EmailTemplate, ctx: MessageContext): Rende
     item: ctx.revision?.itemLabel ?? '',
   };
   const subject = t(`${template}.subject`, vars);
-  const greeting = ctx.clientName ? t('greeting', { name: ctx.clientName }) : t('greeting_anonymous');
-  const paragraphs = [t(`${template}.intro`, vars)];
-  if (template === 'revision' && ctx.revision)
-    paragraphs.push(t('revision_note', { note: ctx.revision.note }));
-  if (template === 'completed') paragraphs.push(t('completed.portal'));
-  const missing = ctx.outstanding.filter((line) => !line.saved);
-  const saved = ctx.outstanding.filter((line) => line.saved);
-  const owed = missing.filter((line) => line.owed).length;
-  if (template === 'reminder') paragraphs.push(t('reminder.count', { count: owed }));
-  const listed = template !== 'completed';
-  const showItems = listed && missing.length > 0;
-  const showSaved = listed && saved.length > 0;
-  const lines = missing.map((line) => {
-    const label = line.required ? line.label : `${line.label} (${t('optional')})`;
-    return line.note ? `${label}: ${line.note}` : label;
+  const intro = t(`${template}.intro`, vars);
+  const blocks: EmailBlock[] = [{ kind: 'paragraph', text: intro }];
+  if (template === 'revision' && ctx.revision) {
+    blocks.push({
+      kind: 'note',
+      title: t('revision_note_title', { item: ctx.revision.itemLabel }),
+      text: ctx.revision.note,
+    });
+  }
+  if (template === 'completed') blocks.push({ kind: 'paragraph', text: t('completed.portal') });
+  if (template !== 'completed' && ctx.dueDate) {
+    blocks.push({
+      kind: 'paragraph',
+      text: t('due_date', { date: formatDueDate(ctx.dueDate, ctx.language) }),
+    });
+  }
+  blocks.push({ kind: 'button', label: t('open_portal'), url: ctx.portalUrl, hint: t('portal_hint') });
+  if (template !== 'completed') {
+    // The revision note was said above: the list names that item without repeating it.
+    const repeated = (line: OutstandingLine) =>
+      template === 'revision' && ctx.revision?.itemLabel === line.label && ctx.revision.note === line.note;
+    const missing = ctx.outstanding.filter((line) => !line.saved);
+    const saved = ctx.outstanding.filter((line) => line.saved);
+    if (missing.length > 0) {
+      blocks.push({
+        kind: 'list',
+        heading: t('outstanding_heading'),
+        items: missing.map((line) => ({
+          text: line.required ? line.label : `${line.label} (${t('optional')})`,
+          detail: repeated(line) ? null : line.note,
+        })),
+      });
+    }
+    if (saved.length > 0) {
+      blocks.push({
+        kind: 'list',
+        heading: t('saved_heading'),
+        items: saved.map((line) => ({ text: line.label })),
+        after: t('saved_hint', vars),
+      });
+    }
+  }
+  const { html, text } = emailLayout({
+    language: supportedLanguage(ctx.language),
+    subject,
+    preheader: intro,
+    branding: { accountName: ctx.accountName, ...ctx.branding },
+    greeting: ctx.clientName ? t('greeting', { name: ctx.clientName }) : t('greeting_anonymous'),
+    blocks,
+    signature: [t('thanks_sign'), ctx.accountName],
+    footer: [t('footer_personal'), t('footer_sender', { account: ctx.accountName })],
+    footerLink: ctx.optOutUrl
+      ? { label: t('opt_out_link'), url: ctx.optOutUrl, text: t('opt_out', { url: ctx.optOutUrl }) }
+      : null,
   });
-  const savedLines = saved.map((line) => line.label);
-  const due =
-    template !== 'completed' && ctx.dueDate
-      ? t('due_date', { date: formatDueDate(ctx.dueDate, ctx.language) })
-      : null;
-  const footer = [t('footer_personal'), t('footer_sender', { account: ctx.accountName })];
-
-  const text = [
-    greeting,
-    '',
-    ...paragraphs.flatMap((p) => [p, '']),
-    ...(showItems ? [t('outstanding_heading'), ...lines.map((l) => `- ${l}`), ''] : []),
-    ...(showSaved ? [t('saved_heading'), ...savedLines.map((l) => `- ${l}`), t('saved_hint', vars), ''] : []),
-    ...(due ? [due, ''] : []),
-    `${t('open_portal')}: ${ctx.portalUrl}`,
-    '',
-    t('thanks_sign'),
-    ctx.accountName,
-    '',
-    '--',
-    ...footer,
-    ...(ctx.optOutUrl ? [t('opt_out', { url: ctx.optOutUrl })] : []),
-  ].join('\n');
-
-  const e = escapeHtml;
-  const html = `<!doctype html>
-<html lang="${e(supportedLanguage(ctx.language))}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${e(subject)}</title></head>
-<body style="margin:0;padding:24px;background:#f5f6f8;font-family:-apple-system,Segoe UI,Roboto,Helvetica,Arial,sans-serif;color:#1d2330;line-height:1.5">
-<div style="max-width:560px;margin:0 auto;background:#fff;border-radius:8px;padding:28px">
-<p>${e(greeting)}</p>
-${paragraphs.map((p) => `<p>${e(p)}</p>`).join('\n')}
-${showItems ? `<p style="margin-bottom:4px"><strong>${e(t('outstanding_heading'))}</strong></p>\n<ul>${lines.map((l) => `<li>${e(l)}</li>`).join('')}</ul>` : ''}
-${showSaved ? `<p style="margin-bottom:4px"><strong>${e(t('saved_heading'))}</strong></p>\n<ul>${savedLines.map((l) => `<li>${e(l)}</li>`).join('')}</ul>\n<p>${e(t('saved_hint', vars))}</p>` : ''}
-${due ? `<p>${e(due)}</p>` : ''}
-<p style="margin:28px 0"><a href="${e(ctx.portalUrl)}" style="background:#2454d6;color:#fff;padding:12px 20px;border-radius:6px;text-decoration:none;display:inline-block">${e(t('open_portal'))}</a></p>
-<p style="font-size:13px;color:#5b6475">${e(t('portal_hint', { url: ctx.portalUrl }))}</p>
-<p>${e(t('thanks_sign'))}<br>${e(ctx.accountName)}</p>
-</div>
-<p style="max-width:560px;margin:16px auto 0;font-size:12px;color:#7a8294">${footer.map(e).join('<br>')}${ctx.optOutUrl ? `<br><a href="${e(ctx.optOutUrl)}" style="color:#7a8294">${e(t('opt_out_link'))}</a>` : ''}</p>
-</body></html>
-`;
   return { subject, text, html };
 }
 

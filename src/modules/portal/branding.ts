@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
 import { cachedReader } from '../../db/read-cache.js';
 import type { Database } from '../../db/schema.js';
+import { planOf } from '../../domain/plans.js';
 import type { Branding } from './page/model.js';
 
 /**
@@ -98,4 +100,64 @@ export async function portalBranding(
     ? await brandingSettingsOf(db, account.id)
     : { logo_url: null, accent_color: null };
   return { accountName: account.name, logoUrl: settings.logo_url, accentColor: settings.accent_color };
+}
+
+/** The logo's version: changes with the logo, so a cached old logo is never shown. */
+export function logoVersion(logoUrl: string): string {
+  return createHash('sha256').update(logoUrl).digest('hex').slice(0, 12);
+}
+
+/** Where the portal page shows an intake's logo: from this origin, never the data: URL itself. */
+export function logoPath(intakeId: string, logoUrl: string): string {
+  return `/portal/${encodeURIComponent(intakeId)}/logo?v=${logoVersion(logoUrl)}`;
+}
+
+/**
+ * Where emails show an account's logo (mail clients show no data: URLs). The address names the
+ * account, not an intake (image proxies see it), and answers only with the current logo's version,
+ * so it cannot be guessed from the account id alone.
+ */
+export function emailLogoPath(accountId: string, logoUrl: string): string {
+  return `/portal/brand/${encodeURIComponent(accountId)}/logo?v=${logoVersion(logoUrl)}`;
+}
+
+/** The account's logo decoded from its data: URL, on plans with custom branding. */
+export async function accountLogo(
+  db: Kysely<Database>,
+  accountId: string,
+): Promise<{ type: string; bytes: Buffer; version: string } | undefined> {
+  const account = await db
+    .selectFrom('accounts')
+    .select('plan')
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  if (!account || !planOf(account.plan).features.custom_branding) return undefined;
+  const { logo_url: url } = await brandingSettingsOf(db, accountId);
+  const match = url ? /^data:(image\/[a-z+]+);base64,(.*)$/.exec(url) : null;
+  if (!url || !match?.[1] || match[2] === undefined) return undefined;
+  return { type: match[1], bytes: Buffer.from(match[2], 'base64'), version: logoVersion(url) };
+}
+
+/**
+ * The branding of an account's emails: the logo as an absolute address and the accent colour, on
+ * plans with custom branding; nothing otherwise.
+ */
+export async function emailBranding(
+  db: Kysely<Database>,
+  accountId: string,
+  appUrl: string,
+): Promise<{ logoUrl: string | null; accentColor: string | null }> {
+  const account = await db
+    .selectFrom('accounts')
+    .select('plan')
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  if (!account || !planOf(account.plan).features.custom_branding) return { logoUrl: null, accentColor: null };
+  const settings = await brandingSettingsOf(db, accountId);
+  return {
+    logoUrl: settings.logo_url
+      ? `${appUrl.replace(/\/+$/, '')}${emailLogoPath(accountId, settings.logo_url)}`
+      : null,
+    accentColor: settings.accent_color,
+  };
 }

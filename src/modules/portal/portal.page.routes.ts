@@ -20,6 +20,7 @@ import {
 import { renderMessagePage, renderPage, renderSendBar, renderSummary } from './page/render.js';
 import type { FormFields } from './page/schema-form.js';
 import { uploadFile } from './portal.service.js';
+import { accountLogo } from './branding.js';
 import { portalSecurityHeaders } from './portal.security.js';
 import { thumbnailOf } from './thumbnail.js';
 
@@ -185,6 +186,24 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
       .header('Cache-Control', 'private, max-age=86400')
       .send(logo.bytes);
   });
+
+  // The logo in emails: by account (no intake id for image proxies to see), only at its current version.
+  app.get<{ Params: { account_id: string }; Querystring: { v?: string } }>(
+    '/portal/brand/:account_id/logo',
+    hidden,
+    async (request, reply) => {
+      const logo = /^acct_[A-Za-z0-9]{1,64}$/.test(request.params.account_id)
+        ? await accountLogo(services.db.kysely, request.params.account_id)
+        : undefined;
+      if (!logo || logo.version !== request.query.v) throw new ApiError('not_found', 'No logo.');
+      return reply
+        .type(logo.type)
+        .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+        .header('Cross-Origin-Resource-Policy', 'cross-origin')
+        .header('Cache-Control', 'public, max-age=31536000, immutable')
+        .send(logo.bytes);
+    },
+  );
 
   app.get<{ Params: FileParams }>(
     '/portal/api/:intake_id/items/:key/files/:file_id/thumbnail',

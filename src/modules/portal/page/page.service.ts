@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { TFunction } from 'i18next';
 import { isFileType } from '../../../domain/items.js';
 import { planOf } from '../../../domain/plans.js';
@@ -8,7 +7,7 @@ import { jsonSchemaIssues } from '../../../lib/json-schema.js';
 import type { AppServices } from '../../../services.js';
 import { findIntakeById, type IntakeRow } from '../../intakes/intakes.service.js';
 import { worldOfIntake } from '../../../kernel/world.js';
-import { brandingSettingsOf, portalBranding } from '../branding.js';
+import { accountLogo, logoPath, portalBranding } from '../branding.js';
 import {
   buildView,
   countryOfIntake,
@@ -20,7 +19,7 @@ import {
 } from '../portal.service.js';
 import { effectiveMaxBytes } from './card.js';
 import { apiErrorMessage, clientErrorMessage, valueFromItemForm } from './form-values.js';
-import { portalPath, type Branding, type CardError, type PageModel, type ViewItem } from './model.js';
+import { type Branding, type CardError, type PageModel, type ViewItem } from './model.js';
 import { pageLanguage, type LanguageChoice } from './language.js';
 import { fieldErrors, type FormFields } from './schema-form.js';
 
@@ -49,9 +48,7 @@ async function brandingFor(
     planOf(account.plan).features.custom_branding,
   );
   // The logo is served from this origin (never inlined, never a third-party address).
-  const logoUrl = branding.logoUrl
-    ? `${portalPath(intake.id, 'logo')}?v=${createHash('sha256').update(branding.logoUrl).digest('hex').slice(0, 12)}`
-    : null;
+  const logoUrl = branding.logoUrl ? logoPath(intake.id, branding.logoUrl) : null;
   return { ...branding, logoUrl };
 }
 
@@ -105,12 +102,7 @@ export async function loadLogo(
 ): Promise<{ type: string; bytes: Buffer } | undefined> {
   const intake = await findIntakeById(services.db.kysely, id);
   if (!intake || intake.status === 'draft') return undefined;
-  const account = await accountOf(services, intake.account_id);
-  if (!planOf(account.plan).features.custom_branding) return undefined;
-  const { logo_url: url } = await brandingSettingsOf(services.db.kysely, account.id);
-  const match = url ? /^data:(image\/[a-z+]+);base64,(.*)$/.exec(url) : null;
-  if (!match?.[1] || match[2] === undefined) return undefined;
-  return { type: match[1], bytes: Buffer.from(match[2], 'base64') };
+  return accountLogo(services.db.kysely, intake.account_id);
 }
 
 export type FormOutcome =
