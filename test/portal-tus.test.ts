@@ -15,6 +15,7 @@ const ITEMS = [
   { key: 'logo', label: 'Logo', type: 'image', constraints: { formats: ['png'], min_width: 100 } },
   { key: 'video', label: 'Video', type: 'file', constraints: { max_bytes: 4 * 1024 * 1024 } },
   { key: 'about', label: 'About', type: 'longtext' },
+  { key: 'docs', label: 'Documents', type: 'file_list', constraints: { max_count: 1 } },
 ];
 
 interface Sent {
@@ -148,12 +149,24 @@ describe.each(DATABASES)('tus uploads on %s', (database) => {
         ).catch((e: unknown) => e),
       ),
     ).toBe(404);
-    await send(`${server.url}/portal/api/${id}/items/logo/tus`, await png(200), 'one.png');
-    const full = await send(`${server.url}/portal/api/${id}/items/logo/tus`, await png(200), 'two.png').catch(
-      (e: unknown) => e,
-    );
+    // A list at its max_count refuses before any byte (a one-file item replaces instead: below).
+    await send(`${server.url}/portal/api/${id}/items/docs/tus`, Buffer.from('one'), 'one.txt');
+    const full = await send(
+      `${server.url}/portal/api/${id}/items/docs/tus`,
+      Buffer.from('two'),
+      'two.txt',
+    ).catch((e: unknown) => e);
     expect(statusOf(full)).toBe(422);
     expect(String(bodyOf(full).message)).toContain('max_count');
+    const first = await send(`${server.url}/portal/api/${id}/items/logo/tus`, await png(200), 'one.png');
+    const second = await send(`${server.url}/portal/api/${id}/items/logo/tus`, await png(300), 'two.png');
+    const logo = await client(server.url).get<{ items: { key: string; files: { file_id: string }[] }[] }>(
+      `/portal/api/${id}`,
+    );
+    expect(logo.body.items.find((i) => i.key === 'logo')?.files.map((f) => f.file_id)).toEqual([
+      second.fileId,
+    ]);
+    expect(second.fileId).not.toBe(first.fileId);
     // Another intake's upload URL is not this item's.
     const other = await intake();
     const started = await send(

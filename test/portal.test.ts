@@ -185,6 +185,92 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
     expect((await visitor.get(`/portal/${id}?lang=xx`)).headers.get('set-cookie')).toBeNull();
   });
 
+  it('shows answers, sizes and limits as people write them, in the page language', async () => {
+    const id = await intake({
+      client: { email: 'c@example.com', name: 'Dana', country: 'DE' },
+      items: [
+        { key: 'logo', label: 'Logo', type: 'image' },
+        { key: 'contract', label: 'Contract', type: 'file', constraints: { max_bytes: 5_000_000 } },
+        { key: 'agree', label: 'Agree?', type: 'boolean' },
+        {
+          key: 'shops',
+          label: 'Shops',
+          type: 'select',
+          options: [
+            { value: 'both', label: 'Both shops' },
+            { value: 'one', label: 'One shop' },
+          ],
+        },
+        { key: 'phone', label: 'Phone', type: 'phone' },
+        { key: 'start', label: 'Start', type: 'date' },
+        {
+          key: 'facts',
+          label: 'Facts',
+          type: 'structured',
+          schema: {
+            type: 'object',
+            properties: {
+              vat: { type: 'boolean', title: 'VAT registered' },
+              founded: { type: 'integer', title: 'Founded' },
+            },
+          },
+        },
+        { key: 'note', label: 'Note', type: 'text', required: false },
+      ],
+    });
+    const put = (key: string, value: unknown) =>
+      visitor.call('PUT', `/portal/api/${id}/items/${key}`, { body: { value } });
+    for (const [key, value] of [
+      ['agree', true],
+      ['shops', 'both'],
+      ['phone', '030 1234567'],
+      ['start', '2027-02-01'],
+      ['facts', { vat: true, founded: 1921 }],
+    ] as const)
+      expect((await put(key, value)).status).toBe(200);
+    const upload = await fetch(`${server.url}/portal/api/${id}/items/contract/files`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'x-filename': 'note.txt' },
+      body: 'x'.repeat(193),
+    });
+    expect(upload.status).toBe(201);
+    const logo = await fetch(`${server.url}/portal/api/${id}/items/logo/files`, {
+      method: 'POST',
+      headers: { 'content-type': 'image/png', 'x-filename': 'logo.png' },
+      body: new Uint8Array(await png(300, 100)),
+    });
+    expect(logo.status).toBe(201);
+    expect((await visitor.post(`/portal/api/${id}/submit`, {})).status).toBe(200);
+    const open = (await visitor.get(`/portal/${id}`)).text;
+    // Sizes in decimal units and words; the item's own limit, not the plan's gigabytes on a logo.
+    expect(open).toContain('193 bytes');
+    expect(open).toContain('up to 5 MB per file');
+    expect(open).not.toMatch(/up to [\d.,]+\s?GB/);
+    // The phone field shows the number as its owner writes it, not in E.164.
+    expect(open).toContain('value="030 1234567"');
+    // "All done" is not set beside "7 of 8 done" without saying the rest is optional.
+    expect(open).toContain('All done. Thank you!');
+    expect(open).toContain('7 of 8 done: the rest is optional');
+    // Closed: every answer read-only, as people write it (no true, both, E.164 or ISO date).
+    await api.post(`/v1/intakes/${id}/archive`);
+    const closed = (await visitor.get(`/portal/${id}`)).text;
+    const shown = (key: string) =>
+      new RegExp(`id="item-${key}"[\\s\\S]*?</section>`).exec(closed)?.[0].replace(/<[^>]+>|\s+/g, ' ') ?? '';
+    expect(shown('agree')).toContain(' Yes ');
+    expect(shown('shops')).toContain(' Both shops ');
+    expect(shown('phone')).toContain(' 030 1234567 ');
+    expect(shown('start')).toContain(' February 1, 2027 ');
+    expect(shown('facts')).toMatch(/VAT registered +Yes +Founded +1921 /);
+    expect(closed).not.toMatch(/>\s*(true|both|\+49301234567|2027-02-01)\s*</);
+    // Nothing there asks for more: no due date, no rules to follow, no "can still change it".
+    expect(closed).not.toContain('Please finish by');
+    expect(closed).not.toContain('class="rules"');
+    expect(closed).not.toContain('You can still change it');
+    const german = (await visitor.get(`/portal/${id}?lang=de`)).text;
+    expect(german).toContain('1. Februar 2027');
+    expect(german).toContain('193 Byte');
+  });
+
   it('answers 404 for unknown, draft and deleted intakes, 410 for archived ones', async () => {
     expect((await visitor.get(`/portal/in_${'Q'.repeat(22)}`)).status).toBe(404);
     expect((await visitor.get('/portal/not-an-id')).status).toBe(404);
@@ -300,9 +386,32 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
       body: small,
       redirect: 'manual',
     });
+    // A one-file item: another file replaces the one it holds, but only a file that passes its checks.
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toContain('At most 1 here: remove one first.');
-    const removed = await postForm(`${server.url}/portal/${id}/items/logo/files/${fileId}/remove`, {});
+    expect(await refused.text()).toContain('This image is too small: it must be at least 200 px wide.');
+    const logoFiles = async () =>
+      (
+        await visitor.get<{ items: { key: string; files: { file_id: string; name: string }[] }[] }>(
+          `/portal/api/${id}`,
+        )
+      ).body.items.find((i) => i.key === 'logo')?.files ?? [];
+    expect((await logoFiles()).map((f) => f.file_id)).toEqual([fileId]);
+    const better = new FormData();
+    better.append('file', new Blob([new Uint8Array(await png(400, 100))], { type: 'image/png' }), 'new.png');
+    const replaced = await fetch(`${server.url}/portal/${id}/items/logo/upload`, {
+      method: 'POST',
+      body: better,
+      redirect: 'manual',
+    });
+    expect(replaced.status).toBe(303);
+    const [replacement, ...more] = await logoFiles();
+    expect(more).toEqual([]);
+    expect(replacement?.name).toBe('new.png');
+    expect(replacement?.file_id).not.toBe(fileId);
+    const removed = await postForm(
+      `${server.url}/portal/${id}/items/logo/files/${replacement?.file_id ?? ''}/remove`,
+      {},
+    );
     expect(removed.status).toBe(303);
     expect(
       (await visitor.get<{ items: { key: string; files: unknown[] }[] }>(`/portal/api/${id}`)).body.items[0]

@@ -1,3 +1,5 @@
+import { formatBytes as formatBytesIn } from '../../src/modules/portal/page/bytes.js';
+
 /** The page's data block: the intake id and the messages the script shows, in the page's language. */
 interface PortalData {
   intake_id: string;
@@ -28,21 +30,7 @@ export function formatNumber(value: number): string {
 }
 
 export function formatBytes(bytes: number): string {
-  const units = [
-    ['byte', 1],
-    ['kilobyte', 1024],
-    ['megabyte', 1024 ** 2],
-    ['gigabyte', 1024 ** 3],
-  ] as const;
-  let chosen: (typeof units)[number] = units[0];
-  for (const unit of units) if (bytes >= unit[1]) chosen = unit;
-  const amount = bytes / chosen[1];
-  return new Intl.NumberFormat(data.language, {
-    style: 'unit',
-    unit: chosen[0],
-    unitDisplay: 'short',
-    maximumFractionDigits: amount < 10 && chosen[1] > 1 ? 1 : 0,
-  }).format(amount);
+  return formatBytesIn(data.language, bytes);
 }
 
 export function formatTime(date: Date): string {

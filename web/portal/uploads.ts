@@ -17,6 +17,7 @@ interface Rules {
   min_height: number | null;
   transparent: boolean;
   max_count: number | null;
+  replaces: boolean;
 }
 
 /** 8 MiB per PATCH: a dropped connection costs at most one chunk, and proxies' body limits are respected. */
@@ -190,6 +191,8 @@ export function enhanceUploadForm(form: HTMLFormElement): void {
       },
       onSuccess: () => {
         jobs.delete(upload);
+        // Earlier refusals are settled by a file that went through: their messages go.
+        for (const old of Array.from(list.querySelectorAll('.upload.failed'))) old.remove();
         li.classList.add('done');
         bar.value = 100;
         status.textContent = t('js.uploaded');
@@ -234,9 +237,15 @@ export function enhanceUploadForm(form: HTMLFormElement): void {
     upload.start();
   };
 
-  const accept = async (files: File[]) => {
+  const accept = async (picked: File[]) => {
+    // A one-file item takes the first file chosen, and it replaces the one the item holds.
+    const files = rules.replaces ? picked.slice(0, 1) : picked;
     for (const file of files) {
-      if (rules.max_count !== null && fileCount() >= rules.max_count) {
+      if (rules.replaces && jobs.size > 0) {
+        failure(file.name, t('js.one_at_a_time'));
+        continue;
+      }
+      if (!rules.replaces && rules.max_count !== null && fileCount() >= rules.max_count) {
         failure(file.name, t('js.too_many', { n: rules.max_count }));
         continue;
       }

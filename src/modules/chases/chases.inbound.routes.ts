@@ -2,11 +2,13 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import { Timestamp, optional } from '../../http/schemas.js';
-import { translator } from '../../i18n/index.js';
+import { supportedLanguage, translator } from '../../i18n/index.js';
 import { constantTimeEqual } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
 import { findIntakeById } from '../intakes/intakes.service.js';
-import { escapeHtml } from '../notify/notify.templates.js';
+import { senderOf } from '../notify/notify.service.js';
+import { pageLanguage } from '../portal/page/language.js';
+import { sendNoticePage } from '../portal/notice-page.js';
 import { verifySignature } from '../webhooks/verify.js';
 import { applyReportedBounce, optOut, optOutSignature } from './chases.service.js';
 
@@ -110,50 +112,57 @@ export async function chasesInboundRoutes(app: FastifyInstance, services: AppSer
       return { ...intake, recipientId };
     }
 
-    function page(reply: FastifyReply, status: number, language: string, title: string, body: string) {
-      return reply
-        .code(status)
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer')
-        .send(
-          `<!doctype html><html lang="${escapeHtml(language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:520px;margin:48px auto;padding:0 16px;line-height:1.5">${body}</body></html>`,
-        );
-    }
-
-    function notFoundPage(reply: FastifyReply) {
-      const invalid = translator('en', 'email')('optout_page.invalid');
-      return page(reply, 404, 'en', 'Not found', `<p>${escapeHtml(invalid)}</p>`);
+    // The opt-out pages speak the language of the reminder that linked to them, in the portal's look.
+    function notFoundPage(reply: FastifyReply, acceptLanguage: string | undefined) {
+      const language = pageLanguage({ acceptLanguage }, null);
+      const t = translator(language, 'email');
+      return sendNoticePage(services, reply, {
+        status: 404,
+        language,
+        intake: null,
+        content: { title: t('optout_page.invalid_title'), paragraphs: [t('optout_page.invalid')] },
+      });
     }
 
     // GET only shows a button (link scanners must not opt anyone out); POST (also RFC 8058 one-click) acts.
     scope.get('/optout/:id', { schema: { hide: true } }, async (request, reply) => {
       const intake = await optOutTarget(request.params, request.query);
-      if (!intake) return notFoundPage(reply);
-      const t = translator(intake.client_language, 'email');
+      if (!intake) return notFoundPage(reply, request.headers['accept-language']);
+      const language = supportedLanguage(intake.client_language);
+      const t = translator(language, 'email');
       const who = intake.recipientId ? `r=${encodeURIComponent(intake.recipientId)}&` : '';
       const action = `/optout/${encodeURIComponent(intake.id)}?${who}sig=${optOutSignature(services, intake.id, intake.recipientId)}`;
-      return page(
-        reply,
-        200,
-        intake.client_language,
-        t('optout_page.title'),
-        `<h1>${escapeHtml(t('optout_page.title'))}</h1><p>${escapeHtml(t('optout_page.question', { project: intake.project_name }))}</p><form method="post" action="${escapeHtml(action)}"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">${escapeHtml(t('optout_page.confirm'))}</button></form>`,
-      );
+      const sender = await senderOf(services.db.kysely, intake.account_id);
+      return sendNoticePage(services, reply, {
+        status: 200,
+        language,
+        intake,
+        content: {
+          title: t('optout_page.question', { project: intake.project_name }),
+          paragraphs: [t('optout_page.explain', { account: sender.name })],
+          form: { action, button: t('optout_page.confirm'), fields: { 'List-Unsubscribe': 'One-Click' } },
+          icon: 'alert',
+        },
+      });
     });
 
     scope.post('/optout/:id', { schema: { hide: true } }, async (request, reply) => {
       const intake = await optOutTarget(request.params, request.query);
-      if (!intake) return notFoundPage(reply);
+      if (!intake) return notFoundPage(reply, request.headers['accept-language']);
       await optOut(services, intake.id, intake.recipientId);
-      const t = translator(intake.client_language, 'email');
-      return page(
-        reply,
-        200,
-        intake.client_language,
-        t('optout_page.title'),
-        `<p>${escapeHtml(t('optout_page.done', { project: intake.project_name }))}</p>`,
-      );
+      const language = supportedLanguage(intake.client_language);
+      const t = translator(language, 'email');
+      return sendNoticePage(services, reply, {
+        status: 200,
+        language,
+        intake,
+        content: {
+          title: t('optout_page.done_title'),
+          paragraphs: [t('optout_page.done', { project: intake.project_name }), t('optout_page.done_portal')],
+          link: { href: `/portal/${encodeURIComponent(intake.id)}`, label: t('optout_page.open_portal') },
+          icon: 'check',
+        },
+      });
     });
     done();
   });

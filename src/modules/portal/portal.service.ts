@@ -380,6 +380,16 @@ export interface UploadAllowance {
   /** Files the item holds now, and the most it takes. */
   filesAlready: number;
   maxCount: number;
+  /** A one-file item (file, image): a new upload replaces the file it holds. */
+  replaces: boolean;
+}
+
+/**
+ * A file or image item holds one file: choosing another replaces it in one step (the old file goes
+ * in the transaction that records the new one). A file_list counts to its max_count instead.
+ */
+function replacesOnUpload(def: { type: string; constraints: { max_count?: number | undefined } }): boolean {
+  return def.type !== 'file_list' && (def.constraints.max_count ?? 1) === 1;
 }
 
 /**
@@ -411,7 +421,7 @@ export async function uploadAllowance(
       : `the ${plan.name} plan's per-file limit (${plan.max_file_bytes} bytes)`;
   const filesAlready = (await filesOf(db, intake.id, key)).length;
   const maxCount = def.constraints.max_count ?? (def.type === 'file_list' ? Infinity : 1);
-  return { maxBytes, limitName, plan, filesAlready, maxCount };
+  return { maxBytes, limitName, plan, filesAlready, maxCount, replaces: replacesOnUpload(def) };
 }
 
 /**
@@ -500,13 +510,16 @@ async function recordUpload(
     assertClientMayWork(locked);
     const item = await requireItem(trx, locked, key);
     assertItemChangeable(item, 'save');
+    const def = definitionOf(item);
     const already = await filesOf(trx, locked.id, key);
-    const checked = checkFile(definitionOf(item), facts, already.length);
+    const replaced = replacesOnUpload(def) ? already : [];
+    const checked = checkFile(def, facts, already.length - replaced.length);
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const now = world.clock.now();
+    const freed = replaced.reduce((sum, f) => sum + Number(f.size), 0);
     if (world.livemode) {
       const used = await usageValue(trx, world, 'storage_bytes', now);
-      if (used + facts.bytes > plan.quotas.storage_bytes) {
+      if (used - freed + facts.bytes > plan.quotas.storage_bytes) {
         throw new ApiError(
           'quota_exceeded',
           `The account's file storage quota (${plan.quotas.storage_bytes} bytes on the ${plan.name} plan) is full.`,
@@ -529,8 +542,19 @@ async function recordUpload(
       created_at: now.toISOString(),
     };
     const before = itemStates(await itemsOf(trx, locked.id));
+    if (replaced.length > 0) {
+      await trx
+        .deleteFrom('item_files')
+        .where(
+          'id',
+          'in',
+          replaced.map((f) => f.id),
+        )
+        .execute();
+      await deleteStoredFilesAfterCommit(trx, world, locked.id, replaced);
+    }
     await trx.insertInto('item_files').values(row).execute();
-    await addUsage(trx, world, 'storage_bytes', facts.bytes, now);
+    await addUsage(trx, world, 'storage_bytes', facts.bytes - freed, now);
     await recordAnswerChanged(trx, locked.id, key, now.toISOString());
     await settleIntake(trx, world, locked, before, true);
     return toFileRecord(row);

@@ -135,7 +135,7 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
       return context;
     }
     const allowance = await uploadAllowance(services, rawId, key);
-    if (allowance.filesAlready >= allowance.maxCount) {
+    if (!allowance.replaces && allowance.filesAlready >= allowance.maxCount) {
       throw new ApiError(
         'unprocessable',
         `${key}.max_count: this item takes at most ${allowance.maxCount} file${allowance.maxCount === 1 ? '' : 's'}; remove one first`,

@@ -118,7 +118,7 @@ function fileArea(item: ViewItem, m: PageModel, canEdit: boolean): Html {
         />
         <label for="${id}" class="drop-label"
           >${raw(ICONS.upload)}<span class="drop-main"
-            >${t(multiple ? 'files.choose_many' : 'files.choose')}</span
+            >${t(multiple ? 'files.choose_many' : item.files.length > 0 ? 'files.replace' : 'files.choose')}</span
           ><span class="drop-hint">${t('files.or_drag')}</span></label
         >
         ${camera}
@@ -212,8 +212,9 @@ export function renderCard(item: ViewItem, m: PageModel): Html {
             <p class="revision-note">${item.review_note}</p>
           </div>`
         : '';
+  // The rules guide an answer still to give; on an accepted item or a closed request they are noise.
   const rulesBlock =
-    rules.length > 0
+    rules.length > 0 && editable(item, m)
       ? html`<ul class="rules" id="item-${item.key}-rules" aria-label="${t('card.requirements')}">
           ${rules.map((r) => html`<li>${r}</li>`)}
         </ul>`

@@ -82,6 +82,8 @@ export function clientRules(def: PageItemDef, maxBytes: number) {
     min_height: c.min_height ?? null,
     transparent: c.transparent_background === true,
     max_count: c.max_count ?? (def.type === 'file_list' ? null : 1),
+    // A one-file item: another file replaces the one it holds (the server does it in one step).
+    replaces: def.type !== 'file_list' && (c.max_count ?? 1) === 1,
   };
 }
 
@@ -105,7 +107,7 @@ function countRange(
 
 /**
  * The item's constraints said in plain words in the page's language, e.g.
- * ["PNG or SVG", "at least 1,000 px wide", "transparent background", "up to 10 MB"].
+ * ["PNG or SVG", "at least 1000 px wide", "transparent background", "up to 10 MB"].
  */
 export function describeConstraints(
   t: TFunction,
@@ -136,7 +138,9 @@ export function describeConstraints(
     if (c.min_height !== undefined) out.push(t('constraint.min_height', { n: n(c.min_height) }));
     if (c.transparent_background) out.push(t('constraint.transparent'));
     if (def.type === 'file_list') out.push(countRange(t, locale, c.min_count, c.max_count, 'files'));
-    if (Number.isFinite(maxBytes))
+    // The item's own size limit; the plan's (gigabytes) is no rule a client needs to read for a
+    // logo, and an upload over it is refused with the limit named.
+    if (c.max_bytes !== undefined && Number.isFinite(maxBytes))
       out.push(t('constraint.max_bytes', { size: formatBytes(locale, maxBytes) }));
   }
   switch (def.type) {

@@ -1,7 +1,8 @@
 import { examplePhone } from '../../../domain/phone.js';
 import { attr, flag, html, type Html } from './html.js';
 import type { CardError, PageModel, ViewItem } from './model.js';
-import { renderSchemaFields, schemaFields, type FormFields } from './schema-form.js';
+import { formatDate, formatList, formatNumber, formatPhone } from './format.js';
+import { renderSchemaFields, schemaFields, type FormFields, type SchemaField } from './schema-form.js';
 
 /**
  * The input of a value item, by type. Every control posts as a plain form (it works before any script
@@ -113,7 +114,7 @@ ${text}</textarea>`
       return html`${label}<input
           type="tel"
           ${common}
-          value="${text}"
+          value="${draft ? text : text && formatPhone(text, m.country)}"
           ${placeholder(examplePhone(m.country) ?? '+44 20 7946 0958')}
           autocomplete="tel"
           data-autosave="change"
@@ -296,7 +297,41 @@ export function swatch(colour: string): Html {
   </svg>`;
 }
 
-/** A saved value shown read-only (submitted or approved items). */
+/** One value of a structured answer in words: Yes/No, local numbers and dates, lists. */
+function fieldValue(value: unknown, field: SchemaField | undefined, m: PageModel): Html | string {
+  if (value === null || value === undefined || value === '') return m.t('empty');
+  if (typeof value === 'boolean') return value ? m.t('yes') : m.t('no');
+  if (typeof value === 'number') return formatNumber(m.language, value);
+  if (typeof value === 'string')
+    return field?.kind === 'date' && /^\d{4}-\d{2}-\d{2}$/.test(value)
+      ? formatDate(m.language, value)
+      : value;
+  if (Array.isArray(value))
+    return formatList(
+      m.language,
+      value.map((v) => String(fieldValue(v, undefined, m))),
+      'conjunction',
+    );
+  if (typeof value === 'object')
+    return objectDisplay(value as Record<string, unknown>, field?.children ?? [], m);
+  return JSON.stringify(value);
+}
+
+function objectDisplay(value: Record<string, unknown>, fields: SchemaField[], m: PageModel): Html {
+  // Field names as the form showed them (the schema's titles), not the raw keys.
+  const byKey = new Map(fields.map((f) => [f.path.split('.').pop() ?? f.path, f]));
+  return html`<dl class="value-object">
+    ${Object.entries(value).map(([key, x]) => {
+      const field = byKey.get(key);
+      return html`<div class="value-pair">
+        <dt>${field?.label ?? key}</dt>
+        <dd>${fieldValue(x, field, m)}</dd>
+      </div>`;
+    })}
+  </dl>`;
+}
+
+/** A saved value shown read-only (accepted items, closed requests), as people write it. */
 export function valueDisplay(item: ViewItem, m: PageModel): Html {
   const { t } = m;
   if (item.type === 'secret')
@@ -308,27 +343,24 @@ export function valueDisplay(item: ViewItem, m: PageModel): Html {
     const labels = (Array.isArray(v) ? v : [v]).map(
       (x) => item.options?.find((o) => o.value === x)?.label ?? String(x),
     );
-    return html`<ul class="value-list">
-      ${labels.map((l) => html`<li>${l}</li>`)}
-    </ul>`;
+    return item.type === 'select'
+      ? html`<p class="value">${labels[0] ?? ''}</p>`
+      : html`<ul class="value-list">
+          ${labels.map((l) => html`<li>${l}</li>`)}
+        </ul>`;
   }
   if (item.type === 'color_list' && Array.isArray(v)) {
     return html`<ul class="value-list swatches">
       ${v.map((c) => html`<li>${swatch(String(c))}${String(c)}</li>`)}
     </ul>`;
   }
-  if (typeof v === 'object') {
-    // Field names as the form showed them (the schema's titles), not the raw keys.
-    const titles = new Map((schemaFields(item.schema) ?? []).map((f) => [f.path, f.label]));
-    return html`<dl class="value-object">
-      ${Object.entries(v as Record<string, unknown>).map(
-        ([k, x]) =>
-          html`<dt>${titles.get(k) ?? k}</dt>
-            <dd>
-              ${typeof x === 'object' || x === undefined ? JSON.stringify(x) : String(x as string | number | boolean)}
-            </dd>`,
-      )}
-    </dl>`;
-  }
+  if (item.type === 'phone' && typeof v === 'string')
+    return html`<p class="value">${formatPhone(v, m.country)}</p>`;
+  if (item.type === 'date' && typeof v === 'string')
+    return html`<p class="value">${formatDate(m.language, v)}</p>`;
+  if (item.type === 'number' && typeof v === 'number')
+    return html`<p class="value">${formatNumber(m.language, v)}</p>`;
+  if (typeof v === 'object' && !Array.isArray(v))
+    return objectDisplay(v as Record<string, unknown>, schemaFields(item.schema) ?? [], m);
   return html`<p class="value">${typeof v === 'string' ? v : JSON.stringify(v)}</p>`;
 }

@@ -1,27 +1,13 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+
 /** Dates, numbers, sizes and lists for the page's locale (Intl: no catalogue strings needed). */
 
+/** Grouping from five digits on, as style guides ask: 1921 (a year, a postcode) stays 1921; 12,345. */
 export function formatNumber(locale: string, value: number): string {
-  return new Intl.NumberFormat(locale).format(value);
+  return new Intl.NumberFormat(locale, { useGrouping: 'min2' }).format(value);
 }
 
-const UNITS = [
-  ['byte', 1],
-  ['kilobyte', 1024],
-  ['megabyte', 1024 ** 2],
-  ['gigabyte', 1024 ** 3],
-] as const;
-
-export function formatBytes(locale: string, bytes: number): string {
-  let chosen: (typeof UNITS)[number] = UNITS[0];
-  for (const unit of UNITS) if (bytes >= unit[1]) chosen = unit;
-  const amount = bytes / chosen[1];
-  return new Intl.NumberFormat(locale, {
-    style: 'unit',
-    unit: chosen[0],
-    unitDisplay: 'short',
-    maximumFractionDigits: amount < 10 && chosen[1] > 1 ? 1 : 0,
-  }).format(amount);
-}
+export { formatBytes } from './bytes.js';
 
 /** A calendar date (YYYY-MM-DD) in words, e.g. "15 December 2026"; the date does not move with time zones. */
 export function formatDate(locale: string, ymd: string): string {
@@ -51,4 +37,16 @@ export function formatList(
   type: 'conjunction' | 'disjunction',
 ): string {
   return new Intl.ListFormat(locale, { style: 'long', type }).format(items);
+}
+
+/**
+ * A stored phone number (E.164) as its owner writes it: in national form for a number of the
+ * client's own country ("030 1234567"), in international form otherwise ("+44 20 7946 0958").
+ */
+export function formatPhone(e164: string, country: string | undefined): string {
+  const parsed = parsePhoneNumberFromString(e164);
+  if (!parsed?.isValid()) return e164;
+  return country && parsed.country === country.toUpperCase()
+    ? parsed.formatNational()
+    : parsed.formatInternational();
 }

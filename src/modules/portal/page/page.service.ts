@@ -39,7 +39,7 @@ async function accountOf(services: AppServices, accountId: string) {
 
 async function brandingFor(
   services: AppServices,
-  intake: IntakeRow,
+  intake: { id: string },
   account: { id: string; name: string; plan: string },
 ) {
   const branding = await portalBranding(
@@ -50,6 +50,14 @@ async function brandingFor(
   // The logo is served from this origin (never inlined, never a third-party address).
   const logoUrl = branding.logoUrl ? logoPath(intake.id, branding.logoUrl) : null;
   return { ...branding, logoUrl };
+}
+
+/** The branding an intake's pages show (the account's name, logo and accent colour). */
+export async function intakeBranding(
+  services: AppServices,
+  intake: { id: string; account_id: string },
+): Promise<Branding> {
+  return brandingFor(services, intake, await accountOf(services, intake.account_id));
 }
 
 /**

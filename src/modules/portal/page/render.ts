@@ -31,6 +31,7 @@ const CLIENT_MESSAGES = [
   'js.resume_hint',
   'js.discard',
   'js.too_many',
+  'js.one_at_a_time',
   'js.wrong_type',
   'js.too_large',
   'js.too_narrow',
@@ -92,10 +93,12 @@ function languageSwitcher(m: { t: TFunction; language: string }): Html {
   </details>`;
 }
 
-function topBar(m: { t: TFunction; language: string }, b: Branding): Html {
+function topBar(m: { t: TFunction; language: string }, b: Branding, switcher = true): Html {
   const logo = b.logoUrl ? html`<img class="logo" src="${b.logoUrl}" alt="" height="32" />` : '';
   return html`<header class="top">
-    <div class="brand">${logo}<span class="brand-name">${b.accountName}</span>${languageSwitcher(m)}</div>
+    <div class="brand">
+      ${logo}<span class="brand-name">${b.accountName}</span>${switcher ? languageSwitcher(m) : ''}
+    </div>
   </header>`;
 }
 
@@ -111,7 +114,8 @@ export function renderSummary(m: PageModel): Html {
     unsent === 0 &&
     (items.some((i) => i.required) ? requiredLeft.length === 0 : submitted === total && total > 0);
   const allApproved = items.length > 0 && items.every((i) => i.status === 'approved' || !i.required);
-  const progressText = t('progress', {
+  // "All done" beside "1 of 2 done" reads as a contradiction: say that the rest is optional.
+  const progressText = t(allDone && submitted < total ? 'progress_optional_left' : 'progress', {
     done: formatNumber(m.language, submitted),
     total: formatNumber(m.language, total),
   });
@@ -285,7 +289,7 @@ export function renderPage(m: PageModel, assets: PageAssets, nonce: string): str
       <div class="intro">
         <h1>${view.project_name}</h1>
         <p class="greeting">${greeting} ${m.closed ? '' : intro}</p>
-        ${dueLine(m)}
+        ${m.closed ? '' : dueLine(m)}
       </div>
       ${closedBanner}${m.closed ? '' : renderSummary(m)} ${brief}
       <div class="items" id="items" tabindex="-1">${view.items.map((item) => renderCard(item, m))}</div>
@@ -310,15 +314,52 @@ export function renderMessagePage(
   kind: 'not_found' | 'purged',
 ): string {
   const branding = m.branding ?? { accountName: m.t('service'), logoUrl: null, accentColor: null };
-  const body = html`${topBar(m, branding)}
+  return renderNoticePage({ ...m, branding }, assets, nonce, {
+    title: m.t(`${kind}.title`),
+    paragraphs: [m.t(`${kind}.text`, { account: branding.accountName })],
+  });
+}
+
+/** A page of the client's that says one thing (and may ask one thing): opt-out, not found, closed. */
+export interface NoticeContent {
+  title: string;
+  paragraphs: string[];
+  /** A form with one primary button (POSTs to `action`, same origin). */
+  form?: { action: string; button: string; fields?: Record<string, string> };
+  /** A link under the message (e.g. back to the client's page). */
+  link?: { href: string; label: string };
+  icon?: keyof typeof ICONS;
+  /** The language switcher links to ?lang= of this page: only for pages that read it. */
+  switcher?: boolean;
+}
+
+export function renderNoticePage(
+  m: { t: TFunction; language: string; branding: Branding },
+  assets: PageAssets,
+  nonce: string,
+  content: NoticeContent,
+): string {
+  const form = content.form
+    ? html`<form method="post" action="${content.form.action}" class="notice-form">
+        ${Object.entries(content.form.fields ?? {}).map(
+          ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+        )}
+        <button type="submit" class="primary">${content.form.button}</button>
+      </form>`
+    : '';
+  const link = content.link
+    ? html`<p class="notice-link"><a href="${content.link.href}">${content.link.label}</a></p>`
+    : '';
+  const body = html`${topBar(m, m.branding, content.switcher ?? true)}
     <main id="main" class="message-page">
       <div class="banner banner-closed">
-        ${raw(ICONS.lock)}
+        ${raw(ICONS[content.icon ?? 'lock'])}
         <div>
-          <h1 class="banner-title">${m.t(`${kind}.title`)}</h1>
-          <p>${m.t(`${kind}.text`, { account: branding.accountName })}</p>
+          <h1 class="banner-title">${content.title}</h1>
+          ${content.paragraphs.map((p) => html`<p>${p}</p>`)}${form}
         </div>
       </div>
+      ${link}
     </main>`;
-  return shell({ ...m, branding }, assets, nonce, m.t(`${kind}.title`), body);
+  return shell(m, assets, nonce, content.title, body);
 }
