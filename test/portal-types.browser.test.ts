@@ -195,7 +195,7 @@ describe.skipIf(!available)('the portal in a browser: new item types and the bri
     expect(await card(page, 'has_domain').getByLabel('Yes').isChecked()).toBe(true);
     await api.post(`/v1/intakes/${id}/items/tier/approve`);
     await page.reload();
-    expect(await card(page, 'tier').locator('.value-list').innerText()).toBe('Print');
+    expect(await card(page, 'tier').locator('.value').innerText()).toBe('Print');
     await page.screenshot({ path: join(ARTIFACTS, '22-types-submitted.png'), fullPage: true });
     await expectAccessible(page);
     await context.close();
