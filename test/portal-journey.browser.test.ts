@@ -18,8 +18,9 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * A client finishes a request of every item type in one pass, on a phone (360 px) and a desktop
  * (1280 px): picks their language, types as people type (a bare domain, a local phone number),
  * uploads and replaces a file, leaves and comes back with nothing lost, sends everything with one
- * action, gets one item back for a change and sends it again. Throughout: no console errors, nothing
- * wider than the screen, no serious or critical axe-core findings; the opt-out and error pages too.
+ * action, changes an answer before review, gets one item back for a change and sends it again.
+ * Throughout: no console errors, nothing wider than the screen, no serious or critical axe-core
+ * findings; the opt-out and error pages too.
  */
 const available = chromiumAvailable('portal journey browser tests');
 
@@ -250,6 +251,16 @@ describe.skipIf(!available)('a client finishes a request in one pass', () => {
       });
       expect((await row(id, 'wifi')).secret).toBe(true);
       await check(page, width, '04-sent');
+
+      // A change before anyone reviewed it: still the client's to make, and sent again.
+      await card('staff').locator('input').fill('14');
+      await card('staff').locator('input').blur();
+      await poll(() => page.locator('#send .send-text').innerText()).toBe(
+        '1 answer is saved but not sent yet.',
+      );
+      await page.locator('#send').getByRole('button', { name: 'Send 1 answer' }).click();
+      await poll(() => page.locator('#sent .banner-title').innerText()).toBe('1 answer sent. Thank you!');
+      expect(await row(id, 'staff')).toMatchObject({ status: 'submitted', value: 14 });
 
       // The agency asks for one change; the client sees why, changes it and sends it again.
       const revision = await api.post(`/v1/intakes/${id}/revision`, {
