@@ -266,6 +266,7 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
     expect(closed).not.toContain('Please finish by');
     expect(closed).not.toContain('class="rules"');
     expect(closed).not.toContain('You can still change it');
+    expect(closed).toMatch(/Hello Dana,\s+Here is what you sent to [^<]+\./);
     const german = (await visitor.get(`/portal/${id}?lang=de`)).text;
     expect(german).toContain('1. Februar 2027');
     expect(german).toContain('193 Byte');

@@ -288,7 +288,9 @@ export function renderPage(m: PageModel, assets: PageAssets, nonce: string): str
     <main id="main">
       <div class="intro">
         <h1>${view.project_name}</h1>
-        <p class="greeting">${greeting} ${m.closed ? '' : intro}</p>
+        <p class="greeting">
+          ${greeting} ${m.closed ? t('closed.intro', { account: m.branding.accountName }) : intro}
+        </p>
         ${m.closed ? '' : dueLine(m)}
       </div>
       ${closedBanner}${m.closed ? '' : renderSummary(m)} ${brief}
