@@ -4,7 +4,7 @@ import { translator } from '../../i18n/index.js';
 import type { AppServices } from '../../services.js';
 import { portalAssets } from './page/assets.js';
 import { intakeBranding } from './page/page.service.js';
-import { renderNoticePage, type NoticeContent } from './page/render.js';
+import { renderNoticePage, type NoticeContent } from './page/notice.js';
 import { portalSecurityHeaders } from './portal.security.js';
 
 export type { NoticeContent };

@@ -17,7 +17,8 @@ import {
   type FormOutcome,
   type PageState,
 } from './page/page.service.js';
-import { renderMessagePage, renderPage, renderSendBar, renderSummary } from './page/render.js';
+import { renderMessagePage } from './page/notice.js';
+import { renderPage, renderSendBar, renderSummary } from './page/render.js';
 import type { FormFields } from './page/schema-form.js';
 import { uploadFile } from './portal.service.js';
 import { accountLogo } from './branding.js';

@@ -1,6 +1,7 @@
 import { isFileType } from '../../../domain/items.js';
 import { acceptAttribute, clientRules, describeConstraints } from './constraints.js';
-import { valueControl, valueDisplay } from './controls.js';
+import { valueControl } from './controls.js';
+import { valueDisplay } from './display.js';
 import { formatBytes, formatDateTime, formatNumber } from './format.js';
 import { attr, flag, html, raw, type Html } from './html.js';
 import { ICONS } from './icons.js';

@@ -1,19 +1,12 @@
 import type { TFunction } from 'i18next';
 import { renderCard } from './card.js';
-import { accentVariables } from './colour.js';
 import { formatBytes, formatDate, formatNumber } from './format.js';
-import { SUPPORTED_LANGUAGES } from '../../../i18n/index.js';
-import { attr, flag, html, jsonForScript, raw, type Html } from './html.js';
+import { flag, html, jsonForScript, raw, type Html } from './html.js';
 import { ICONS } from './icons.js';
-import { languageName } from './language.js';
-import { isUnsent, portalPath, type Branding, type PageModel } from './model.js';
+import { shell, topBar, type PageAssets } from './shell.js';
+import { isUnsent, portalPath, type PageModel } from './model.js';
 
 /** The portal page, rendered on the server in the client's language; the script only enhances it. */
-
-export interface PageAssets {
-  scriptPath: string;
-  stylePath: string;
-}
 
 /** Messages the page script needs (uploads, autosave, client-side checks), in the page's language. */
 const CLIENT_MESSAGES = [
@@ -63,43 +56,6 @@ const CLIENT_MESSAGES = [
 
 export function clientMessages(t: TFunction): Record<string, string> {
   return Object.fromEntries(CLIENT_MESSAGES.map((key) => [key, t(key)]));
-}
-
-/**
- * The page's language switcher: plain links (no script needed), each in its own language and marked
- * with hreflang; the choice is kept for the visit by the page (a session cookie).
- */
-function languageSwitcher(m: { t: TFunction; language: string }): Html {
-  const current = languageName(m.language);
-  return html`<details class="languages">
-    <summary>
-      ${raw(ICONS.globe)}<span class="visually-hidden">${m.t('language.label')}: </span
-      ><span lang="${m.language}">${current}</span>
-    </summary>
-    <ul>
-      ${SUPPORTED_LANGUAGES.map(
-        (code) =>
-          html`<li>
-            <a
-              href="?lang=${code}"
-              hreflang="${code}"
-              lang="${code}"
-              ${attr('aria-current', code === m.language ? 'true' : undefined)}
-              >${languageName(code)}</a
-            >
-          </li>`,
-      )}
-    </ul>
-  </details>`;
-}
-
-function topBar(m: { t: TFunction; language: string }, b: Branding, switcher = true): Html {
-  const logo = b.logoUrl ? html`<img class="logo" src="${b.logoUrl}" alt="" height="32" />` : '';
-  return html`<header class="top">
-    <div class="brand">
-      ${logo}<span class="brand-name">${b.accountName}</span>${switcher ? languageSwitcher(m) : ''}
-    </div>
-  </header>`;
 }
 
 export function renderSummary(m: PageModel): Html {
@@ -216,39 +172,6 @@ function dueLine(m: PageModel): Html | string {
   </p>`;
 }
 
-function shell(
-  m: { t: TFunction; language: string; branding: Branding },
-  assets: PageAssets,
-  nonce: string,
-  title: string,
-  body: Html,
-  extraHead: Html | string = '',
-): string {
-  const accent = m.branding.accentColor;
-  const style = accent
-    ? html`<style nonce="${nonce}">
-        :root{${accentVariables(accent)}}
-      </style>`
-    : '';
-  return `<!doctype html>${
-    html`<html lang="${m.language}">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
-        <meta name="robots" content="noindex, nofollow" />
-        <link rel="icon" href="data:," />
-        <title>${title}</title>
-        <link rel="stylesheet" href="${assets.stylePath}" />
-        ${style}${extraHead}
-      </head>
-      <body>
-        ${body}
-      </body>
-    </html>`.value
-  }`;
-}
-
 export function renderPage(m: PageModel, assets: PageAssets, nonce: string): string {
   const { t, view } = m;
   const greeting = view.client_name ? t('greeting_named', { name: view.client_name }) : t('greeting');
@@ -306,62 +229,4 @@ export function renderPage(m: PageModel, assets: PageAssets, nonce: string): str
     </script>`;
   const head = m.closed ? '' : html`<script type="module" src="${assets.scriptPath}"></script>`;
   return shell(m, assets, nonce, `${view.project_name} · ${m.branding.accountName}`, body, head);
-}
-
-/** 404 (unknown or deleted) and closed-without-content pages: a message and nothing else. */
-export function renderMessagePage(
-  m: { t: TFunction; language: string; branding: Branding | null },
-  assets: PageAssets,
-  nonce: string,
-  kind: 'not_found' | 'purged',
-): string {
-  const branding = m.branding ?? { accountName: m.t('service'), logoUrl: null, accentColor: null };
-  return renderNoticePage({ ...m, branding }, assets, nonce, {
-    title: m.t(`${kind}.title`),
-    paragraphs: [m.t(`${kind}.text`, { account: branding.accountName })],
-  });
-}
-
-/** A page of the client's that says one thing (and may ask one thing): opt-out, not found, closed. */
-export interface NoticeContent {
-  title: string;
-  paragraphs: string[];
-  /** A form with one primary button (POSTs to `action`, same origin). */
-  form?: { action: string; button: string; fields?: Record<string, string> };
-  /** A link under the message (e.g. back to the client's page). */
-  link?: { href: string; label: string };
-  icon?: keyof typeof ICONS;
-  /** The language switcher links to ?lang= of this page: only for pages that read it. */
-  switcher?: boolean;
-}
-
-export function renderNoticePage(
-  m: { t: TFunction; language: string; branding: Branding },
-  assets: PageAssets,
-  nonce: string,
-  content: NoticeContent,
-): string {
-  const form = content.form
-    ? html`<form method="post" action="${content.form.action}" class="notice-form">
-        ${Object.entries(content.form.fields ?? {}).map(
-          ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
-        )}
-        <button type="submit" class="primary">${content.form.button}</button>
-      </form>`
-    : '';
-  const link = content.link
-    ? html`<p class="notice-link"><a href="${content.link.href}">${content.link.label}</a></p>`
-    : '';
-  const body = html`${topBar(m, m.branding, content.switcher ?? true)}
-    <main id="main" class="message-page">
-      <div class="banner banner-closed">
-        ${raw(ICONS[content.icon ?? 'lock'])}
-        <div>
-          <h1 class="banner-title">${content.title}</h1>
-          ${content.paragraphs.map((p) => html`<p>${p}</p>`)}${form}
-        </div>
-      </div>
-      ${link}
-    </main>`;
-  return shell(m, assets, nonce, content.title, body);
 }
