@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORTAL_LIMITS } from '../src/modules/portal/portal.security.js';
 import { DATABASES } from './helpers/env.js';
@@ -492,7 +493,13 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
     const mailedLogo = await fetch(server.url + new URL(logoUrl).pathname + new URL(logoUrl).search);
     expect(mailedLogo.status).toBe(200);
     expect(mailedLogo.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
-    expect(Buffer.from(await mailedLogo.arrayBuffer())).toEqual(await png(120, 40));
+    // Re-encoded as a PNG at twice the 40 px the emails show (mail clients often show no SVG or WebP).
+    expect(mailedLogo.headers.get('content-type')).toBe('image/png');
+    expect(await sharp(Buffer.from(await mailedLogo.arrayBuffer())).metadata()).toMatchObject({
+      format: 'png',
+      width: 240,
+      height: 80,
+    });
     expect((await fetch(`${server.url}${new URL(logoUrl).pathname}?v=000000000000`)).status).toBe(404);
     expect((await fetch(`${server.url}${new URL(logoUrl).pathname}`)).status).toBe(404);
     const free = client(server.url, (await server.createAccount({ plan: 'free' })).live_key);
@@ -501,6 +508,37 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
       402,
       'plan_required',
     );
+    const svg =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="100"><rect width="300" height="100" fill="#0f766e"/></svg>';
+    await api.patch('/v1/account', {
+      branding: { logo_url: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` },
+    });
+    const svgMail = await test.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Branded SVG',
+      client: { email: 'c@example.com' },
+      items: ITEMS,
+    });
+    let svgHtml = '';
+    await expect
+      .poll(async () => {
+        const outbox = await test.get<{ messages: { html: string | null }[] }>(
+          `/v1/test_helpers/outbox?intake_id=${svgMail.body.intake_id}`,
+        );
+        svgHtml = outbox.body.messages[0]?.html ?? '';
+        return svgHtml;
+      })
+      .toContain('<img src=');
+    const svgLogo = new URL(/<img src="([^"]+)"/.exec(svgHtml)?.[1] ?? '');
+    expect(svgLogo.search).not.toBe(new URL(logoUrl).search);
+    const rendered = await fetch(server.url + svgLogo.pathname + svgLogo.search);
+    expect(rendered.headers.get('content-type')).toBe('image/png');
+    expect(await sharp(Buffer.from(await rendered.arrayBuffer())).metadata()).toMatchObject({
+      format: 'png',
+      width: 240,
+      height: 80,
+    });
+    // The old version's address answers no more.
+    expect((await fetch(server.url + new URL(logoUrl).pathname + new URL(logoUrl).search)).status).toBe(404);
     await api.patch('/v1/account', { branding: { logo_url: null, accent_color: null } });
     expect((await visitor.get(`/portal/${id}`)).text).not.toContain('class="logo"');
     expect((await fetch(logoUrl.replace(server.server.services.config.appUrl, server.url))).status).toBe(404);

@@ -21,7 +21,7 @@ import { renderMessagePage } from './page/notice.js';
 import { renderPage, renderSendBar, renderSummary } from './page/render.js';
 import type { FormFields } from './page/schema-form.js';
 import { uploadFile } from './portal.service.js';
-import { accountLogo } from './branding.js';
+import { emailLogoPng } from './email-logo.js';
 import { portalSecurityHeaders } from './portal.security.js';
 import { thumbnailOf } from './thumbnail.js';
 
@@ -193,16 +193,16 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
     '/portal/brand/:account_id/logo',
     hidden,
     async (request, reply) => {
-      const logo = /^acct_[A-Za-z0-9]{1,64}$/.test(request.params.account_id)
-        ? await accountLogo(services.db.kysely, request.params.account_id)
+      const png = /^acct_[A-Za-z0-9]{1,64}$/.test(request.params.account_id)
+        ? await emailLogoPng(services.db.kysely, request.params.account_id, request.query.v)
         : undefined;
-      if (!logo || logo.version !== request.query.v) throw new ApiError('not_found', 'No logo.');
+      if (!png) throw new ApiError('not_found', 'No logo.');
       return reply
-        .type(logo.type)
-        .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+        .type('image/png')
+        .header('Content-Security-Policy', "default-src 'none'; sandbox")
         .header('Cross-Origin-Resource-Policy', 'cross-origin')
         .header('Cache-Control', 'public, max-age=31536000, immutable')
-        .send(logo.bytes);
+        .send(png);
     },
   );
 
