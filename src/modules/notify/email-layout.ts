@@ -128,7 +128,10 @@ function brandRow(branding: EmailBranding): string {
   return `<tr><td style="padding:0 4px 16px">${inner}</td></tr>`;
 }
 
-/** One email's HTML and plain text from its blocks. */
+/**
+ * One email's HTML and plain text from its blocks. Outlook on Windows ignores max-width, so a fixed
+ * 560 px table wraps the column there (conditional comments only it reads).
+ */
 export function emailLayout(input: EmailLayoutInput): { html: string; text: string } {
   const accent = readableOnWhite((input.branding.accentColor ?? DEFAULT_ACCENT).toLowerCase());
   const preheader = input.preheader
@@ -159,6 +162,7 @@ export function emailLayout(input: EmailLayoutInput): { html: string; text: stri
 ${preheader}
 <table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background:#f4f5f7">
 <tr><td align="center" class="email-outer" style="padding:24px 12px">
+<!--[if mso]><table role="presentation" width="560" align="center" cellpadding="0" cellspacing="0" border="0"><tr><td><![endif]-->
 <table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="max-width:560px;width:100%;table-layout:fixed">
 ${brandRow(input.branding)}
 <tr><td class="email-body" style="background:#ffffff;border-top:4px solid ${accent};border-radius:12px;padding:28px 28px 12px;font-family:${FONT};${WRAP}">
@@ -168,6 +172,7 @@ ${paragraph(input.signature.map(e).join('<br>'))}
 </td></tr>
 <tr><td style="padding:16px 4px 0;font-family:${FONT};font-size:12px;line-height:18px;color:${MUTED};${WRAP}">${footer}</td></tr>
 </table>
+<!--[if mso]></td></tr></table><![endif]-->
 </td></tr>
 </table>
 </body>
