@@ -158,8 +158,14 @@ describe.each(DATABASES)('tus uploads on %s', (database) => {
     ).catch((e: unknown) => e);
     expect(statusOf(full)).toBe(422);
     expect(String(bodyOf(full).message)).toContain('max_count');
-    const first = await send(`${server.url}/portal/api/${id}/items/logo/tus`, await png(200), 'one.png');
-    const second = await send(`${server.url}/portal/api/${id}/items/logo/tus`, await png(300), 'two.png');
+    const used = async () =>
+      (await api.get<{ storage_bytes: { used: number } }>('/v1/usage')).body.storage_bytes.used;
+    const [small, large] = [await png(200), await png(300)];
+    const first = await send(`${server.url}/portal/api/${id}/items/logo/tus`, small, 'one.png');
+    const before = await used();
+    const second = await send(`${server.url}/portal/api/${id}/items/logo/tus`, large, 'two.png');
+    // The replaced file's bytes no longer count against the account's storage.
+    expect((await used()) - before).toBe(large.length - small.length);
     const logo = await client(server.url).get<{ items: { key: string; files: { file_id: string }[] }[] }>(
       `/portal/api/${id}`,
     );
