@@ -211,7 +211,7 @@ export const ItemDefinitionRecord = z
 export type ItemDefinitionInput = z.input<typeof ItemDefinition>;
 export type ItemDefinition = z.output<typeof ItemDefinition>;
 
-/** Which constraints make sense for which kinds of item. */
+/** Which constraints make sense for which kinds of item (the builder shows only these). */
 const FILE_CONSTRAINTS = ['formats', 'max_bytes', 'min_count', 'max_count'];
 const IMAGE_CONSTRAINTS = [...FILE_CONSTRAINTS, 'min_width', 'min_height', 'transparent_background'];
 const TEXT_CONSTRAINTS = ['max_chars', 'min_chars'];
@@ -233,6 +233,10 @@ const APPLICABLE: Record<ItemType, readonly string[]> = {
   multiselect: ['min_count', 'max_count'],
   color_list: ['min_count', 'max_count'],
 };
+
+export function applicableConstraints(type: string): readonly string[] {
+  return (ITEM_TYPES as readonly string[]).includes(type) ? APPLICABLE[type as ItemType] : [];
+}
 
 /** A problem with a definition, phrased for the caller: which item, which constraint, what to fix. */
 export interface DefinitionProblem {
