@@ -1,10 +1,35 @@
-import { ITEM_KEY } from '../../domain/items.js';
+import {
+  FILE_PRESETS,
+  TEXT_FORMATS,
+  fieldsOfSchema,
+  isFieldKind,
+  isFilePreset,
+  isTextFormat,
+  keyFromLabel,
+  presetOfConstraints,
+  schemaOfFields,
+  textFormatOfPattern,
+  uniqueKey,
+  type StructuredField,
+} from '../../domain/builder.js';
+import { ITEM_TYPES, applicableConstraints } from '../../domain/items.js';
+
+export { keyFromLabel } from '../../domain/builder.js';
 
 /**
- * The item rows of the intake and template forms, turned into the API's item definitions. Only the
- * shape is built here; the one schema (ItemDefinition) and the services check every rule, so a
- * dashboard form can never accept what the REST API would refuse.
+ * The builder's item cards (intake and template forms), turned into the API's item definitions.
+ * Only the shape is built here; the one schema (ItemDefinition) and the services check every rule, so
+ * a dashboard form can never accept what the REST API would refuse. Constraints that do not apply to
+ * the chosen type are left out (without script every group of fields is on the page).
  */
+export interface FieldFormRow {
+  label: string;
+  kind: string;
+  required: boolean;
+  /** choice, choices: one option per line. */
+  options: string;
+}
+
 export interface ItemFormRow {
   key: string;
   label: string;
@@ -13,7 +38,10 @@ export interface ItemFormRow {
   example: string;
   required: boolean;
   assignee: string;
+  /** File formats, comma-separated (checkboxes post one value each). */
   formats: string;
+  /** A format preset to fill the file constraints with (see FILE_PRESETS). */
+  preset: string;
   min_width: string;
   min_height: string;
   transparent_background: boolean;
@@ -22,6 +50,9 @@ export interface ItemFormRow {
   max_count: string;
   min_chars: string;
   max_chars: string;
+  /** A named text format (TEXT_FORMATS), "any", or "custom" (the stored pattern is kept). */
+  text_format: string;
+  /** A pattern set through the API, kept as it is (the builder never asks for one). */
   pattern: string;
   min: string;
   max: string;
@@ -30,7 +61,9 @@ export interface ItemFormRow {
   max_date: string;
   /** One choice per line: `value: Label`, or just the label. */
   options: string;
-  /** structured items: the JSON Schema. */
+  /** structured items: the fields the schema is generated from. */
+  fields: FieldFormRow[];
+  /** structured items: a JSON Schema the fields cannot express (set through the API), kept. */
   schema: string;
 }
 
@@ -41,7 +74,7 @@ const TEXT_FIELDS = [
   'help',
   'example',
   'assignee',
-  'formats',
+  'preset',
   'min_width',
   'min_height',
   'max_mb',
@@ -49,6 +82,7 @@ const TEXT_FIELDS = [
   'max_count',
   'min_chars',
   'max_chars',
+  'text_format',
   'pattern',
   'min',
   'max',
@@ -57,17 +91,23 @@ const TEXT_FIELDS = [
   'options',
   'schema',
 ] as const;
+const FLAGS = ['required', 'transparent_background', 'integer'] as const;
 
-export function emptyRow(): ItemFormRow {
+export function emptyField(): FieldFormRow {
+  return { label: '', kind: 'text', required: false, options: '' };
+}
+
+export function emptyRow(type = 'text'): ItemFormRow {
   return {
     key: '',
     label: '',
-    type: 'text',
+    type,
     help: '',
     example: '',
     required: true,
     assignee: 'client',
     formats: '',
+    preset: '',
     min_width: '',
     min_height: '',
     transparent_background: false,
@@ -76,6 +116,7 @@ export function emptyRow(): ItemFormRow {
     max_count: '',
     min_chars: '',
     max_chars: '',
+    text_format: 'any',
     pattern: '',
     min: '',
     max: '',
@@ -83,44 +124,50 @@ export function emptyRow(): ItemFormRow {
     min_date: '',
     max_date: '',
     options: '',
+    fields: [],
     schema: '',
   };
 }
 
-/** Rows as posted: fields named items[<n>][<field>]; rows with neither key nor label are left out. */
-export function rowsOf(form: URLSearchParams): ItemFormRow[] {
+const ON = (value: string) => value === 'on' || value === 'true';
+
+/** Rows as posted: fields named items[<n>][<field>] (and items[<n>][fields][<m>][<part>]). */
+export function allRowsOf(form: URLSearchParams): ItemFormRow[] {
   const rows = new Map<number, ItemFormRow>();
+  const fieldRows = new Map<number, Map<number, FieldFormRow>>();
   for (const [name, value] of form) {
-    const match = /^items\[(\d{1,3})\]\[([a-z_]+)\]$/.exec(name);
+    const match = /^items\[(\d{1,3})\]\[([a-z_]+)\](?:\[(\d{1,2})\]\[([a-z_]+)\])?$/.exec(name);
     if (!match) continue;
     const index = Number(match[1]);
     const field = match[2] ?? '';
-    const row = rows.get(index) ?? { ...emptyRow(), required: false };
-    if (field === 'required' || field === 'transparent_background' || field === 'integer') {
-      row[field] = value === 'on' || value === 'true';
+    const row = rows.get(index) ?? { ...emptyRow(), required: false, text_format: '' };
+    rows.set(index, row);
+    if (field === 'fields' && match[3] !== undefined) {
+      const byIndex = fieldRows.get(index) ?? new Map<number, FieldFormRow>();
+      fieldRows.set(index, byIndex);
+      const fieldRow = byIndex.get(Number(match[3])) ?? emptyField();
+      byIndex.set(Number(match[3]), fieldRow);
+      const part = match[4];
+      if (part === 'label' || part === 'kind' || part === 'options') fieldRow[part] = value;
+      else if (part === 'required') fieldRow.required = ON(value);
+    } else if ((FLAGS as readonly string[]).includes(field)) {
+      row[field as (typeof FLAGS)[number]] = ON(value);
+    } else if (field === 'formats') {
+      row.formats = row.formats ? `${row.formats}, ${value}` : value;
     } else if ((TEXT_FIELDS as readonly string[]).includes(field)) {
       row[field as (typeof TEXT_FIELDS)[number]] = value;
     }
-    rows.set(index, row);
   }
-  return [...rows.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, row]) => row)
-    .filter((row) => row.key.trim() !== '' || row.label.trim() !== '');
+  for (const [index, byIndex] of fieldRows) {
+    const row = rows.get(index);
+    if (row) row.fields = [...byIndex.entries()].sort(([a], [b]) => a - b).map(([, f]) => f);
+  }
+  return [...rows.entries()].sort(([a], [b]) => a - b).map(([, row]) => row);
 }
 
-/** A key from a label when none was typed: "Your logo" → your_logo. */
-export function keyFromLabel(label: string): string {
-  const slug = label
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 64);
-  if (slug === '') return 'item';
-  const key = /^[a-z]/.test(slug) ? slug : `item_${slug}`;
-  return ITEM_KEY.test(key) ? key : 'item';
+/** The rows that say something (a key or a label); empty spare cards are left out. */
+export function rowsOf(form: URLSearchParams): ItemFormRow[] {
+  return allRowsOf(form).filter((row) => row.key.trim() !== '' || row.label.trim() !== '');
 }
 
 function numberOr(text: string, scale = 1): number | string | undefined {
@@ -159,10 +206,44 @@ function withoutUndefined(record: Record<string, unknown>): Record<string, unkno
   );
 }
 
+function structuredFieldsOf(rows: readonly FieldFormRow[]): StructuredField[] {
+  return rows
+    .filter((f) => f.label.trim() !== '')
+    .map((f) => ({
+      label: f.label.trim(),
+      kind: isFieldKind(f.kind) ? f.kind : 'text',
+      required: f.required,
+      options: f.options.split(/\r?\n|,/).map((o) => o.trim()),
+    }));
+}
+
+/** The pattern a row's text format stands for: a named format, the kept custom one, or none. */
+function patternOf(row: ItemFormRow): string | undefined {
+  if (isTextFormat(row.text_format)) return TEXT_FORMATS[row.text_format].pattern;
+  if (row.text_format === 'any') return undefined;
+  return row.pattern.trim() || undefined;
+}
+
+/** A preset fills the file constraints it names, unless the owner set them by hand. */
+function withPreset(row: ItemFormRow): ItemFormRow {
+  if (!isFilePreset(row.preset) || row.formats.trim() !== '' || row.min_width.trim() !== '') return row;
+  const preset: { formats?: readonly string[]; min_width?: number; transparent_background?: boolean } =
+    FILE_PRESETS[row.preset].constraints;
+  return {
+    ...row,
+    formats: (preset.formats ?? []).join(', '),
+    min_width: preset.min_width === undefined ? '' : String(preset.min_width),
+    transparent_background: row.transparent_background || preset.transparent_background === true,
+  };
+}
+
 /** One row as an item definition (input to the ItemDefinition schema). */
-export function definitionOfRow(row: ItemFormRow): Record<string, unknown> {
+export function definitionOfRow(given: ItemFormRow): Record<string, unknown> {
+  const row = withPreset(given);
+  const applicable = applicableConstraints(row.type);
   const maxBytes = numberOr(row.max_mb, 1024 * 1024);
-  const constraints = withoutUndefined({
+  const pattern = patternOf(row);
+  const all = withoutUndefined({
     formats: row.formats.trim()
       ? row.formats
           .split(/[\s,]+/)
@@ -177,28 +258,57 @@ export function definitionOfRow(row: ItemFormRow): Record<string, unknown> {
     max_count: numberOr(row.max_count),
     min_chars: numberOr(row.min_chars),
     max_chars: numberOr(row.max_chars),
-    pattern: row.pattern.trim() || undefined,
+    pattern,
     min: numberOr(row.min),
     max: numberOr(row.max),
     integer: row.integer || undefined,
     min_date: row.min_date.trim() || undefined,
     max_date: row.max_date.trim() || undefined,
   });
+  // An unknown type keeps everything, so the service names the type rather than fields vanishing.
+  const known = (ITEM_TYPES as readonly string[]).includes(row.type);
+  const kept = known ? Object.fromEntries(Object.entries(all).filter(([n]) => applicable.includes(n))) : all;
+  const choices = row.type === 'select' || row.type === 'multiselect';
+  const fields = structuredFieldsOf(row.fields);
+  const formatExample = isTextFormat(row.text_format) ? TEXT_FORMATS[row.text_format].example : undefined;
   return withoutUndefined({
     key: row.key.trim() || keyFromLabel(row.label),
     label: row.label.trim(),
     help: row.help.trim() || undefined,
-    example: row.example.trim() || undefined,
+    example: row.example.trim() || (row.type === 'text' ? formatExample : undefined),
     type: row.type,
     required: row.required,
-    constraints: Object.keys(constraints).length > 0 ? constraints : undefined,
-    options: optionsOf(row.options),
-    schema: schemaOf(row.schema),
+    constraints: Object.keys(kept).length > 0 ? kept : undefined,
+    options: choices || !known ? optionsOf(row.options) : undefined,
+    schema:
+      row.type !== 'structured' && known
+        ? undefined
+        : fields.length > 0
+          ? schemaOfFields(fields)
+          : schemaOf(row.schema),
     assignee: row.assignee === 'owner' ? 'owner' : undefined,
   });
 }
 
-/** The rows of a stored definition (editing a template). */
+/**
+ * The definitions of the builder's rows. Keys left empty are made from the labels, numbered where
+ * two labels give one key or a key is already the intake's (`taken`).
+ */
+export function definitionsOfRows(
+  rows: readonly ItemFormRow[],
+  taken: readonly string[] = [],
+): Record<string, unknown>[] {
+  const keys = new Set([...taken, ...rows.map((r) => r.key.trim()).filter(Boolean)]);
+  return rows.map((row) => {
+    const definition = definitionOfRow(row);
+    if (row.key.trim() !== '') return definition;
+    const key = uniqueKey(keyFromLabel(row.label), keys);
+    keys.add(key);
+    return { ...definition, key };
+  });
+}
+
+/** The rows of a stored definition (editing a template or an intake's item). */
 export function rowOfDefinition(def: {
   key: string;
   label: string;
@@ -214,6 +324,10 @@ export function rowOfDefinition(def: {
   const c = def.constraints ?? {};
   const text = (value: unknown) =>
     typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
+  const formats = Array.isArray(c.formats) ? (c.formats as string[]) : undefined;
+  const pattern = typeof c.pattern === 'string' ? c.pattern : undefined;
+  const named = textFormatOfPattern(pattern);
+  const fields = def.schema ? fieldsOfSchema(def.schema) : undefined;
   return {
     key: def.key,
     label: def.label,
@@ -222,7 +336,13 @@ export function rowOfDefinition(def: {
     example: def.example ?? '',
     required: def.required ?? true,
     assignee: def.assignee ?? 'client',
-    formats: Array.isArray(c.formats) ? (c.formats as string[]).join(', ') : '',
+    formats: formats ? formats.join(', ') : '',
+    preset:
+      presetOfConstraints(def.type, {
+        formats,
+        min_width: typeof c.min_width === 'number' ? c.min_width : undefined,
+        transparent_background: c.transparent_background === true,
+      }) ?? '',
     min_width: text(c.min_width),
     min_height: text(c.min_height),
     transparent_background: c.transparent_background === true,
@@ -232,13 +352,20 @@ export function rowOfDefinition(def: {
     max_count: text(c.max_count),
     min_chars: text(c.min_chars),
     max_chars: text(c.max_chars),
-    pattern: text(c.pattern),
+    text_format: named ?? (pattern ? 'custom' : 'any'),
+    pattern: pattern ?? '',
     min: text(c.min),
     max: text(c.max),
     integer: c.integer === true,
     min_date: text(c.min_date),
     max_date: text(c.max_date),
     options: (def.options ?? []).map((o) => `${o.value}: ${o.label}`).join('\n'),
-    schema: def.schema ? JSON.stringify(def.schema, null, 2) : '',
+    fields: (fields ?? []).map((f) => ({
+      label: f.label,
+      kind: f.kind,
+      required: f.required,
+      options: f.options.join('\n'),
+    })),
+    schema: def.schema && !fields ? JSON.stringify(def.schema, null, 2) : '',
   };
 }
