@@ -1,4 +1,4 @@
-import { ITEM_KEY, type Constraints, type Format } from './items.js';
+import { ITEM_KEY, type Constraints } from './items.js';
 
 /**
  * The intake builder's rules, in words an account holder uses: keys made from labels, text formats
@@ -100,7 +100,7 @@ export function presetOfConstraints(
   return presetsFor(type).find((name) => {
     const p: FilePreset['constraints'] = FILE_PRESETS[name].constraints;
     return (
-      same(p.formats as readonly Format[] | undefined, c.formats) &&
+      same(p.formats, c.formats) &&
       p.min_width === c.min_width &&
       (p.transparent_background ?? false) === (c.transparent_background ?? false)
     );
@@ -199,7 +199,7 @@ export function schemaOfFields(fields: readonly StructuredField[]): Record<strin
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings = (v: unknown): string[] | undefined =>
-  Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
+  Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v) : undefined;
 
 function kindOfProperty(p: Json): { kind: FieldKind; options: string[] } | undefined {
   const options = strings(p.enum);

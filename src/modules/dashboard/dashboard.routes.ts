@@ -10,6 +10,7 @@ import { deleteSession } from '../sessions/sessions.service.js';
 import { auditUserAction } from './context.js';
 import { confirmPage, errorPage, linkInvalidPage, linkSentPage, signInPage } from './pages/sign-in.js';
 import { accountRoutes } from './sections/account.routes.js';
+import { builderRoutes } from './sections/builder.routes.js';
 import { developerRoutes } from './sections/developer.routes.js';
 import { intakePageRoutes } from './sections/intakes.routes.js';
 import { action, formOf, redirect, sendHtml, type Deps } from './routing.js';
@@ -98,6 +99,7 @@ export async function dashboardRoutes(app: FastifyInstance, services: AppService
       return redirect(reply, landing, 'mode');
     });
 
+    builderRoutes(scope, deps);
     intakePageRoutes(scope, deps);
     developerRoutes(scope, deps);
     accountRoutes(scope, deps);

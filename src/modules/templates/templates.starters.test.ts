@@ -4,14 +4,16 @@ import { compileJsonSchema } from '../../lib/json-schema.js';
 import { STARTER_TEMPLATES, starterItems, starterSummary } from './templates.starters.js';
 
 describe('ready-made templates', () => {
-  it.each(STARTER_TEMPLATES.flatMap((s) => [[s.id, 'en'], [s.id, 'de']]))(
-    '%s (%s) holds items the API accepts',
-    (id, language) => {
-      const items = (starterItems(id, language) ?? []).map((item) => ItemDefinition.parse(item));
-      expect(items.length).toBeGreaterThanOrEqual(5);
-      expect(definitionProblems(items, compileJsonSchema)).toEqual([]);
-    },
-  );
+  it.each(
+    STARTER_TEMPLATES.flatMap((s) => [
+      [s.id, 'en'],
+      [s.id, 'de'],
+    ]),
+  )('%s (%s) holds items the API accepts', (id, language) => {
+    const items = (starterItems(id, language) ?? []).map((item) => ItemDefinition.parse(item));
+    expect(items.length).toBeGreaterThanOrEqual(5);
+    expect(definitionProblems(items, compileJsonSchema)).toEqual([]);
+  });
 
   it('speaks German to a German account and English to the others', () => {
     const brand = STARTER_TEMPLATES[0];

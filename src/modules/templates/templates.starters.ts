@@ -1,9 +1,4 @@
-import {
-  FILE_PRESETS,
-  TEXT_FORMATS,
-  schemaOfFields,
-  type StructuredField,
-} from '../../domain/builder.js';
+import { FILE_PRESETS, TEXT_FORMATS, schemaOfFields, type StructuredField } from '../../domain/builder.js';
 import type { ItemDefinitionInput } from '../../domain/items.js';
 
 /**

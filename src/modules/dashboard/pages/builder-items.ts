@@ -27,7 +27,9 @@ export const TYPE_CATALOG: Record<ItemType, { name: string; icon: Html; group: s
   image: {
     name: 'Image or logo',
     group: 'files',
-    icon: svg('<rect x="3" y="4" width="18" height="16" rx="2"/><circle cx="9" cy="10" r="2"/><path d="m21 16-5-5-9 9"/>'),
+    icon: svg(
+      '<rect x="3" y="4" width="18" height="16" rx="2"/><circle cx="9" cy="10" r="2"/><path d="m21 16-5-5-9 9"/>',
+    ),
   },
   file: { name: 'One file', group: 'files', icon: svg('<path d="M14 3H6v18h12V7z"/><path d="M14 3v4h4"/>') },
   file_list: {
@@ -45,7 +47,9 @@ export const TYPE_CATALOG: Record<ItemType, { name: string; icon: Html; group: s
   url: {
     name: 'Web address',
     group: 'text',
-    icon: svg('<path d="M10 14a4 4 0 0 0 6 0l3-3a4 4 0 0 0-6-6l-1 1"/><path d="M14 10a4 4 0 0 0-6 0l-3 3a4 4 0 0 0 6 6l1-1"/>'),
+    icon: svg(
+      '<path d="M10 14a4 4 0 0 0 6 0l3-3a4 4 0 0 0-6-6l-1 1"/><path d="M14 10a4 4 0 0 0-6 0l-3 3a4 4 0 0 0 6 6l1-1"/>',
+    ),
   },
   email: {
     name: 'Email address',
@@ -55,7 +59,9 @@ export const TYPE_CATALOG: Record<ItemType, { name: string; icon: Html; group: s
   phone: {
     name: 'Phone number',
     group: 'text',
-    icon: svg('<path d="M5 4h4l2 5-2.5 1.5a11 11 0 0 0 5 5L15 13l5 2v4a2 2 0 0 1-2 2A16 16 0 0 1 3 6a2 2 0 0 1 2-2"/>'),
+    icon: svg(
+      '<path d="M5 4h4l2 5-2.5 1.5a11 11 0 0 0 5 5L15 13l5 2v4a2 2 0 0 1-2 2A16 16 0 0 1 3 6a2 2 0 0 1 2-2"/>',
+    ),
   },
   date: {
     name: 'Date',
@@ -81,12 +87,16 @@ export const TYPE_CATALOG: Record<ItemType, { name: string; icon: Html; group: s
   color_list: {
     name: 'Colours',
     group: 'other',
-    icon: svg('<path d="M12 3a9 9 0 1 0 0 18c1 0 2-1 1.5-2s0-2 1.5-2H18a3 3 0 0 0 3-3 9 9 0 0 0-9-8z"/><circle cx="8" cy="10" r="1"/><circle cx="12" cy="7" r="1"/><circle cx="16" cy="10" r="1"/>'),
+    icon: svg(
+      '<path d="M12 3a9 9 0 1 0 0 18c1 0 2-1 1.5-2s0-2 1.5-2H18a3 3 0 0 0 3-3 9 9 0 0 0-9-8z"/><circle cx="8" cy="10" r="1"/><circle cx="12" cy="7" r="1"/><circle cx="16" cy="10" r="1"/>',
+    ),
   },
   structured: {
     name: 'Form with several fields',
     group: 'other',
-    icon: svg('<rect x="3" y="4" width="18" height="16" rx="2"/><path d="M7 9h4M7 13h4M7 17h4M14 9h3M14 13h3M14 17h3"/>'),
+    icon: svg(
+      '<rect x="3" y="4" width="18" height="16" rx="2"/><path d="M7 9h4M7 13h4M7 17h4M14 9h3M14 13h3M14 17h3"/>',
+    ),
   },
 };
 
@@ -125,6 +135,9 @@ const FORMAT_NAMES: Record<string, string> = {
   mp3: 'MP3 audio',
 };
 
+/** The path a form posts back to without script (add, remove, add a field), or false. */
+export type RoundTrip = string | false;
+
 /** How a card's inputs are named and identified: items[<n>][field] and item-<prefix><n>-field. */
 export interface CardNaming {
   index: number | string;
@@ -138,7 +151,14 @@ function names(naming: CardNaming) {
   return { n, id };
 }
 
-function numberField(name: string, id: string, label: string, value: string, types: string, hint?: string): Html {
+function numberField(
+  name: string,
+  id: string,
+  label: string,
+  value: string,
+  types: string,
+  hint?: string,
+): Html {
   return html`<div data-types="${types}">
     <label for="${id}">${label}</label>
     <input
@@ -159,7 +179,12 @@ function numberField(name: string, id: string, label: string, value: string, typ
 function group(chrome: Chrome, types: readonly ItemType[], title: string, body: Html): Html {
   const forTypes = types.map((type) => typeName(chrome, type)).join(', ');
   return html`<div class="constraint-group" data-types="${types.join(' ')}">
-    <h4>${title} <span class="muted for-types">(${chrome.t('builder.for_types', 'for: {{types}}', { types: forTypes })})</span></h4>
+    <h4>
+      ${title}
+      <span class="muted for-types"
+        >(${chrome.t('builder.for_types', 'for: {{types}}', { types: forTypes })})</span
+      >
+    </h4>
     ${body}
   </div>`;
 }
@@ -203,8 +228,15 @@ function fileGroup(chrome: Chrome, naming: CardNaming, row: ItemFormRow): Html {
         <legend>${t('builder.formats', 'Accepted formats (none ticked: any)')}</legend>
         ${Object.keys(FORMATS).map(
           (format) =>
-            html`<label class="inline" data-types="${imageOnly.has(format) ? 'image file file_list' : 'file file_list'}"
-              ><input type="checkbox" name="${n('formats')}" value="${format}" ${flag('checked', chosen.has(format))} />
+            html`<label
+              class="inline"
+              data-types="${imageOnly.has(format) ? 'image file file_list' : 'file file_list'}"
+              ><input
+                type="checkbox"
+                name="${n('formats')}"
+                value="${format}"
+                ${flag('checked', chosen.has(format))}
+              />
               ${FORMAT_NAMES[format] ?? format}</label
             >`,
         )}
@@ -215,7 +247,11 @@ function fileGroup(chrome: Chrome, naming: CardNaming, row: ItemFormRow): Html {
         ${numberField(n('min_height'), id('min_height'), t('builder.min_height', 'At least this tall (pixels)'), row.min_height, 'image file file_list')}
       </div>
       <label class="inline" data-types="image file file_list"
-        ><input type="checkbox" name="${n('transparent_background')}" ${flag('checked', row.transparent_background)} />
+        ><input
+          type="checkbox"
+          name="${n('transparent_background')}"
+          ${flag('checked', row.transparent_background)}
+        />
         ${t('builder.transparent', 'Transparent background (for logos)')}</label
       >`,
   );
@@ -285,7 +321,7 @@ function structuredField(chrome: Chrome, naming: CardNaming, m: number, field: F
   </div>`;
 }
 
-function structuredGroup(chrome: Chrome, naming: CardNaming, row: ItemFormRow, roundTrip: boolean): Html {
+function structuredGroup(chrome: Chrome, naming: CardNaming, row: ItemFormRow, roundTrip: RoundTrip): Html {
   const { t } = chrome;
   const { n } = names(naming);
   const fields = row.fields.length > 0 ? [...row.fields, emptyField()] : [emptyField(), emptyField()];
@@ -293,17 +329,23 @@ function structuredGroup(chrome: Chrome, naming: CardNaming, row: ItemFormRow, r
     chrome,
     ['structured'],
     t('builder.group.fields', 'The fields of the form'),
-    html`${row.schema
-        ? html`<p class="muted">${t('builder.schema_kept', 'This form’s fields were set through the API and are kept as they are. Add fields below to replace them.')}</p>
-            <input type="hidden" name="${n('schema')}" value="${row.schema}" />`
-        : null}
-      <div class="fields" data-fields>${fields.map((field, m) => structuredField(chrome, naming, m, field))}</div>
+    html`${
+        row.schema
+          ? html`<p class="muted">
+                ${t('builder.schema_kept', 'This form’s fields were set through the API and are kept as they are. Add fields below to replace them.')}
+              </p>
+              <input type="hidden" name="${n('schema')}" value="${row.schema}" />`
+          : null
+      }
+      <div class="fields" data-fields>
+        ${fields.map((field, m) => structuredField(chrome, naming, m, field))}
+      </div>
       <button
         type="${roundTrip ? 'submit' : 'button'}"
         class="secondary"
         name="intent"
         value="field:${naming.index}"
-        ${attr('formaction', roundTrip ? `#item-card-${naming.idPrefix}${naming.index}` : null)}
+        ${attr('formaction', roundTrip ? `${roundTrip}#item-card-${naming.idPrefix}${naming.index}` : null)}
         data-add-field
         ${flag('hidden', !roundTrip)}
       >
@@ -330,70 +372,70 @@ function textFormatGroup(chrome: Chrome, naming: CardNaming, row: ItemFormRow): 
 }
 
 /** The constraint groups, each field once, for every type (the script shows the chosen type's). */
-function constraintGroups(chrome: Chrome, naming: CardNaming, row: ItemFormRow, roundTrip: boolean): Html {
+function constraintGroups(chrome: Chrome, naming: CardNaming, row: ItemFormRow, roundTrip: RoundTrip): Html {
   const { t } = chrome;
   const { n, id } = names(naming);
   return html`${fileGroup(chrome, naming, row)}
-    ${group(
-      chrome,
-      ['file_list', 'multiselect', 'color_list'],
-      t('builder.group.count', 'How many'),
-      html`<div class="grid">
-        ${numberField(n('min_count'), id('min_count'), t('builder.min_count', 'At least'), row.min_count, 'file_list multiselect color_list')}
-        ${numberField(n('max_count'), id('max_count'), t('builder.max_count', 'At most'), row.max_count, 'file_list multiselect color_list')}
-      </div>`,
-    )}
-    ${textFormatGroup(chrome, naming, row)}
-    ${group(
-      chrome,
-      ['text', 'longtext', 'secret', 'url'],
-      t('builder.group.length', 'Length'),
-      html`<div class="grid">
-        ${numberField(n('min_chars'), id('min_chars'), t('builder.min_chars', 'At least (characters)'), row.min_chars, 'text longtext secret')}
-        ${numberField(n('max_chars'), id('max_chars'), t('builder.max_chars', 'At most (characters)'), row.max_chars, 'text longtext secret url')}
-      </div>`,
-    )}
-    ${group(
-      chrome,
-      ['number'],
-      t('builder.group.number', 'Which numbers'),
-      html`<div class="grid">
-          ${numberField(n('min'), id('min'), t('builder.min', 'Smallest'), row.min, 'number')}
-          ${numberField(n('max'), id('max'), t('builder.max', 'Largest'), row.max, 'number')}
-        </div>
-        <label class="inline"
-          ><input type="checkbox" name="${n('integer')}" ${flag('checked', row.integer)} />
-          ${t('builder.integer', 'Whole numbers only')}</label
-        >`,
-    )}
-    ${group(
-      chrome,
-      ['date'],
-      t('builder.group.date', 'Which dates'),
-      html`<div class="grid">
-        <div>
-          <label for="${id('min_date')}">${t('builder.min_date', 'Not before')}</label>
-          <input type="date" id="${id('min_date')}" name="${n('min_date')}" value="${row.min_date}" />
-        </div>
-        <div>
-          <label for="${id('max_date')}">${t('builder.max_date', 'Not after')}</label>
-          <input type="date" id="${id('max_date')}" name="${n('max_date')}" value="${row.max_date}" />
-        </div>
-      </div>`,
-    )}
-    ${group(
-      chrome,
-      ['select', 'multiselect'],
-      t('builder.group.choices', 'The choices'),
-      html`<label for="${id('options')}">${t('builder.options', 'One choice per line')}</label>
-        <textarea id="${id('options')}" name="${n('options')}" rows="3">${row.options}</textarea>`,
-    )}
-    ${structuredGroup(chrome, naming, row, roundTrip)}`;
+  ${group(
+    chrome,
+    ['file_list', 'multiselect', 'color_list'],
+    t('builder.group.count', 'How many'),
+    html`<div class="grid">
+      ${numberField(n('min_count'), id('min_count'), t('builder.min_count', 'At least'), row.min_count, 'file_list multiselect color_list')}
+      ${numberField(n('max_count'), id('max_count'), t('builder.max_count', 'At most'), row.max_count, 'file_list multiselect color_list')}
+    </div>`,
+  )}
+  ${textFormatGroup(chrome, naming, row)}
+  ${group(
+    chrome,
+    ['text', 'longtext', 'secret', 'url'],
+    t('builder.group.length', 'Length'),
+    html`<div class="grid">
+      ${numberField(n('min_chars'), id('min_chars'), t('builder.min_chars', 'At least (characters)'), row.min_chars, 'text longtext secret')}
+      ${numberField(n('max_chars'), id('max_chars'), t('builder.max_chars', 'At most (characters)'), row.max_chars, 'text longtext secret url')}
+    </div>`,
+  )}
+  ${group(
+    chrome,
+    ['number'],
+    t('builder.group.number', 'Which numbers'),
+    html`<div class="grid">
+        ${numberField(n('min'), id('min'), t('builder.min', 'Smallest'), row.min, 'number')}
+        ${numberField(n('max'), id('max'), t('builder.max', 'Largest'), row.max, 'number')}
+      </div>
+      <label class="inline"
+        ><input type="checkbox" name="${n('integer')}" ${flag('checked', row.integer)} />
+        ${t('builder.integer', 'Whole numbers only')}</label
+      >`,
+  )}
+  ${group(
+    chrome,
+    ['date'],
+    t('builder.group.date', 'Which dates'),
+    html`<div class="grid">
+      <div>
+        <label for="${id('min_date')}">${t('builder.min_date', 'Not before')}</label>
+        <input type="date" id="${id('min_date')}" name="${n('min_date')}" value="${row.min_date}" />
+      </div>
+      <div>
+        <label for="${id('max_date')}">${t('builder.max_date', 'Not after')}</label>
+        <input type="date" id="${id('max_date')}" name="${n('max_date')}" value="${row.max_date}" />
+      </div>
+    </div>`,
+  )}
+  ${group(
+    chrome,
+    ['select', 'multiselect'],
+    t('builder.group.choices', 'The choices'),
+    html`<label for="${id('options')}">${t('builder.options', 'One choice per line')}</label>
+      <textarea id="${id('options')}" name="${n('options')}" rows="3">${row.options}</textarea>`,
+  )}
+  ${structuredGroup(chrome, naming, row, roundTrip)}`;
 }
 
 export interface CardOptions {
-  /** Without script, buttons post the form back to re-render it (the builder); else script only. */
-  roundTrip: boolean;
+  /** Without script, buttons post the form back to this path to re-render it; false: script only. */
+  roundTrip: RoundTrip;
   /** An existing item's key is fixed (it names the answer in results). */
   keyFixed?: boolean;
   /** The card's own actions (remove…), after its fields. */
@@ -419,7 +461,14 @@ export function itemCard(chrome: Chrome, naming: CardNaming, row: ItemFormRow, o
     <div class="grid">
       <div>
         <label for="${id('label')}">${t('builder.label', 'What to ask for')}</label>
-        <input type="text" id="${id('label')}" name="${n('label')}" value="${row.label}" maxlength="200" data-label />
+        <input
+          type="text"
+          id="${id('label')}"
+          name="${n('label')}"
+          value="${row.label}"
+          maxlength="200"
+          data-label
+        />
       </div>
       <div>
         <label for="${id('type')}">${t('builder.type_label', 'Kind of answer')}</label>
@@ -428,7 +477,10 @@ export function itemCard(chrome: Chrome, naming: CardNaming, row: ItemFormRow, o
             ([groupId, groupName]) =>
               html`<optgroup label="${t(`builder.type_group.${groupId}`, groupName)}">
                 ${ITEM_TYPES.filter((type) => TYPE_CATALOG[type].group === groupId).map(
-                  (type) => html`<option value="${type}" ${flag('selected', row.type === type)}>${typeName(chrome, type)}</option>`,
+                  (type) =>
+                    html`<option value="${type}" ${flag('selected', row.type === type)}>
+                      ${typeName(chrome, type)}
+                    </option>`,
                 )}
               </optgroup>`,
           )}
@@ -458,28 +510,38 @@ export function itemCard(chrome: Chrome, naming: CardNaming, row: ItemFormRow, o
             ${flag('readonly', options.keyFixed === true)}
           />
           <small class="muted" id="${id('key')}-hint"
-            >${options.keyFixed
-              ? t('builder.key_fixed', 'Fixed once the intake exists.')
-              : t('builder.key_hint', 'Made from the label when left empty (lower case, digits and _).')}</small
+            >${
+              options.keyFixed
+                ? t('builder.key_fixed', 'Fixed once the intake exists.')
+                : t('builder.key_hint', 'Made from the label when left empty (lower case, digits and _).')
+            }</small
           >
         </div>
         <div>
           <label for="${id('example')}">${t('builder.example', 'Example answer')}</label>
-          <input type="text" id="${id('example')}" name="${n('example')}" value="${row.example}" maxlength="200" />
+          <input
+            type="text"
+            id="${id('example')}"
+            name="${n('example')}"
+            value="${row.example}"
+            maxlength="200"
+          />
         </div>
-        ${options.keyFixed
-          ? null
-          : html`<div>
-              <label for="${id('assignee')}">${t('builder.assignee', 'Answered by')}</label>
-              <select id="${id('assignee')}" name="${n('assignee')}">
-                <option value="client" ${flag('selected', row.assignee !== 'owner')}>
-                  ${t('builder.assignee_client', 'the client')}
-                </option>
-                <option value="owner" ${flag('selected', row.assignee === 'owner')}>
-                  ${t('builder.assignee_owner', 'us (a decision in the dashboard)')}
-                </option>
-              </select>
-            </div>`}
+        ${
+          options.keyFixed
+            ? null
+            : html`<div>
+                <label for="${id('assignee')}">${t('builder.assignee', 'Answered by')}</label>
+                <select id="${id('assignee')}" name="${n('assignee')}">
+                  <option value="client" ${flag('selected', row.assignee !== 'owner')}>
+                    ${t('builder.assignee_client', 'the client')}
+                  </option>
+                  <option value="owner" ${flag('selected', row.assignee === 'owner')}>
+                    ${t('builder.assignee_owner', 'us (a decision in the dashboard)')}
+                  </option>
+                </select>
+              </div>`
+        }
       </div>
     </details>
     ${options.actions ?? null}
@@ -487,7 +549,7 @@ export function itemCard(chrome: Chrome, naming: CardNaming, row: ItemFormRow, o
 }
 
 /** The palette of kinds to add: submit buttons (round trip without script) or script-only buttons. */
-export function typePalette(chrome: Chrome, roundTrip: boolean): Html {
+export function typePalette(chrome: Chrome, roundTrip: RoundTrip): Html {
   const { t } = chrome;
   return html`<div class="type-palette" data-type-palette ${flag('hidden', !roundTrip)}>
     <h3>${t('builder.add_item', 'Add an item')}</h3>
@@ -500,7 +562,7 @@ export function typePalette(chrome: Chrome, roundTrip: boolean): Html {
               class="secondary"
               name="intent"
               value="add:${type}"
-              ${attr('formaction', roundTrip ? '#added' : null)}
+              ${attr('formaction', roundTrip ? `${roundTrip}#added` : null)}
               data-add-type="${type}"
             >
               ${typeIcon(type)} <span>${typeName(chrome, type)}</span>
@@ -512,7 +574,7 @@ export function typePalette(chrome: Chrome, roundTrip: boolean): Html {
 }
 
 /** A card to copy for new items (script): its index is a placeholder the script replaces. */
-export function cardTemplate(chrome: Chrome, roundTrip: boolean): Html {
+export function cardTemplate(chrome: Chrome, roundTrip: RoundTrip): Html {
   const blank = emptyRow();
   return html`<template id="item-card-template">
     ${itemCard(chrome, { index: '__n__', idPrefix: '' }, blank, {
@@ -522,7 +584,7 @@ export function cardTemplate(chrome: Chrome, roundTrip: boolean): Html {
   </template>`;
 }
 
-export function removeButton(chrome: Chrome, index: number | string, roundTrip: boolean): Html {
+export function removeButton(chrome: Chrome, index: number | string, roundTrip: RoundTrip): Html {
   return html`<div class="actions">
     <button
       type="${roundTrip ? 'submit' : 'button'}"

@@ -2,9 +2,8 @@ import type { z } from 'zod';
 import { INTAKE_STATUSES, type Progress } from '../../../domain/intake-state.js';
 import { flag, html, type Html } from '../../portal/page/html.js';
 import type { Intake, IntakeStatusObject } from '../../intakes/intakes.schemas.js';
-import type { ItemFormRow } from '../item-form.js';
 import { actionForm, badge, csrfField, dataTable, renderPage, when, type Chrome } from '../layout.js';
-import { itemRows } from './item-rows.js';
+import { portalLink } from './builder-preview.js';
 
 export interface IntakeListRow {
   id: string;
@@ -89,106 +88,6 @@ export function intakeListPage(
         : null
     }`;
   return renderPage(chrome, { title: t('intakes.title', 'Intakes'), section: 'intakes', body, notice });
-}
-
-export interface NewIntakeValues {
-  source: 'scratch' | 'template';
-  template_id: string;
-  project_name: string;
-  client_email: string;
-  client_name: string;
-  client_language: string;
-  client_phone: string;
-  due_date: string;
-  chase_schedule: string;
-  client_brief: string;
-  send: boolean;
-  rows: ItemFormRow[];
-}
-
-export function newIntakePage(
-  chrome: Chrome,
-  templates: { id: string; name: string }[],
-  values: NewIntakeValues,
-  error: string | null,
-): string {
-  const { t } = chrome;
-  const input = (name: keyof NewIntakeValues, label: string, type = 'text', required = false) =>
-    html`<label for="f-${name}">${label}</label
-      ><input
-        type="${type}"
-        id="f-${name}"
-        name="${name}"
-        value="${textOf(values[name])}"
-        ${flag('required', required)}
-      />`;
-  const body = html`<h1>${t('intakes.new', 'New intake')}</h1>
-    <form method="post" action="/dashboard/intakes" class="card">
-      ${csrfField(chrome.csrf)}
-      <fieldset>
-        <legend>${t('intakes.project_client', 'Project and client')}</legend>
-        ${input('project_name', t('intakes.project', 'Project'), 'text', true)}
-        ${input('client_email', t('intakes.client_email', 'Client email'), 'email', true)}
-        ${input('client_name', t('intakes.client_name', 'Client name'))}
-        <label for="f-client_language">${t('intakes.language', 'Client language')}</label>
-        <select id="f-client_language" name="client_language">
-          ${[
-            ['', t('intakes.account_language', 'Account default')],
-            ['en', 'English'],
-            ['de', 'Deutsch'],
-            ['fr', 'Français'],
-            ['es', 'Español'],
-            ['nl', 'Nederlands'],
-          ].map(
-            ([value, label]) =>
-              html`<option value="${value}" ${flag('selected', values.client_language === value)}>
-                ${label}
-              </option>`,
-          )}
-        </select>
-        ${input('client_phone', t('intakes.client_phone', 'Client phone (E.164, for SMS reminders)'), 'tel')}
-        ${input('due_date', t('intakes.due_date', 'Due date'), 'date')}
-        <label for="f-chase_schedule">${t('intakes.chase_schedule', 'Reminders')}</label>
-        <select id="f-chase_schedule" name="chase_schedule">
-          ${['default', 'gentle', 'aggressive', 'off'].map((s) => html`<option value="${s}" ${flag('selected', values.chase_schedule === s)}>${t(`chase.${s}`, s)}</option>`)}
-        </select>
-        <label for="f-client_brief">${t('intakes.brief', 'Brief for the client')}</label>
-        <textarea id="f-client_brief" name="client_brief" rows="3">${values.client_brief}</textarea>
-        <label class="inline"
-          ><input type="checkbox" name="send" ${flag('checked', values.send)} />
-          ${t('intakes.send_now', 'Send the portal link to the client now')}</label
-        >
-      </fieldset>
-      <fieldset>
-        <legend>${t('intakes.items', 'What to collect')}</legend>
-        <label class="inline"
-          ><input
-            type="radio"
-            name="source"
-            value="scratch"
-            ${flag('checked', values.source === 'scratch')}
-          />
-          ${t('intakes.from_scratch', 'These items')}</label
-        >
-        <label class="inline"
-          ><input
-            type="radio"
-            name="source"
-            value="template"
-            ${flag('checked', values.source === 'template')}${flag('disabled', templates.length === 0)}
-          />
-          ${t('intakes.from_template', 'A template')}</label
-        >
-        <label for="f-template_id">${t('intakes.template', 'Template')}</label>
-        <select id="f-template_id" name="template_id">
-          <option value="">—</option>
-          ${templates.map((tpl) => html`<option value="${tpl.id}" ${flag('selected', values.template_id === tpl.id)}>${tpl.name}</option>`)}
-        </select>
-        ${itemRows(chrome, values.rows)}
-      </fieldset>
-      <div class="actions"><button type="submit">${t('intakes.create', 'Create intake')}</button></div>
-    </form>`;
-  return renderPage(chrome, { title: t('intakes.new', 'New intake'), section: 'intakes', body, error });
 }
 
 export interface ItemView {
@@ -355,11 +254,12 @@ export function intakeDetailPage(
         ${t('detail.due', 'Due')}: ${intake.due_date ?? '—'} · ${t('detail.last_seen', 'Client last seen')}:
         ${when(intake.client_last_seen)}
       </p>
-      <p>
-        ${t('detail.portal', 'Portal link')}:
-        <a href="${intake.portal_url}" rel="noopener">${intake.portal_url}</a>
-      </p>
+      ${intake.status === 'draft' ? null : portalLink(chrome, intake.portal_url)}
       <div class="actions">
+        ${intake.status === 'archived' ? null : html`<a class="button secondary" href="${base}/edit">${t('builder.edit', 'Edit')}</a>`}
+        <a class="button secondary" href="${base}/preview"
+          >${t('builder.preview', 'Preview as the client')}</a
+        >
         ${intake.status === 'draft' ? actionForm(chrome, `${base}/send`, t('detail.send', 'Send to client')) : null}
         ${open ? actionForm(chrome, `${base}/chase`, t('detail.chase', 'Send a reminder now'), { secondary: true, fields: { channel: 'email' } }) : null}
         ${open && intake.client.phone ? actionForm(chrome, `${base}/chase`, t('detail.chase_sms', 'Remind by SMS'), { secondary: true, fields: { channel: 'sms' } }) : null}

@@ -8,7 +8,11 @@ import { cardTemplate, itemCard, removeButton, typePalette } from './builder-ite
  * and removes cards; without it, the spare empty cards the page renders take new items.
  */
 export function itemRows(chrome: Chrome, rows: ItemFormRow[]): Html {
-  return html`<div id="item-rows" data-item-cards>
+  return html`<div
+      id="item-rows"
+      data-item-cards
+      data-item-legend="${chrome.t('builder.item_n', 'Item {{n}}', { n: '{{n}}' })}"
+    >
       ${rows.map((row, i) =>
         itemCard(chrome, { index: i, idPrefix: '' }, row, {
           roundTrip: false,

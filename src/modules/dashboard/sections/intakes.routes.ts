@@ -8,10 +8,8 @@ import { chaseNow } from '../../chases/chases.service.js';
 import { signFileUrl } from '../../files/signed-url.js';
 import { itemStates } from '../../intakes/intakes.lifecycle.js';
 import { definitionOf, filesOfIntake, itemsOfIntakes, listIntakes } from '../../intakes/intakes.service.js';
-import { CreateIntakeBody } from '../../intakes/intakes.schemas.js';
 import {
   archiveIntake,
-  createIntake,
   deleteIntake,
   getIntake,
   getIntakeStatus,
@@ -20,17 +18,9 @@ import {
 } from '../../intakes/intakes.service.js';
 import { approveItem, requestRevision } from '../../intakes/review.service.js';
 import { thumbnailOf } from '../../portal/thumbnail.js';
-import { listTemplates } from '../../templates/templates.service.js';
 import { asUserAction, dashboardContext, type DashboardContext } from '../context.js';
 import { eventsOfIntake } from '../../events/events.service.js';
-import { definitionOfRow, emptyRow, rowsOf } from '../item-form.js';
-import {
-  intakeDetailPage,
-  intakeListPage,
-  newIntakePage,
-  type ItemView,
-  type NewIntakeValues,
-} from '../pages/intakes.js';
+import { intakeDetailPage, intakeListPage, type ItemView } from '../pages/intakes.js';
 import { action, notices, page, redirect, type Deps, type Form } from '../routing.js';
 import { decisionRoutes } from './decisions.js';
 
@@ -46,44 +36,6 @@ export function describeIssues(error: z.ZodError): string {
     .slice(0, 5)
     .map((issue) => `${issue.path.join('.') || 'form'}: ${issue.message}`)
     .join('; ');
-}
-
-function newIntakeValues(form?: Form): NewIntakeValues {
-  const rows = form ? rowsOf(form) : [];
-  return {
-    source: form?.get('source') === 'template' ? 'template' : 'scratch',
-    template_id: form?.get('template_id') ?? '',
-    project_name: form?.get('project_name') ?? '',
-    client_email: form?.get('client_email') ?? '',
-    client_name: form?.get('client_name') ?? '',
-    client_language: form?.get('client_language') ?? '',
-    client_phone: form?.get('client_phone') ?? '',
-    due_date: form?.get('due_date') ?? '',
-    chase_schedule: form?.get('chase_schedule') ?? 'default',
-    client_brief: form?.get('client_brief') ?? '',
-    send: form ? form.get('send') === 'on' : true,
-    rows: [...rows, emptyRow(), ...(rows.length === 0 ? [emptyRow(), emptyRow()] : [])],
-  };
-}
-
-/** The API's CreateIntake body from the form (the schema checks it next). */
-function createBodyOf(values: NewIntakeValues): unknown {
-  const blank = (v: string) => (v.trim() === '' ? undefined : v.trim());
-  const items = values.rows.filter((r) => r.label.trim() || r.key.trim()).map(definitionOfRow);
-  return {
-    project_name: values.project_name,
-    client: {
-      email: values.client_email.trim(),
-      name: blank(values.client_name),
-      language: blank(values.client_language),
-      phone: blank(values.client_phone),
-    },
-    ...(values.source === 'template' ? { template_id: blank(values.template_id) ?? '' } : { items }),
-    chase_schedule: values.chase_schedule,
-    due_date: blank(values.due_date),
-    client_brief: blank(values.client_brief),
-    send: values.send,
-  };
 }
 
 async function itemViews(ctx: DashboardContext, intakeId: string): Promise<ItemView[]> {
@@ -157,33 +109,6 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
       { rows, total: found.total, status, q, page: pageNo, pageSize: PAGE_SIZE },
       notices(ctx, query.notice),
     );
-  });
-
-  page(scope, deps, '/dashboard/intakes/new', async (ctx) => {
-    const templates = await listTemplates(ctx.services.db.kysely, ctx.world);
-    return newIntakePage(ctx, templates, newIntakeValues(), null);
-  });
-
-  action(scope, deps, '/dashboard/intakes', async (ctx, form, _request, reply) => {
-    const values = newIntakeValues(form);
-    const templates = await listTemplates(ctx.services.db.kysely, ctx.world);
-    const parsed = CreateIntakeBody.safeParse(createBodyOf(values));
-    if (!parsed.success) {
-      reply.code(400);
-      return newIntakePage(ctx, templates, values, describeIssues(parsed.error));
-    }
-    try {
-      const outcome = await asUserAction(ctx, 'intake.create', 'intake', null, () =>
-        createIntake(ctx.services, ctx.world, ctx.account.plan, ctx.user.userId, parsed.data, undefined),
-      );
-      return redirect(reply, `/dashboard/intakes/${outcome.value.intake_id}`, 'created');
-    } catch (error) {
-      if (error instanceof ApiError && error.status < 500) {
-        reply.code(error.status);
-        return newIntakePage(ctx, templates, values, error.message);
-      }
-      throw error;
-    }
   });
 
   page<IdParams>(scope, deps, '/dashboard/intakes/:id', async (ctx, request) => {

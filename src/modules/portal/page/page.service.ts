@@ -86,21 +86,45 @@ export async function loadPage(
     await recordView(services, world, intake, options.ip);
   }
   const fresh = (await findIntakeById(db, intake.id)) ?? intake;
-  const view = await buildView(db, fresh, services);
-  const model: PageModel = {
-    view,
-    t,
-    language,
-    branding,
-    planMaxFileBytes: planOf(account.plan).max_file_bytes,
-    timeZone: fresh.client_timezone,
-    country: countryOfIntake(fresh),
-    closed,
+  const model = await modelOf(services, fresh, { t, language, branding, plan: account.plan, closed });
+  return { kind: 'ready', model, intake: fresh };
+}
+
+async function modelOf(
+  services: AppServices,
+  intake: IntakeRow,
+  page: { t: TFunction; language: string; branding: Branding; plan: string; closed: boolean },
+): Promise<PageModel> {
+  return {
+    view: await buildView(services.db.kysely, intake, services),
+    t: page.t,
+    language: page.language,
+    branding: page.branding,
+    planMaxFileBytes: planOf(page.plan).max_file_bytes,
+    timeZone: intake.client_timezone,
+    country: countryOfIntake(intake),
+    closed: page.closed,
     errors: new Map(),
     notice: null,
     sent: null,
   };
-  return { kind: 'ready', model, intake: fresh };
+}
+
+/**
+ * The page as the client would see it, for its owner (the caller found the intake in the owner's
+ * world): drafts included, and nothing recorded: no visit, no event, no change.
+ */
+export async function previewModel(services: AppServices, intake: IntakeRow): Promise<PageModel> {
+  const language = supportedLanguage(intake.client_language);
+  const account = await accountOf(services, intake.account_id);
+  const branding = await brandingFor(services, intake, account);
+  return modelOf(services, intake, {
+    t: translator(language, 'portal'),
+    language,
+    branding,
+    plan: account.plan,
+    closed: intake.status === 'archived',
+  });
 }
 
 /** The logo image behind the page's brand (decoded from the account's data: URL). */

@@ -1,0 +1,264 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError } from '../../../http/errors.js';
+import { listFoldersOf } from '../../folders/folders.service.js';
+import { UpdateIntakeBody, UpdateItemBody } from '../../intakes/editing.schemas.js';
+import { deleteItem, updateIntakeSettings, updateItemDefinition } from '../../intakes/editing.service.js';
+import { RecipientInput } from '../../intakes/people.schemas.js';
+import { AddItemsBody } from '../../intakes/intakes.schemas.js';
+import { addItems, getIntake, requireIntake } from '../../intakes/intakes.service.js';
+import { addRecipient, reinstateRecipient, removeRecipient } from '../../recipients/recipients.service.js';
+import { asUserAction, type DashboardContext } from '../context.js';
+import {
+  allRowsOf,
+  definitionOfRow,
+  definitionsOfRows,
+  emptyRow,
+  rowOfDefinition,
+  rowsOf,
+  type ItemFormRow,
+} from '../item-form.js';
+import { editPage, type EditState } from '../pages/builder-edit.js';
+import { action, notices, page, redirect, type Deps, type Form } from '../routing.js';
+import { describeIssues } from './intakes.routes.js';
+import { valuesOf } from './builder.routes.js';
+
+type IdParams = { id: string };
+type ItemParams = { id: string; key: string };
+
+async function renderEdit(
+  ctx: DashboardContext,
+  id: string,
+  state: Partial<EditState>,
+  notice: string | null,
+  error: string | null,
+): Promise<string> {
+  const intake = await getIntake(ctx.services, ctx.world, id);
+  const { folders } = await listFoldersOf(ctx.services.db.kysely, ctx.world);
+  return editPage(
+    ctx,
+    intake,
+    {
+      item: null,
+      addRows: [emptyRow()],
+      addAdded: null,
+      ...state,
+      folders: folders.map((f) => ({ id: f.id, name: f.name })),
+      itemRows: new Map(
+        intake.items.map((item) => [item.key, rowOfDefinition({ ...item, assignee: item.assignee })]),
+      ),
+    },
+    notice,
+    error,
+  );
+}
+
+/** PATCH /v1/intakes/:id's body from the details form; an emptied field clears the value. */
+export function settingsBodyOf(form: Form, current: { due_date: string | null }): unknown {
+  const text = (name: string) => (form.get(name) ?? '').trim();
+  const due = text('due_date');
+  return {
+    project_name: text('project_name'),
+    due_date: due === '' ? (current.due_date === null ? undefined : null) : due,
+    chase_schedule: text('chase_schedule') || undefined,
+    folder_id: text('folder_id') || null,
+    client: {
+      name: text('client_name') || null,
+      phone: text('client_phone').replace(/[\s()/-]/g, '') || null,
+      language: text('client_language') || undefined,
+    },
+  };
+}
+
+/** PATCH /v1/intakes/:id/items/:key's body from an item card: every field, null where emptied. */
+export function itemPatchOf(row: ItemFormRow, discard: boolean): Record<string, unknown> {
+  const def = definitionOfRow(row);
+  return {
+    type: def.type,
+    label: def.label,
+    help: def.help ?? null,
+    example: def.example ?? null,
+    required: def.required,
+    constraints: def.constraints ?? {},
+    schema: def.schema ?? null,
+    options: def.options ?? null,
+    ...(discard ? { discard_submitted_value: true } : {}),
+  };
+}
+
+function failed(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status < 500;
+}
+
+export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
+  page<IdParams>(scope, deps, '/dashboard/intakes/:id/edit', async (ctx, request) =>
+    renderEdit(ctx, request.params.id, {}, notices(ctx, request.query.notice), null),
+  );
+
+  /** Runs one change as the user; a refused change re-renders the page with what was posted. */
+  const change = async (
+    ctx: DashboardContext,
+    reply: FastifyReply,
+    id: string,
+    auditAction: string,
+    run: () => Promise<unknown>,
+    anchor: string,
+    onError: Partial<EditState> = {},
+  ) => {
+    try {
+      await asUserAction(ctx, auditAction, 'intake', id, run);
+      return redirect(reply, `/dashboard/intakes/${id}/edit#${anchor}`, 'saved');
+    } catch (error) {
+      if (!failed(error)) throw error;
+      reply.code(error.status);
+      return renderEdit(ctx, id, onError, null, error.message);
+    }
+  };
+
+  action<IdParams>(scope, deps, '/dashboard/intakes/:id/edit/settings', async (ctx, form, request, reply) => {
+    const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
+    const parsed = UpdateIntakeBody.safeParse(settingsBodyOf(form, intake));
+    if (!parsed.success) {
+      reply.code(400);
+      return renderEdit(ctx, intake.id, {}, null, describeIssues(parsed.error));
+    }
+    return change(
+      ctx,
+      reply,
+      intake.id,
+      'intake.update',
+      () => updateIntakeSettings(ctx.services, ctx.world, ctx.account.plan, intake.id, parsed.data),
+      'settings',
+    );
+  });
+
+  action<ItemParams>(
+    scope,
+    deps,
+    '/dashboard/intakes/:id/edit/items/:key',
+    async (ctx, form, request, reply) => {
+      const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
+      const key = request.params.key;
+      const row = allRowsOf(form)[0] ?? emptyRow();
+      const posted = { key, row: { ...row, key }, discardQuestion: null };
+      const parsed = UpdateItemBody.safeParse(itemPatchOf(row, form.get('discard') === 'on'));
+      if (!parsed.success) {
+        reply.code(400);
+        return renderEdit(ctx, intake.id, { item: posted }, null, describeIssues(parsed.error));
+      }
+      try {
+        await asUserAction(ctx, 'intake.item_update', 'intake', intake.id, () =>
+          updateItemDefinition(ctx.services, ctx.world, intake.id, key, parsed.data),
+        );
+        return redirect(reply, `/dashboard/intakes/${intake.id}/edit#item-form-${key}`, 'saved');
+      } catch (error) {
+        if (!failed(error)) throw error;
+        reply.code(error.status);
+        if (error.code === 'item_answer_would_be_discarded') {
+          const reason = /\(([^)]*)\)/.exec(error.message)?.[1] ?? '';
+          const question = ctx.t(
+            'builder.discard_reason',
+            'After this change the client’s answer would no longer fit: {{reason}}.',
+            { reason },
+          );
+          return renderEdit(ctx, intake.id, { item: { ...posted, discardQuestion: question } }, null, null);
+        }
+        return renderEdit(ctx, intake.id, { item: posted }, null, error.message);
+      }
+    },
+  );
+
+  action<ItemParams>(
+    scope,
+    deps,
+    '/dashboard/intakes/:id/edit/items/:key/remove',
+    async (ctx, _form, request, reply) => {
+      const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
+      return change(
+        ctx,
+        reply,
+        intake.id,
+        'intake.item_delete',
+        () => deleteItem(ctx.services, ctx.world, intake.id, request.params.key),
+        'items',
+      );
+    },
+  );
+
+  action<IdParams>(scope, deps, '/dashboard/intakes/:id/edit/items', async (ctx, form, request, reply) => {
+    const intake = await getIntake(ctx.services, ctx.world, request.params.id);
+    const intent = form.get('intent') ?? 'save';
+    const values = valuesOf(form);
+    const state: Partial<EditState> = { addRows: values.rows, addAdded: values.added };
+    if (intent !== 'save') return renderEdit(ctx, intake.id, state, null, null);
+    const items = definitionsOfRows(
+      rowsOf(form),
+      intake.items.map((i) => i.key),
+    );
+    const parsed = AddItemsBody.safeParse({ items });
+    if (!parsed.success) {
+      reply.code(400);
+      return renderEdit(ctx, intake.id, state, null, describeIssues(parsed.error));
+    }
+    return change(
+      ctx,
+      reply,
+      intake.id,
+      'intake.items_add',
+      () => addItems(ctx.services, ctx.world, intake.id, parsed.data),
+      'items',
+      state,
+    );
+  });
+
+  action<IdParams>(
+    scope,
+    deps,
+    '/dashboard/intakes/:id/edit/recipients',
+    async (ctx, form, request, reply) => {
+      const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
+      const name = (form.get('name') ?? '').trim();
+      const parsed = RecipientInput.safeParse({
+        email: (form.get('email') ?? '').trim(),
+        ...(name ? { name } : {}),
+      });
+      if (!parsed.success) {
+        reply.code(400);
+        return renderEdit(ctx, intake.id, {}, null, describeIssues(parsed.error));
+      }
+      return change(
+        ctx,
+        reply,
+        intake.id,
+        'intake.recipient_add',
+        () => addRecipient(ctx.services, ctx.world, intake.id, parsed.data),
+        'recipients',
+      );
+    },
+  );
+
+  for (const [verb, auditAction] of [
+    ['remove', 'intake.recipient_remove'],
+    ['reinstate', 'intake.recipient_reinstate'],
+  ] as const) {
+    action<IdParams>(
+      scope,
+      deps,
+      `/dashboard/intakes/:id/edit/recipients/${verb}`,
+      async (ctx, form, request, reply) => {
+        const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
+        const email = form.get('email') ?? '';
+        return change(
+          ctx,
+          reply,
+          intake.id,
+          auditAction,
+          () =>
+            verb === 'remove'
+              ? removeRecipient(ctx.services, ctx.world, intake.id, email)
+              : reinstateRecipient(ctx.services, ctx.world, intake.id, email),
+          'recipients',
+        );
+      },
+    );
+  }
+}

@@ -1,0 +1,187 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../../http/errors.js';
+import { CreateIntakeBody } from '../../intakes/intakes.schemas.js';
+import { createIntake } from '../../intakes/intakes.service.js';
+import { STARTER_TEMPLATES, starterItems, starterSummary } from '../../templates/templates.starters.js';
+import { getTemplate, listTemplates } from '../../templates/templates.service.js';
+import { asUserAction, type DashboardContext } from '../context.js';
+import {
+  allRowsOf,
+  definitionsOfRows,
+  emptyField,
+  emptyRow,
+  rowOfDefinition,
+  type ItemFormRow,
+} from '../item-form.js';
+import { ItemDefinition } from '../../../domain/items.js';
+import { builderPage, type BuilderValues, type StartChoice } from '../pages/builder.js';
+import { action, page, redirect, type Deps, type Form } from '../routing.js';
+import { describeIssues } from './intakes.routes.js';
+import { builderEditRoutes } from './builder-edit.routes.js';
+import { builderPreviewRoutes } from './builder-preview.routes.js';
+
+/** What the page offers to start from: the ready-made templates, then the account's own. */
+async function startChoices(
+  ctx: DashboardContext,
+): Promise<{ starters: StartChoice[]; saved: StartChoice[] }> {
+  const saved = await listTemplates(ctx.services.db.kysely, ctx.world);
+  return {
+    starters: STARTER_TEMPLATES.map((s) => {
+      const summary = starterSummary(s, ctx.lang);
+      return {
+        href: `/dashboard/intakes/new?start=${s.id}`,
+        name: summary.name,
+        description: summary.description,
+      };
+    }),
+    saved: saved.map((tpl) => ({
+      href: `/dashboard/intakes/new?template=${encodeURIComponent(tpl.id)}`,
+      name: tpl.name,
+      description: ctx.t('builder.saved_template', 'Your template · {{count}} items', {
+        count: tpl.items.length,
+      }),
+    })),
+  };
+}
+
+function blankValues(rows: ItemFormRow[], startedFrom: string | null): BuilderValues {
+  return {
+    source: 'scratch',
+    template_id: '',
+    project_name: '',
+    client_email: '',
+    client_name: '',
+    client_language: '',
+    client_phone: '',
+    due_date: '',
+    chase_schedule: 'default',
+    client_brief: '',
+    send: false,
+    rows,
+    added: null,
+    startedFrom,
+  };
+}
+
+/** The builder's state as posted, with the change a no-script button asked for applied. */
+export function valuesOf(form: Form): BuilderValues {
+  const all = allRowsOf(form);
+  const intent = form.get('intent') ?? '';
+  let rows = all;
+  let added: number | null = null;
+  const [verb, arg] = intent.split(':');
+  if (verb === 'add') {
+    const kept = all.filter((r) => r.label.trim() !== '' || r.key.trim() !== '');
+    rows = [...kept, emptyRow(arg ?? 'text')];
+    added = rows.length - 1;
+  } else if (verb === 'remove') {
+    const index = Number(arg);
+    rows = all.filter((_, i) => i !== index);
+  } else if (verb === 'field') {
+    const index = Number(arg);
+    rows = all.map((row, i) => (i === index ? { ...row, fields: [...row.fields, emptyField()] } : row));
+  }
+  return {
+    source: form.get('source') === 'template' ? 'template' : 'scratch',
+    template_id: form.get('template_id') ?? '',
+    project_name: form.get('project_name') ?? '',
+    client_email: form.get('client_email') ?? '',
+    client_name: form.get('client_name') ?? '',
+    client_language: form.get('client_language') ?? '',
+    client_phone: form.get('client_phone') ?? '',
+    due_date: form.get('due_date') ?? '',
+    chase_schedule: form.get('chase_schedule') ?? 'default',
+    client_brief: form.get('client_brief') ?? '',
+    send: intent === 'send' || (intent === '' && form.get('send') === 'on'),
+    rows: rows.length > 0 ? rows : [emptyRow()],
+    added,
+    startedFrom: null,
+  };
+}
+
+/** The API's CreateIntake body from the builder (the schema checks it next). */
+function createBodyOf(values: BuilderValues): unknown {
+  const blank = (v: string) => (v.trim() === '' ? undefined : v.trim());
+  const rows = values.rows.filter((r) => r.label.trim() || r.key.trim());
+  return {
+    project_name: values.project_name,
+    client: {
+      email: values.client_email.trim(),
+      name: blank(values.client_name),
+      language: blank(values.client_language),
+      phone: blank(values.client_phone)?.replace(/[\s()/-]/g, ''),
+    },
+    ...(values.source === 'template'
+      ? { template_id: blank(values.template_id) ?? '' }
+      : { items: definitionsOfRows(rows) }),
+    chase_schedule: values.chase_schedule,
+    due_date: blank(values.due_date),
+    client_brief: blank(values.client_brief),
+    send: values.send,
+  };
+}
+
+/** The cards of a template's items (ready-made or the account's own). */
+async function startingRows(
+  ctx: DashboardContext,
+  query: Record<string, string | undefined>,
+): Promise<{ rows: ItemFormRow[]; from: string | null }> {
+  if (query.start) {
+    const starter = STARTER_TEMPLATES.find((s) => s.id === query.start);
+    const items = starter ? starterItems(starter.id, ctx.lang) : undefined;
+    if (starter && items) {
+      return {
+        rows: items.map((item) => rowOfDefinition(ItemDefinition.parse(item))),
+        from: starterSummary(starter, ctx.lang).name,
+      };
+    }
+  }
+  if (query.template) {
+    const template = await getTemplate(ctx.services.db.kysely, ctx.world, query.template);
+    return { rows: template.items.map(rowOfDefinition), from: template.name };
+  }
+  return { rows: [emptyRow()], from: null };
+}
+
+/** The new-intake builder (GET, the no-script round trips, and creation), preview and editing. */
+export function builderRoutes(scope: FastifyInstance, deps: Deps): void {
+  page(scope, deps, '/dashboard/intakes/new', async (ctx, request) => {
+    const start = await startingRows(ctx, request.query);
+    return builderPage(
+      ctx,
+      { ...(await startChoices(ctx)), values: blankValues(start.rows, start.from) },
+      null,
+    );
+  });
+
+  action(scope, deps, '/dashboard/intakes', async (ctx, form, _request, reply) => {
+    const values = valuesOf(form);
+    const intent = form.get('intent') ?? '';
+    const choices = await startChoices(ctx);
+    if (intent !== '' && intent !== 'draft' && intent !== 'send')
+      return builderPage(ctx, { ...choices, values }, null);
+    const parsed = CreateIntakeBody.safeParse(createBodyOf(values));
+    if (!parsed.success) {
+      reply.code(400);
+      return builderPage(ctx, { ...choices, values }, describeIssues(parsed.error));
+    }
+    try {
+      const outcome = await asUserAction(ctx, 'intake.create', 'intake', null, () =>
+        createIntake(ctx.services, ctx.world, ctx.account.plan, ctx.user.userId, parsed.data, undefined),
+      );
+      const id = outcome.value.intake_id;
+      return intent === 'draft'
+        ? redirect(reply, `/dashboard/intakes/${id}/preview`, 'created')
+        : redirect(reply, `/dashboard/intakes/${id}`, values.send ? 'sent' : 'created');
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500) {
+        reply.code(error.status);
+        return builderPage(ctx, { ...choices, values }, error.message);
+      }
+      throw error;
+    }
+  });
+
+  builderPreviewRoutes(scope, deps);
+  builderEditRoutes(scope, deps);
+}
