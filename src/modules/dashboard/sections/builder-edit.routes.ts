@@ -18,7 +18,7 @@ import {
   type ItemFormRow,
 } from '../item-form.js';
 import { editPage, type EditState } from '../pages/builder-edit.js';
-import { action, notices, page, redirect, type Deps, type Form } from '../routing.js';
+import { action, notices, page, type Deps, type Form } from '../routing.js';
 import { describeIssues } from './intakes.routes.js';
 import { valuesOf } from './builder.routes.js';
 
@@ -85,6 +85,11 @@ export function itemPatchOf(row: ItemFormRow, discard: boolean): Record<string, 
   };
 }
 
+/** Back to the edit page, at the part just saved (the notice before the fragment). */
+function savedAt(reply: FastifyReply, id: string, anchor: string): FastifyReply {
+  return reply.code(303).header('Location', `/dashboard/intakes/${id}/edit?notice=saved#${anchor}`).send();
+}
+
 function failed(error: unknown): error is ApiError {
   return error instanceof ApiError && error.status < 500;
 }
@@ -106,7 +111,7 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
   ) => {
     try {
       await asUserAction(ctx, auditAction, 'intake', id, run);
-      return redirect(reply, `/dashboard/intakes/${id}/edit#${anchor}`, 'saved');
+      return savedAt(reply, id, anchor);
     } catch (error) {
       if (!failed(error)) throw error;
       reply.code(error.status);
@@ -149,7 +154,7 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
         await asUserAction(ctx, 'intake.item_update', 'intake', intake.id, () =>
           updateItemDefinition(ctx.services, ctx.world, intake.id, key, parsed.data),
         );
-        return redirect(reply, `/dashboard/intakes/${intake.id}/edit#item-form-${key}`, 'saved');
+        return savedAt(reply, intake.id, `item-form-${key}`);
       } catch (error) {
         if (!failed(error)) throw error;
         reply.code(error.status);
