@@ -185,6 +185,9 @@ describe.skipIf(!available).each([
     await page.waitForURL(/\/edit\?notice=saved/);
 
     const postcode = page.locator('#item-form-postcode_of_the_shop');
+    // Each item is one folded line until opened.
+    await expect(postcode.locator('input[data-label]').isVisible()).resolves.toBe(false);
+    await postcode.locator('summary').first().click();
     await postcode.locator('input[data-label]').fill('Postcode of your shop');
     await postcode.getByRole('button', { name: 'Save this item' }).click();
     await page.waitForURL(/\/edit\?notice=saved/);

@@ -56,7 +56,20 @@ function slug(label: string): string {
   return /^[a-z]/.test(base) ? base : `item_${base}`;
 }
 
+/** A field's choices matter only for the choice kinds. */
+function applyFieldKind(row: HTMLElement): void {
+  const kind = row.querySelector<HTMLSelectElement>('select[name$="[kind]"]')?.value ?? '';
+  const options = row.querySelector<HTMLElement>('[data-field-options]');
+  if (options) options.hidden = kind !== 'choice' && kind !== 'choices';
+}
+
+function setUpFieldRow(row: HTMLElement): void {
+  row.querySelector('select[name$="[kind]"]')?.addEventListener('change', () => applyFieldKind(row));
+  applyFieldKind(row);
+}
+
 function setUpCard(card: HTMLElement): void {
+  for (const row of card.querySelectorAll<HTMLElement>('[data-field-row]')) setUpFieldRow(row);
   const select = card.querySelector<HTMLSelectElement>('select[data-type-select]');
   select?.addEventListener('change', () => applyType(card));
   const preset = card.querySelector<HTMLSelectElement>('select[data-preset]');
@@ -112,6 +125,7 @@ function addField(card: HTMLElement): void {
     else if (element instanceof HTMLSelectElement) element.selectedIndex = 0;
   }
   last.after(copy);
+  setUpFieldRow(copy);
   copy.querySelector<HTMLInputElement>('input')?.focus();
 }
 

@@ -3,7 +3,7 @@ import { flag, html, type Html } from '../../portal/page/html.js';
 import type { Intake } from '../../intakes/intakes.schemas.js';
 import type { ItemFormRow } from '../item-form.js';
 import { actionForm, badge, csrfField, renderPage, type Chrome } from '../layout.js';
-import { cardTemplate, itemCard, removeButton, typeName, typePalette } from './builder-items.js';
+import { cardTemplate, itemCard, removeButton, typeIcon, typeName, typePalette } from './builder-items.js';
 import { portalLink } from './builder-preview.js';
 
 type IntakeRecord = z.infer<typeof Intake>;
@@ -142,15 +142,23 @@ function itemForm(
             </button>`
       }
     </div>`;
-  return html`<form method="post" action="${action}" id="item-form-${item.key}" class="item-edit">
-    ${csrfField(chrome.csrf)}
-    ${itemCard(chrome, { index: 0, idPrefix: `e${i}-` }, row, {
-      roundTrip: false,
-      keyFixed: true,
-      legend: `${item.label} · ${typeName(chrome, item.type)} · ${t(`item_status.${item.status}`, item.status.replace('_', ' '))}`,
-      actions,
-    })}
-  </form>`;
+  // Each item folds into one line; the one with a question or an error stays open.
+  return html`<details class="item-edit" id="item-form-${item.key}" ${flag('open', posted !== null)}>
+    <summary>
+      <span class="type-icon">${typeIcon(item.type)}</span> ${item.label}
+      <span class="muted">· ${typeName(chrome, item.type)}</span>
+      ${badge(item.status, t(`item_status.${item.status}`, item.status.replace('_', ' ')))}
+    </summary>
+    <form method="post" action="${action}">
+      ${csrfField(chrome.csrf)}
+      ${itemCard(chrome, { index: 0, idPrefix: `e${i}-` }, row, {
+        roundTrip: false,
+        keyFixed: true,
+        legend: item.label,
+        actions,
+      })}
+    </form>
+  </details>`;
 }
 
 function addForm(chrome: Chrome, intake: IntakeRecord, state: EditState): Html {

@@ -310,7 +310,7 @@ function structuredField(chrome: Chrome, naming: CardNaming, m: number, field: F
         ${FIELD_KINDS.map((kind) => html`<option value="${kind}" ${flag('selected', field.kind === kind)}>${t(`builder.field_kinds.${kind}`, FIELD_KIND_WORDS[kind] ?? kind)}</option>`)}
       </select>
     </div>
-    <div>
+    <div data-field-options>
       <label for="${fid('options')}">${t('builder.field_options', 'Choices (one per line)')}</label>
       <textarea id="${fid('options')}" name="${fn('options')}" rows="2">${field.options}</textarea>
     </div>
@@ -554,7 +554,7 @@ export function typePalette(chrome: Chrome, roundTrip: RoundTrip): Html {
   return html`<div class="type-palette" data-type-palette ${flag('hidden', !roundTrip)}>
     <h3>${t('builder.add_item', 'Add an item')}</h3>
     <ul>
-      ${ITEM_TYPES.map(
+      ${GROUPS.flatMap(([groupId]) => ITEM_TYPES.filter((type) => TYPE_CATALOG[type].group === groupId)).map(
         (type) =>
           html`<li>
             <button

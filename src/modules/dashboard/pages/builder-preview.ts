@@ -1,4 +1,4 @@
-import { flag, html, type Html } from '../../portal/page/html.js';
+import { html, type Html } from '../../portal/page/html.js';
 import { actionForm, renderPage, type Chrome } from '../layout.js';
 
 /** The portal link, selectable as text, with a copy button the script reveals. */
@@ -49,10 +49,7 @@ export function previewPage(chrome: Chrome, data: PreviewData, notice: string | 
     <div class="actions">
       <a class="button secondary" href="${base}/edit">${t('builder.edit', 'Edit')}</a>
       ${data.status === 'draft' ? actionForm(chrome, `${base}/send`, t('detail.send', 'Send to client')) : null}
-      <a
-        class="button secondary"
-        href="${base}/preview${data.phone ? '' : '?width=phone'}"
-        ${flag('hidden', false)}
+      <a class="button secondary wide-only" href="${base}/preview${data.phone ? '' : '?width=phone'}"
         >${data.phone ? t('builder.preview_wide', 'Show wide') : t('builder.preview_phone', 'Show as on a phone')}</a
       >
     </div>

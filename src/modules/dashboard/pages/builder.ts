@@ -32,15 +32,16 @@ export interface StartChoice {
 
 export const BUILDER_PATH = '/dashboard/intakes';
 
-function startSection(chrome: Chrome, starters: StartChoice[], saved: StartChoice[]): Html {
+function startSection(chrome: Chrome, starters: StartChoice[], saved: StartChoice[], started: boolean): Html {
   const { t } = chrome;
   const choice = (c: StartChoice) =>
     html`<li>
       <a href="${c.href}" class="start-choice"><strong>${c.name}</strong></a>
       ${c.description ? html`<span class="muted">${c.description}</span>` : null}
     </li>`;
-  return html`<section class="card start" aria-labelledby="start-title">
-    <h2 id="start-title">${t('builder.start_title', 'Start from a template')}</h2>
+  // Once the cards hold a template, choosing another folds away (it would replace them).
+  return html`<details class="card start" ${flag('open', !started)}>
+    <summary><h2 id="start-title">${t('builder.start_title', 'Start from a template')}</h2></summary>
     <p class="muted">
       ${t('builder.start_hint', 'Choose one to fill in the items below, then change what you like. Nothing is sent until you say so.')}
     </p>
@@ -53,7 +54,7 @@ function startSection(chrome: Chrome, starters: StartChoice[], saved: StartChoic
         <span class="muted">${t('builder.start_blank_hint', 'Start with one empty item.')}</span>
       </li>
     </ul>
-  </section>`;
+  </details>`;
 }
 
 export function builderPage(
@@ -89,7 +90,12 @@ export function builderPage(
   );
   const body = html`<p><a href="/dashboard/intakes">← ${t('intakes.title', 'Intakes')}</a></p>
     <h1>${t('intakes.new', 'New intake')}</h1>
-    ${startSection(chrome, data.starters, data.saved)}
+    ${startSection(
+      chrome,
+      data.starters,
+      data.saved,
+      values.rows.some((r) => r.label.trim() !== ''),
+    )}
     <form method="post" action="${BUILDER_PATH}" class="card builder" data-builder>
       <input type="hidden" name="_csrf" value="${chrome.csrf}" />
       <button
