@@ -90,15 +90,18 @@ describe.skipIf(!available)('the dashboard in a browser', () => {
     await page.getByLabel('Client name').fill('Dana');
     await page.locator('#item-0-label').fill('About your company');
     await page.locator('#item-0-type').selectOption('longtext');
+    await page.locator('button[data-add-type="text"]').click();
     await page.locator('#item-1-label').fill('Tagline');
+    // The key is made from the label; typing one means opening "Advanced".
+    await page.locator('fieldset.item-row').nth(1).locator('summary').click();
     await page.locator('#item-1-key').fill('tagline');
+    await page.locator('button[data-add-type="image"]').click();
     await page.locator('#item-2-label').fill('Logo');
-    await page.locator('#item-2-type').selectOption('image');
-    await page.locator('fieldset.item-row').nth(2).locator('summary').click();
-    await page.locator('#item-2-formats').fill('png, svg');
+    await page.locator('#item-card-2 input[name="items[2][formats]"][value="png"]').check();
+    await page.locator('#item-card-2 input[name="items[2][formats]"][value="svg"]').check();
     await page.locator('#item-2-min_width').fill('200');
     await shot('intake-new');
-    await page.getByRole('button', { name: 'Create intake' }).click();
+    await page.getByRole('button', { name: 'Create and send to the client' }).click();
     await page.waitForURL(/\/dashboard\/intakes\/in_/);
     intakeId = new URL(page.url()).pathname.split('/').pop() ?? '';
     const created = await api.get<{
