@@ -66,6 +66,31 @@ describe('the intake builder without script', () => {
     expect(page).toContain('Logo: SVG or PNG, at least 1000 px wide');
   });
 
+  it('speaks German to a German account, kinds, formats, presets and templates included', async () => {
+    const german = await server.createAccount();
+    expect(
+      (await client(server.url, german.live_key).patch('/v1/account', { default_language: 'de' })).status,
+    ).toBe(200);
+    const browser = await signedInOwner(server, german.account_id);
+    const page = await (await browser.get(`${base}/dashboard/intakes/new?start=brand_kit`)).text();
+    for (const words of [
+      'Mehrere Dateien',
+      'Formular mit mehreren Feldern',
+      'Nur Ziffern',
+      'Logo: SVG oder PNG, mindestens 1000 px breit',
+      'Reiner Text',
+      'Markenpaket',
+      'value="Ihr Logo"',
+      'Erweitert',
+      'Als Entwurf speichern und ansehen',
+    ]) {
+      expect(page, words).toContain(words);
+    }
+    for (const english of ['Several files', 'Digits only', 'Plain text', 'Advanced', 'Brand kit']) {
+      expect(page, english).not.toContain(english);
+    }
+  });
+
   it('adds a card, a field and removes a card by posting the form back', async () => {
     const added = await post('/dashboard/intakes', {
       intent: 'add:structured',
@@ -277,6 +302,14 @@ describe('the intake builder without script', () => {
       'items[0][text_format]': 'letters',
     });
     expect(relabelled.status).toBe(303);
+    // Without script the add-items form is re-rendered with a card of the chosen kind.
+    const roundTrip = await post(`/dashboard/intakes/${id}/edit/items`, {
+      intent: 'add:date',
+      'items[0][label]': 'About you',
+      'items[0][type]': 'url',
+    });
+    expect(roundTrip.status).toBe(200);
+    expect(await roundTrip.text()).toMatch(/id="item-n1-type"[\s\S]*?<option value="date"\s+selected/);
     const added = await post(`/dashboard/intakes/${id}/edit/items`, {
       intent: 'save',
       'items[0][label]': 'About you',

@@ -237,7 +237,7 @@ function fileGroup(chrome: Chrome, naming: CardNaming, row: ItemFormRow): Html {
                 value="${format}"
                 ${flag('checked', chosen.has(format))}
               />
-              ${FORMAT_NAMES[format] ?? format}</label
+              ${t(`builder.format_names.${format}`, FORMAT_NAMES[format] ?? format)}</label
             >`,
         )}
       </fieldset>
