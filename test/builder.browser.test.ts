@@ -158,6 +158,7 @@ describe.skipIf(!available).each([
     await shot('preview');
     await page.getByRole('button', { name: 'Send to client' }).click();
     await page.waitForURL(new RegExp(`/dashboard/intakes/${intakeId}\\?notice=sent`));
+    await shot('detail');
     const intake = (await api.get<IntakeRecord>(`/v1/intakes/${intakeId}`)).body;
     expect(intake.status).toBe('sent');
     expect(intake.client_last_seen).toBeNull();
@@ -168,6 +169,29 @@ describe.skipIf(!available).each([
     await expect(page.evaluate<string>('navigator.clipboard.readText()')).resolves.toBe(
       `${app}/portal/${intakeId}`,
     );
+  });
+
+  it('saves a template with the same cards', async () => {
+    await page.goto(`${app}/dashboard/templates/new`);
+    await expectAccessible();
+    await page.getByLabel('Name', { exact: true }).fill('Shop basics');
+    await page.locator('#item-0-label').fill('Shop name');
+    await page.locator('button[data-add-type="file_list"]').click();
+    await lastCard().locator('input[data-label]').fill('Shop name');
+    await lastCard().locator('select[data-preset]').selectOption('document');
+    await shot('template');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.waitForURL(/\/dashboard\/templates\?notice=saved/);
+    const templates = await api.get<{
+      templates: { name: string; items: { key: string; type: string; constraints: object }[] }[];
+    }>('/v1/templates');
+    const saved = templates.body.templates.find((t) => t.name === 'Shop basics');
+    expect(saved?.items.map((i) => [i.key, i.type])).toEqual([
+      ['shop_name', 'text'],
+      ['shop_name_2', 'file_list'],
+    ]);
+    expect(saved?.items[1]?.constraints).toEqual({ formats: ['pdf'] });
+    await page.goto(`${app}/dashboard/intakes/${intakeId}`);
   });
 
   it('edits the sent intake: due date, a new item and a label', async () => {

@@ -18,7 +18,7 @@ import { asUserAction, auditUserAction, dashboardContext, type DashboardContext 
 import { auditPage, distinctAuditActions } from '../../audit/audit.service.js';
 import { intakesPerDay } from '../../intakes/intakes.service.js';
 import { deleteSessionsOfUser, deleteUser, listUsers } from '../../sessions/sessions.service.js';
-import { definitionOfRow, emptyRow, rowOfDefinition, rowsOf } from '../item-form.js';
+import { definitionsOfRows, emptyRow, rowOfDefinition, rowsOf } from '../item-form.js';
 import { auditLogPage, settingsPage, templateFormPage, templatesPage, usagePage } from '../pages/account.js';
 import { notificationsBlock } from '../pages/notifications.js';
 import { noticeSettingOf } from '../../notices/notices.service.js';
@@ -33,7 +33,7 @@ const AUDIT_PAGE_SIZE = 50;
 const MAX_LOGO_BYTES = 140 * 1024;
 
 function templateBodyOf(form: Form) {
-  return { name: form.get('name') ?? '', items: rowsOf(form).map(definitionOfRow) };
+  return { name: form.get('name') ?? '', items: definitionsOfRows(rowsOf(form)) };
 }
 
 /** A form's rows plus one empty row to add to (and two more when there are none). */
