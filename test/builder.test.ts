@@ -340,6 +340,32 @@ describe('the intake builder without script', () => {
     expect((await api.get<IntakeRecord>(`/v1/intakes/${id}`)).body.recipients).toHaveLength(1);
   });
 
+  it('saves only what changed: a new project name leaves the reminders as planned', async () => {
+    const id = await sentIntake();
+    type Status = { chases: { status: string; scheduled_for: string | null }[] };
+    const planned = async () =>
+      (await api.get<Status>(`/v1/intakes/${id}/status`)).body.chases.filter((c) => c.status === 'scheduled');
+    const before = await planned();
+    expect(before).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const fields = {
+      project_name: 'Website, renamed',
+      due_date: '',
+      chase_schedule: 'default',
+      folder_id: '',
+      client_name: '',
+      client_phone: '',
+      client_language: 'en',
+    };
+    expect((await post(`/dashboard/intakes/${id}/edit/settings`, fields)).status).toBe(303);
+    expect(await planned()).toEqual(before);
+    // Changing the reminders re-plans them (from now, as PATCH does).
+    expect(
+      (await post(`/dashboard/intakes/${id}/edit/settings`, { ...fields, chase_schedule: 'gentle' })).status,
+    ).toBe(303);
+    expect(await planned()).not.toEqual(before);
+  });
+
   it("asks before discarding the client's answer, and discards it only when told", async () => {
     const id = await sentIntake();
     const portal = client(server.url);

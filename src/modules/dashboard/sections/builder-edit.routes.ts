@@ -52,21 +52,37 @@ async function renderEdit(
   );
 }
 
-/** PATCH /v1/intakes/:id's body from the details form; an emptied field clears the value. */
-export function settingsBodyOf(form: Form, current: { due_date: string | null }): unknown {
+/**
+ * PATCH /v1/intakes/:id's body from the details form: only what the owner changed, so saving a new
+ * project name does not re-plan the reminders; an emptied field clears the value.
+ */
+export function settingsBodyOf(
+  form: Form,
+  current: {
+    project_name: string;
+    due_date: string | null;
+    chase_schedule: string;
+    folder_id: string | null;
+    client_name: string | null;
+    client_phone: string | null;
+    client_language: string;
+  },
+): Record<string, unknown> {
   const text = (name: string) => (form.get(name) ?? '').trim();
-  const due = text('due_date');
-  return {
-    project_name: text('project_name'),
-    due_date: due === '' ? (current.due_date === null ? undefined : null) : due,
-    chase_schedule: text('chase_schedule') || undefined,
-    folder_id: text('folder_id') || null,
-    client: {
-      name: text('client_name') || null,
-      phone: text('client_phone').replace(/[\s()/-]/g, '') || null,
-      language: text('client_language') || undefined,
-    },
+  const changed = <T>(given: T, now: T) => (given === now ? undefined : given);
+  const client = {
+    name: changed(text('client_name') || null, current.client_name),
+    phone: changed(text('client_phone').replace(/[\s()/-]/g, '') || null, current.client_phone),
+    language: changed(text('client_language') || current.client_language, current.client_language),
   };
+  const body = {
+    project_name: changed(text('project_name'), current.project_name),
+    due_date: changed(text('due_date') || null, current.due_date),
+    chase_schedule: changed(text('chase_schedule') || current.chase_schedule, current.chase_schedule),
+    folder_id: changed(text('folder_id') || null, current.folder_id),
+    client: Object.values(client).some((v) => v !== undefined) ? client : undefined,
+  };
+  return JSON.parse(JSON.stringify(body)) as Record<string, unknown>;
 }
 
 /** PATCH /v1/intakes/:id/items/:key's body from an item card: every field, null where emptied. */
