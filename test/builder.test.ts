@@ -199,6 +199,25 @@ describe('the intake builder without script', () => {
     });
   });
 
+  it('names the item by its label when the service refuses it', async () => {
+    const refused = await post('/dashboard/intakes', {
+      intent: 'send',
+      project_name: 'Counts',
+      client_email: 'dana@example.com',
+      'items[0][label]': 'Team photos',
+      'items[0][type]': 'file_list',
+      'items[0][min_count]': '5',
+      'items[0][max_count]': '2',
+    });
+    expect(refused.status).toBe(422);
+    const page = await refused.text();
+    expect(page).toContain(
+      '“Team photos” constraints.min_count: min_count (5) is greater than max_count (2)',
+    );
+    // What the owner typed is still there to fix.
+    expect(page).toContain('value="Team photos"');
+  });
+
   it('refuses a form without its CSRF token', async () => {
     const refused = await owner.postForm(`${base}/dashboard/intakes`, {
       intent: 'send',

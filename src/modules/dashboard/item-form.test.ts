@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { ItemDefinition } from '../../domain/items.js';
-import { definitionOfRow, emptyRow, keyFromLabel, rowOfDefinition, rowsOf } from './item-form.js';
+import {
+  definitionOfRow,
+  definitionsOfRows,
+  emptyRow,
+  keyFromLabel,
+  rowOfDefinition,
+  rowsOf,
+  withItemLabels,
+} from './item-form.js';
 import { decisionValue } from './sections/decisions.js';
 
 describe('the item rows of the dashboard forms', () => {
@@ -101,6 +109,28 @@ describe('the item rows of the dashboard forms', () => {
     expect(keyFromLabel('Café crème')).toBe('cafe_creme');
     expect(keyFromLabel('2024 report')).toBe('item_2024_report');
     expect(keyFromLabel('!!!')).toBe('item');
+  });
+
+  it('keeps only the constraints of the chosen kind, and numbers keys two labels share', () => {
+    const rows = [
+      { ...emptyRow('image'), label: 'Logo', max_chars: '40', formats: 'png', options: 'a\nb' },
+      { ...emptyRow('text'), label: 'Logo', min_width: '100', text_format: 'digits' },
+    ];
+    const [image, text] = definitionsOfRows(rows, ['logo_2']);
+    expect(image).toMatchObject({ key: 'logo', constraints: { formats: ['png'] } });
+    expect(image).not.toHaveProperty('options');
+    expect(text).toMatchObject({ key: 'logo_3', constraints: { pattern: '[0-9]+' }, example: '123456' });
+  });
+
+  it('names items by their labels in problem messages', () => {
+    const items = [
+      { key: 'logo', label: 'Your logo' },
+      { key: 'x', label: '' },
+    ];
+    expect(withItemLabels('items.logo.constraints.formats: bad; items.x.key: odd', items)).toBe(
+      '“Your logo” constraints.formats: bad; items.x.key: odd',
+    );
+    expect(withItemLabels('items.0.label: Too small', items)).toBe('“Your logo” label: Too small');
   });
 
   it('types a decision typed into one field by the item type', () => {

@@ -369,3 +369,17 @@ export function rowOfDefinition(def: {
     schema: def.schema && !fields ? JSON.stringify(def.schema, null, 2) : '',
   };
 }
+
+/**
+ * A problem message with the items named by their labels, as the owner wrote them:
+ * `items.logo.constraints.formats: …` → `“Your logo” constraints.formats: …` (zod's `items.2.…` too).
+ */
+export function withItemLabels(
+  message: string,
+  items: readonly { key?: unknown; label?: unknown }[],
+): string {
+  return message.replace(/items\.([a-z0-9_]+)\.?/g, (whole, ref: string) => {
+    const item = /^\d+$/.test(ref) ? items[Number(ref)] : items.find((i) => i.key === ref);
+    return typeof item?.label === 'string' && item.label.trim() !== '' ? `“${item.label.trim()}” ` : whole;
+  });
+}

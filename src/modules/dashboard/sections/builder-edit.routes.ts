@@ -15,6 +15,7 @@ import {
   emptyRow,
   rowOfDefinition,
   rowsOf,
+  withItemLabels,
   type ItemFormRow,
 } from '../item-form.js';
 import { editPage, type EditState } from '../pages/builder-edit.js';
@@ -124,6 +125,7 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
     run: () => Promise<unknown>,
     anchor: string,
     onError: Partial<EditState> = {},
+    named: (message: string) => string = (message) => message,
   ) => {
     try {
       await asUserAction(ctx, auditAction, 'intake', id, run);
@@ -131,7 +133,7 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
     } catch (error) {
       if (!failed(error)) throw error;
       reply.code(error.status);
-      return renderEdit(ctx, id, onError, null, error.message);
+      return renderEdit(ctx, id, onError, null, named(error.message));
     }
   };
 
@@ -161,10 +163,11 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
       const key = request.params.key;
       const row = allRowsOf(form)[0] ?? emptyRow();
       const posted = { key, row: { ...row, key }, discardQuestion: null };
+      const named = (message: string) => withItemLabels(message, [{ key, label: row.label }]);
       const parsed = UpdateItemBody.safeParse(itemPatchOf(row, form.get('discard') === 'on'));
       if (!parsed.success) {
         reply.code(400);
-        return renderEdit(ctx, intake.id, { item: posted }, null, describeIssues(parsed.error));
+        return renderEdit(ctx, intake.id, { item: posted }, null, named(describeIssues(parsed.error)));
       }
       try {
         await asUserAction(ctx, 'intake.item_update', 'intake', intake.id, () =>
@@ -183,7 +186,7 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
           );
           return renderEdit(ctx, intake.id, { item: { ...posted, discardQuestion: question } }, null, null);
         }
-        return renderEdit(ctx, intake.id, { item: posted }, null, error.message);
+        return renderEdit(ctx, intake.id, { item: posted }, null, named(error.message));
       }
     },
   );
@@ -218,7 +221,7 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
     const parsed = AddItemsBody.safeParse({ items });
     if (!parsed.success) {
       reply.code(400);
-      return renderEdit(ctx, intake.id, state, null, describeIssues(parsed.error));
+      return renderEdit(ctx, intake.id, state, null, withItemLabels(describeIssues(parsed.error), items));
     }
     return change(
       ctx,
@@ -228,6 +231,7 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
       () => addItems(ctx.services, ctx.world, intake.id, parsed.data),
       'items',
       state,
+      (message) => withItemLabels(message, items),
     );
   });
 

@@ -11,6 +11,7 @@ import {
   emptyField,
   emptyRow,
   rowOfDefinition,
+  withItemLabels,
   type ItemFormRow,
 } from '../item-form.js';
 import { ItemDefinition } from '../../../domain/items.js';
@@ -100,7 +101,9 @@ export function valuesOf(form: Form): BuilderValues {
 }
 
 /** The API's CreateIntake body from the builder (the schema checks it next). */
-function createBodyOf(values: BuilderValues): unknown {
+function createBodyOf(
+  values: BuilderValues,
+): { items?: Record<string, unknown>[] } & Record<string, unknown> {
   const blank = (v: string) => (v.trim() === '' ? undefined : v.trim());
   const rows = values.rows.filter((r) => r.label.trim() || r.key.trim());
   return {
@@ -160,10 +163,12 @@ export function builderRoutes(scope: FastifyInstance, deps: Deps): void {
     const choices = await startChoices(ctx);
     if (intent !== '' && intent !== 'draft' && intent !== 'send')
       return builderPage(ctx, { ...choices, values }, null);
-    const parsed = CreateIntakeBody.safeParse(createBodyOf(values));
+    const body = createBodyOf(values);
+    const named = (message: string) => withItemLabels(message, body.items ?? []);
+    const parsed = CreateIntakeBody.safeParse(body);
     if (!parsed.success) {
       reply.code(400);
-      return builderPage(ctx, { ...choices, values }, describeIssues(parsed.error));
+      return builderPage(ctx, { ...choices, values }, named(describeIssues(parsed.error)));
     }
     try {
       const outcome = await asUserAction(ctx, 'intake.create', 'intake', null, () =>
@@ -176,7 +181,7 @@ export function builderRoutes(scope: FastifyInstance, deps: Deps): void {
     } catch (error) {
       if (error instanceof ApiError && error.status < 500) {
         reply.code(error.status);
-        return builderPage(ctx, { ...choices, values }, error.message);
+        return builderPage(ctx, { ...choices, values }, named(error.message));
       }
       throw error;
     }
