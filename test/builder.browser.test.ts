@@ -150,6 +150,30 @@ describe.skipIf(!available).each([
     });
   });
 
+  // axe-core needs script, so this page is checked for accessibility with script (above) only.
+  it('works without script: every group under its heading, buttons post the form back', async () => {
+    const bare = await browser.newContext({ viewport: { width, height }, javaScriptEnabled: false });
+    await bare.addCookies(await context.cookies());
+    const plain = await bare.newPage();
+    plain.setDefaultTimeout(8000);
+    await plain.goto(`${app}/dashboard/intakes/new`);
+    const card = plain.locator('#item-card-0');
+    await expect(card.getByText('Which files').isVisible()).resolves.toBe(true);
+    await expect(card.getByText('What the answer looks like').isVisible()).resolves.toBe(true);
+    await expect(card.getByText('(for: Image or logo, One file, Several files)').isVisible()).resolves.toBe(
+      true,
+    );
+    await plain.locator('#item-0-label').fill('Contract');
+    await plain.locator('#item-0-type').selectOption({ label: 'One file' });
+    await plain.locator('button[data-add-type="date"]').click();
+    // Project and client are still empty: the round trip skips the form's checks (formnovalidate).
+    await plain.waitForURL(/\/dashboard\/intakes#added$/);
+    await expect(plain.locator('#item-0-label').inputValue()).resolves.toBe('Contract');
+    await expect(plain.locator('#item-1-type').inputValue()).resolves.toBe('date');
+    await plain.screenshot({ path: join(ARTIFACTS, `builder-${name}-no-script.png`), fullPage: false });
+    await bare.close();
+  });
+
   it('previews the draft as the client sees it, then sends it', async () => {
     await expectAccessible();
     const frame = page.frameLocator('iframe[title="The client’s page"]');

@@ -170,6 +170,7 @@ function addForm(chrome: Chrome, intake: IntakeRecord, state: EditState): Html {
       type="submit"
       name="intent"
       value="refresh"
+      formnovalidate
       class="default-action"
       tabindex="-1"
       aria-hidden="true"

@@ -345,6 +345,7 @@ function structuredGroup(chrome: Chrome, naming: CardNaming, row: ItemFormRow, r
         class="secondary"
         name="intent"
         value="field:${naming.index}"
+        formnovalidate
         ${attr('formaction', roundTrip ? `${roundTrip}#item-card-${naming.idPrefix}${naming.index}` : null)}
         data-add-field
         ${flag('hidden', !roundTrip)}
@@ -562,6 +563,7 @@ export function typePalette(chrome: Chrome, roundTrip: RoundTrip): Html {
               class="secondary"
               name="intent"
               value="add:${type}"
+              formnovalidate
               ${attr('formaction', roundTrip ? `${roundTrip}#added` : null)}
               data-add-type="${type}"
             >
@@ -591,6 +593,7 @@ export function removeButton(chrome: Chrome, index: number | string, roundTrip: 
       class="secondary"
       name="intent"
       value="remove:${index}"
+      formnovalidate
       data-remove-item
       ${flag('hidden', !roundTrip)}
     >

@@ -102,6 +102,7 @@ export function builderPage(
         type="submit"
         name="intent"
         value="refresh"
+        formnovalidate
         class="default-action"
         tabindex="-1"
         aria-hidden="true"
