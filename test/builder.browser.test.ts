@@ -242,7 +242,29 @@ describe.skipIf(!available).each([
     await expectAccessible();
     await shot('edit');
 
+    // The client answers "Fonts you use"; making it digits only would throw that answer away: asked first.
+    const portal = client(server.url);
+    const saved = await portal.call('PUT', `/portal/api/${intakeId}/items/fonts`, {
+      body: { value: 'Inter' },
+    });
+    expect(saved.status).toBe(200);
+    expect((await portal.post(`/portal/api/${intakeId}/items/fonts/submit`)).status).toBe(200);
+    await page.reload();
+    const fonts = page.locator('#item-form-fonts');
+    await fonts.locator('summary').first().click();
+    await fonts.getByLabel('Format').selectOption({ label: 'Digits only' });
+    await fonts.getByRole('button', { name: 'Save this item' }).click();
+    await page.getByText('The client’s answer would be discarded').waitFor();
+    await expectAccessible();
+    await page.locator('#question').screenshot({ path: join(ARTIFACTS, `builder-${name}-question.png`) });
+    await page.getByRole('button', { name: 'Discard the answer and save' }).click();
+    await page.waitForURL(/\/edit\?notice=saved/);
+
     const intake = (await api.get<IntakeRecord>(`/v1/intakes/${intakeId}`)).body;
+    expect(intake.items.find((i) => i.key === 'fonts')).toMatchObject({
+      status: 'pending',
+      constraints: { pattern: '[0-9]+' },
+    });
     expect(intake.due_date).toBe('2099-03-01');
     expect(intake.items).toHaveLength(11);
     expect(intake.items.find((i) => i.key === 'your_website')).toMatchObject({ type: 'url' });
