@@ -389,7 +389,7 @@ describe('the intake builder without script', () => {
     const id = await sentIntake();
     const portal = client(server.url);
     expect(
-      (await portal.call('PUT', `/portal/api/${id}/items/tagline`, { body: { value: 'Bread daily' } }))
+      (await portal.call('PUT', `/portal/api/${id}/items/tagline`, { body: { value: 'Bread & daily' } }))
         .status,
     ).toBe(200);
     expect((await portal.post(`/portal/api/${id}/items/tagline/submit`)).status).toBe(200);
@@ -403,6 +403,7 @@ describe('the intake builder without script', () => {
     expect(asked.status).toBe(409);
     const question = await asked.text();
     expect(question).toContain('The client’s answer would be discarded');
+    expect(question).toContain('would no longer fit: “Bread &amp; daily”.');
     expect(question).toContain('name="discard" value="on"');
     // The card shows what the owner chose, not the stored definition.
     expect(question).toMatch(/<option value="digits"\s+selected/);

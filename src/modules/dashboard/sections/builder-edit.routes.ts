@@ -5,7 +5,13 @@ import { UpdateIntakeBody, UpdateItemBody } from '../../intakes/editing.schemas.
 import { deleteItem, updateIntakeSettings, updateItemDefinition } from '../../intakes/editing.service.js';
 import { RecipientInput } from '../../intakes/people.schemas.js';
 import { AddItemsBody } from '../../intakes/intakes.schemas.js';
-import { addItems, getIntake, requireIntake } from '../../intakes/intakes.service.js';
+import {
+  addItems,
+  filesOfIntake,
+  getIntake,
+  itemsOfIntakes,
+  requireIntake,
+} from '../../intakes/intakes.service.js';
 import { addRecipient, reinstateRecipient, removeRecipient } from '../../recipients/recipients.service.js';
 import { asUserAction, type DashboardContext } from '../context.js';
 import {
@@ -107,6 +113,24 @@ function savedAt(reply: FastifyReply, id: string, anchor: string): FastifyReply 
   return reply.code(303).header('Location', `/dashboard/intakes/${id}/edit?notice=saved#${anchor}`).send();
 }
 
+/** The client's answer to an item, in a few words: the text, a list, the file names, or "a secret". */
+async function answerText(ctx: DashboardContext, intakeId: string, key: string): Promise<string> {
+  const db = ctx.services.db.kysely;
+  const [item] = (await itemsOfIntakes(db, ctx.world, [intakeId])).filter((row) => row.key === key);
+  const files = (await filesOfIntake(db, ctx.world, intakeId)).filter((file) => file.item_key === key);
+  if (files.length > 0) return files.map((file) => `“${file.name}”`).join(', ');
+  if (!item) return '';
+  if (item.secret_ciphertext !== null) return ctx.t('builder.a_secret', 'a secret');
+  const value: unknown = item.value_json === null ? null : JSON.parse(item.value_json);
+  const text =
+    typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : Array.isArray(value)
+        ? value.map(String).join(', ')
+        : JSON.stringify(value);
+  return `“${text.length > 120 ? `${text.slice(0, 119)}…` : text}”`;
+}
+
 function failed(error: unknown): error is ApiError {
   return error instanceof ApiError && error.status < 500;
 }
@@ -178,11 +202,10 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
         if (!failed(error)) throw error;
         reply.code(error.status);
         if (error.code === 'item_answer_would_be_discarded') {
-          const reason = /\(([^)]*)\)/.exec(error.message)?.[1] ?? '';
           const question = ctx.t(
             'builder.discard_reason',
-            'After this change the client’s answer would no longer fit: {{reason}}.',
-            { reason },
+            'After this change the client’s answer would no longer fit: {{answer}}.',
+            { answer: await answerText(ctx, intake.id, key) },
           );
           return renderEdit(ctx, intake.id, { item: { ...posted, discardQuestion: question } }, null, null);
         }
