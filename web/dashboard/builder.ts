@@ -74,6 +74,14 @@ function setUpCard(card: HTMLElement): void {
   select?.addEventListener('change', () => applyType(card));
   const preset = card.querySelector<HTMLSelectElement>('select[data-preset]');
   preset?.addEventListener('change', () => applyPreset(card, preset));
+  // A constraint changed by hand is no longer the preset's (which would fill empty ones again on save).
+  for (const input of card.querySelectorAll<HTMLInputElement>(
+    'input[name$="[formats]"], input[name$="[min_width]"], input[name$="[transparent_background]"]',
+  )) {
+    input.addEventListener('change', () => {
+      if (preset) preset.value = '';
+    });
+  }
   const label = card.querySelector<HTMLInputElement>('input[data-label]');
   const key = card.querySelector<HTMLInputElement>('input[name$="[key]"]');
   if (label && key && !key.readOnly) {

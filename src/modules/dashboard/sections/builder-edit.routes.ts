@@ -27,7 +27,7 @@ import {
 import { editPage, type EditState } from '../pages/builder-edit.js';
 import { action, notices, page, type Deps, type Form } from '../routing.js';
 import { describeIssues } from './intakes.routes.js';
-import { valuesOf } from './builder.routes.js';
+import { valuesOf } from './builder-values.js';
 
 type IdParams = { id: string };
 type ItemParams = { id: string; key: string };
