@@ -127,6 +127,17 @@ describe.skipIf(!available).each([
     await expect(page.locator('#item-rows [data-item-card]').count()).resolves.toBe(10);
     await expectAccessible();
     await shot('new');
+    // Before saving: the cards as the client would see them, in a new tab, nothing created.
+    const [tab] = await Promise.all([
+      context.waitForEvent('page'),
+      page.getByRole('button', { name: 'Preview as the client (new tab)' }).click(),
+    ]);
+    await tab.getByRole('heading', { name: 'Bakery relaunch' }).waitFor();
+    await expect(tab.getByText('Postcode of the shop').first().isVisible()).resolves.toBe(true);
+    expect(await seriousAccessibilityProblems(tab)).toEqual([]);
+    await tab.screenshot({ path: join(ARTIFACTS, `builder-${name}-unsaved-preview.png`) });
+    await tab.close();
+    expect((await api.get<{ total: number }>('/v1/intakes')).body.total).toBe(0);
     await page.getByRole('button', { name: 'Save as draft and preview' }).click();
     await page.waitForURL(/\/preview\?notice=created/);
     intakeId = new URL(page.url()).pathname.split('/')[3] ?? '';

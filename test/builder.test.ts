@@ -275,6 +275,34 @@ describe('the intake builder without script', () => {
     expect(events.map((e) => e.type)).not.toContain('client.viewed');
   });
 
+  it('previews unsaved cards as the client would see them, creating nothing', async () => {
+    const before = (await api.get<{ total: number }>('/v1/intakes')).body.total;
+    const preview = await post('/dashboard/intakes/preview', {
+      intent: 'preview',
+      project_name: 'Not saved yet',
+      client_name: 'Dana',
+      client_language: 'de',
+      'items[0][label]': 'Ihr Logo',
+      'items[0][type]': 'image',
+      'items[0][preset]': 'logo',
+      'items[1][label]': 'Broken',
+      'items[1][type]': 'number',
+      'items[1][min]': 'many',
+    });
+    expect(preview.status).toBe(200);
+    expect(preview.headers.get('content-security-policy')).toContain("form-action 'none'");
+    expect(preview.headers.get('content-security-policy')).toContain("script-src 'none'");
+    const text = await preview.text();
+    expect(text).toContain('Not saved yet');
+    expect(text).toContain('Ihr Logo');
+    expect(text).toContain('<html lang="de">');
+    // A card the API would refuse is left out of the preview (saving names the problem).
+    expect(text).not.toContain('Broken');
+    expect((await api.get<{ total: number }>('/v1/intakes')).body.total).toBe(before);
+    const forged = await owner.postForm(`${base}/dashboard/intakes/preview`, { 'items[0][label]': 'X' });
+    expect(forged.status).toBe(403);
+  });
+
   it("answers 404 for another account's intake on the preview, its frame and the edit page", async () => {
     const other = await server.createAccount();
     const theirs = await client(server.url, other.live_key).post<{ intake_id: string }>('/v1/intakes', {

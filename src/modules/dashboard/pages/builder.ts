@@ -162,6 +162,17 @@ export function builderPage(
       </div>
       ${typePalette(chrome, BUILDER_PATH)} ${cardTemplate(chrome, BUILDER_PATH)}
       <div class="actions builder-actions">
+        <button
+          type="submit"
+          name="intent"
+          value="preview"
+          class="secondary"
+          formaction="/dashboard/intakes/preview"
+          formtarget="_blank"
+          formnovalidate
+        >
+          ${t('builder.preview_unsaved', 'Preview as the client (new tab)')}
+        </button>
         <button type="submit" name="intent" value="draft" class="secondary">
           ${t('builder.save_draft', 'Save as draft and preview')}
         </button>

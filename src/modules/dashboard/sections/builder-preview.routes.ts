@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { PageModel } from '../../portal/page/model.js';
 import { portalUrl } from '../../intakes/intakes.mappers.js';
 import { requireIntake } from '../../intakes/intakes.service.js';
 import { portalAssets } from '../../portal/page/assets.js';
@@ -37,6 +38,18 @@ export function previewFrameHeaders(nonce: string): Record<string, string> {
 
 type IdParams = { id: string };
 
+/** The portal page of a model under the preview's policy (no script, no form posts anywhere). */
+export async function sendPreview(reply: FastifyReply, model: PageModel): Promise<FastifyReply> {
+  const assets = await portalAssets();
+  const nonce = randomBytes(16).toString('base64');
+  const paths = { scriptPath: assets.script.path, stylePath: assets.style.path };
+  return reply
+    .code(200)
+    .headers(previewFrameHeaders(nonce))
+    .type('text/html; charset=utf-8')
+    .send(renderPortalPage(model, paths, nonce));
+}
+
 export function builderPreviewRoutes(scope: FastifyInstance, deps: Deps): void {
   page<IdParams>(scope, deps, '/dashboard/intakes/:id/preview', async (ctx, request) => {
     const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
@@ -61,15 +74,7 @@ export function builderPreviewRoutes(scope: FastifyInstance, deps: Deps): void {
       if (!ctx) return reply;
       // Found in the signed-in world only: another account's id is not found (404).
       const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
-      const model = await previewModel(ctx.services, intake);
-      const assets = await portalAssets();
-      const nonce = randomBytes(16).toString('base64');
-      const body = renderPortalPage(
-        model,
-        { scriptPath: assets.script.path, stylePath: assets.style.path },
-        nonce,
-      );
-      return reply.code(200).headers(previewFrameHeaders(nonce)).type('text/html; charset=utf-8').send(body);
+      return sendPreview(reply, await previewModel(ctx.services, intake));
     },
   );
 }

@@ -18,7 +18,8 @@ import { blankValues, valuesOf } from './builder-values.js';
 import { action, page, redirect, type Deps } from '../routing.js';
 import { describeIssues } from './intakes.routes.js';
 import { builderEditRoutes } from './builder-edit.routes.js';
-import { builderPreviewRoutes } from './builder-preview.routes.js';
+import { builderPreviewRoutes, sendPreview } from './builder-preview.routes.js';
+import { unsavedPreviewModel } from '../../portal/page/page.service.js';
 
 /** What the page offers to start from: the ready-made templates, then the account's own. */
 async function startChoices(
@@ -129,6 +130,26 @@ export function builderRoutes(scope: FastifyInstance, deps: Deps): void {
       }
       throw error;
     }
+  });
+
+  // The unsaved cards as the client would see them, in a new tab: nothing is created or written.
+  action(scope, deps, '/dashboard/intakes/preview', async (ctx, form, _request, reply) => {
+    const values = valuesOf(form);
+    const rows = values.rows.filter((r) => r.label.trim() !== '' || r.key.trim() !== '');
+    const items = definitionsOfRows(rows).flatMap((def) => {
+      const parsed = ItemDefinition.safeParse(def);
+      return parsed.success ? [parsed.data] : [];
+    });
+    const blank = (v: string) => (v.trim() === '' ? null : v.trim());
+    const model = await unsavedPreviewModel(ctx.services, ctx.account.id, {
+      projectName: blank(values.project_name) ?? ctx.t('intakes.new', 'New intake'),
+      clientName: blank(values.client_name),
+      language: blank(values.client_language) ?? ctx.account.default_language,
+      dueDate: /^\d{4}-\d{2}-\d{2}$/.test(values.due_date) ? values.due_date : null,
+      brief: blank(values.client_brief),
+      items,
+    });
+    return sendPreview(reply, model);
   });
 
   builderPreviewRoutes(scope, deps);

@@ -1,5 +1,5 @@
 import type { TFunction } from 'i18next';
-import { isFileType } from '../../../domain/items.js';
+import { isFileType, type ItemDefinition } from '../../../domain/items.js';
 import { planOf } from '../../../domain/plans.js';
 import { ApiError } from '../../../http/errors.js';
 import { translator } from '../../../i18n/index.js';
@@ -125,6 +125,78 @@ export async function previewModel(services: AppServices, intake: IntakeRow): Pr
     plan: account.plan,
     closed: intake.status === 'archived',
   });
+}
+
+/** An intake not yet saved (the builder's cards), as the preview shows it. */
+export interface UnsavedIntake {
+  projectName: string;
+  clientName: string | null;
+  language: string;
+  dueDate: string | null;
+  brief: string | null;
+  items: readonly ItemDefinition[];
+}
+
+/**
+ * The page the client would see for an intake not yet saved: every item pending, nothing answered.
+ * Built from the item definitions alone; nothing is read but the account's branding, nothing written.
+ */
+export async function unsavedPreviewModel(
+  services: AppServices,
+  accountId: string,
+  draft: UnsavedIntake,
+): Promise<PageModel> {
+  const language = supportedLanguage(draft.language);
+  const account = await accountOf(services, accountId);
+  const branding = await portalBranding(
+    services.db.kysely,
+    account,
+    planOf(account.plan).features.custom_branding,
+  );
+  const items = draft.items.filter((def) => def.assignee !== 'owner');
+  return {
+    view: {
+      intake_id: 'in_preview',
+      project_name: draft.projectName,
+      client_name: draft.clientName,
+      language,
+      due_date: draft.dueDate,
+      status: 'sent',
+      brief: draft.brief,
+      brief_files: [],
+      progress: { submitted: 0, total: items.length, outstanding: items.length, percent: 0 },
+      items: items.map((def) => ({
+        key: def.key,
+        label: def.label,
+        help: def.help ?? null,
+        example: def.example ?? null,
+        type: def.type,
+        required: def.required,
+        constraints: def.constraints,
+        schema: def.schema ?? null,
+        options: def.options ?? null,
+        status: 'pending' as const,
+        revision_note: null,
+        review_note: null,
+        value: null,
+        secret_saved: false,
+        files: [],
+        saved_at: null,
+        submitted_at: null,
+      })),
+    },
+    t: translator(language, 'portal'),
+    language,
+    // An inline logo is shown as it is (the page's CSP allows data: images); no intake serves it yet.
+    branding: { ...branding, logoUrl: branding.logoUrl?.startsWith('data:') ? branding.logoUrl : null },
+    planMaxFileBytes: planOf(account.plan).max_file_bytes,
+    timeZone: null,
+    country: undefined,
+    closed: false,
+    errors: new Map(),
+    notice: null,
+    sent: null,
+  };
 }
 
 /** The logo image behind the page's brand (decoded from the account's data: URL). */
