@@ -199,7 +199,7 @@ export function schemaOfFields(fields: readonly StructuredField[]): Record<strin
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings = (v: unknown): string[] | undefined =>
-  Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v) : undefined;
+  Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined;
 
 function kindOfProperty(p: Json): { kind: FieldKind; options: string[] } | undefined {
   const options = strings(p.enum);
