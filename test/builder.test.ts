@@ -373,6 +373,26 @@ describe('the intake builder without script', () => {
     ]);
     expect(intake.items[1]?.constraints).toEqual({ pattern: '\\p{L}+' });
 
+    const filed = await post(`/dashboard/intakes/${id}/edit/settings`, {
+      project_name: 'Website relaunch',
+      due_date: '2099-01-31',
+      chase_schedule: 'gentle',
+      folder_id: '',
+      new_folder: 'Bakeries',
+      client_name: 'Dana',
+      client_phone: '',
+      client_language: 'de',
+    });
+    expect(filed.status).toBe(303);
+    const folders = await api.get<{ folders: { id: string; name: string; intake_count: number }[] }>(
+      '/v1/folders',
+    );
+    expect(folders.body.folders).toEqual([expect.objectContaining({ name: 'Bakeries', intake_count: 1 })]);
+    const folderId = folders.body.folders[0]?.id;
+    expect((await api.get<{ folder_id: string }>(`/v1/intakes/${id}`)).body.folder_id).toBe(folderId);
+    const editPage = await (await owner.get(`${base}/dashboard/intakes/${id}/edit`)).text();
+    expect(editPage).toMatch(new RegExp(`<option value="${folderId}"\\s+selected`));
+
     const recipient = await post(`/dashboard/intakes/${id}/edit/recipients`, {
       email: 'boss@example.com',
       name: 'Boss',

@@ -74,6 +74,10 @@ function settingsForm(chrome: Chrome, intake: IntakeRecord, folders: EditState['
         </select>
       </div>
       <div>
+        <label for="s-new_folder">${t('builder.new_folder', 'Or file it in a new folder')}</label>
+        <input type="text" id="s-new_folder" name="new_folder" maxlength="100" />
+      </div>
+      <div>
         <label for="s-client_name">${t('intakes.client_name', 'Client name')}</label>
         <input
           type="text"

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../../../http/errors.js';
-import { listFoldersOf } from '../../folders/folders.service.js';
+import { CreateFolderBody } from '../../folders/folders.schemas.js';
+import { createFolder, listFoldersOf } from '../../folders/folders.service.js';
 import { UpdateIntakeBody, UpdateItemBody } from '../../intakes/editing.schemas.js';
 import { deleteItem, updateIntakeSettings, updateItemDefinition } from '../../intakes/editing.service.js';
 import { RecipientInput } from '../../intakes/people.schemas.js';
@@ -163,10 +164,30 @@ export function builderEditRoutes(scope: FastifyInstance, deps: Deps): void {
 
   action<IdParams>(scope, deps, '/dashboard/intakes/:id/edit/settings', async (ctx, form, request, reply) => {
     const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
-    const parsed = UpdateIntakeBody.safeParse(settingsBodyOf(form, intake));
+    const newFolder = (form.get('new_folder') ?? '').trim();
+    const folderName = CreateFolderBody.shape.name.safeParse(newFolder);
+    if (newFolder !== '' && !folderName.success) {
+      reply.code(400);
+      return renderEdit(ctx, intake.id, {}, null, `new_folder: ${describeIssues(folderName.error)}`);
+    }
+    const body = settingsBodyOf(form, intake);
+    const parsed = UpdateIntakeBody.safeParse(body);
     if (!parsed.success) {
       reply.code(400);
       return renderEdit(ctx, intake.id, {}, null, describeIssues(parsed.error));
+    }
+    if (folderName.success && newFolder !== '') {
+      // A new folder, made as POST /v1/folders makes it, and the intake filed in it.
+      try {
+        const folder = await asUserAction(ctx, 'folder.create', 'folder', null, () =>
+          createFolder(ctx.services.db.kysely, ctx.world, folderName.data),
+        );
+        parsed.data.folder_id = folder.id;
+      } catch (error) {
+        if (!failed(error)) throw error;
+        reply.code(error.status);
+        return renderEdit(ctx, intake.id, {}, null, error.message);
+      }
     }
     return change(
       ctx,
