@@ -115,7 +115,8 @@ async function modelOf(
  * world): drafts included, and nothing recorded: no visit, no event, no change.
  */
 export async function previewModel(services: AppServices, intake: IntakeRow): Promise<PageModel> {
-  const language = supportedLanguage(intake.client_language);
+  // The client's language, not the owner's browser's: the page as the client gets it.
+  const language = pageLanguage({}, intake.client_language);
   const account = await accountOf(services, intake.account_id);
   const branding = await brandingFor(services, intake, account);
   return modelOf(services, intake, {
@@ -146,7 +147,7 @@ export async function unsavedPreviewModel(
   accountId: string,
   draft: UnsavedIntake,
 ): Promise<PageModel> {
-  const language = supportedLanguage(draft.language);
+  const language = pageLanguage({}, draft.language);
   const account = await accountOf(services, accountId);
   const branding = await portalBranding(
     services.db.kysely,
