@@ -94,6 +94,8 @@ export interface IntakeFilters {
   text?: string | undefined;
   /** true: only intakes with submitted items waiting for review; false: only those without. */
   awaitingReview?: boolean | undefined;
+  /** Intakes with answers waiting for review first (the dashboard's list), then newest first. */
+  reviewFirst?: boolean | undefined;
   limit: number;
   offset: number;
 }
@@ -108,15 +110,15 @@ export async function listIntakes(
     .where('account_id', '=', world.accountId)
     .where('livemode', '=', world.livemode ? 1 : 0);
   if (filters.status) query = query.where('status', '=', filters.status);
+  const waiting = (eb: ExpressionBuilder<Database, 'intakes'>) =>
+    eb.exists(
+      eb
+        .selectFrom('intake_items')
+        .select('intake_items.key')
+        .whereRef('intake_items.intake_id', '=', 'intakes.id')
+        .where('intake_items.status', '=', 'submitted'),
+    );
   if (filters.awaitingReview !== undefined) {
-    const waiting = (eb: ExpressionBuilder<Database, 'intakes'>) =>
-      eb.exists(
-        eb
-          .selectFrom('intake_items')
-          .select('intake_items.key')
-          .whereRef('intake_items.intake_id', '=', 'intakes.id')
-          .where('intake_items.status', '=', 'submitted'),
-      );
     query = query.where((eb) => (filters.awaitingReview ? waiting(eb) : eb.not(waiting(eb))));
   }
   if (filters.clientEmail) query = query.where('client_email', '=', filters.clientEmail.toLowerCase());
@@ -144,6 +146,9 @@ export async function listIntakes(
           .whereRef('intake_items.intake_id', '=', 'intakes.id')
           .where('intake_items.status', '=', 'submitted')
           .as('awaiting_review'),
+      )
+      .$if(filters.reviewFirst === true, (q) =>
+        q.orderBy((eb) => eb.case().when(waiting(eb)).then(0).else(1).end()),
       )
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')

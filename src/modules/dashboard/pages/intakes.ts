@@ -3,8 +3,18 @@ import { INTAKE_STATUSES, type Progress } from '../../../domain/intake-state.js'
 import { flag, html, type Html } from '../../portal/page/html.js';
 import type { Intake, IntakeStatusObject } from '../../intakes/intakes.schemas.js';
 import type { ItemFormRow } from '../item-form.js';
-import { actionForm, badge, csrfField, dataTable, renderPage, when, type Chrome } from '../layout.js';
+import { actionForm, badge, csrfField, dataTable, moment, renderPage, type Chrome } from '../layout.js';
+import {
+  historyList,
+  itemCard,
+  reviewSummary,
+  type CardNote,
+  type HistoryEntry,
+  type ItemView,
+} from './review.js';
 import { itemRows } from './item-rows.js';
+import { formatDate } from '../../portal/page/format.js';
+import { nationalPhone } from '../answer-view.js';
 
 export interface IntakeListRow {
   id: string;
@@ -14,6 +24,8 @@ export interface IntakeListRow {
   status: string;
   createdAt: string;
   progress: Progress;
+  /** Submitted answers not reviewed yet. */
+  awaitingReview: number;
 }
 
 function progressBar(chrome: Chrome, p: Progress): Html {
@@ -73,9 +85,12 @@ export function intakeListPage(
                     >${r.clientEmail}</span
                   >
                 </td>
-                <td>${badge(r.status, t(`status.${r.status}`, r.status.replace('_', ' ')))}</td>
+                <td>
+                  ${badge(r.status, t(`status.${r.status}`, r.status.replace('_', ' ')))}
+                  ${r.awaitingReview > 0 ? badge('needs_review', t('review.needs_review', 'needs review ({{count}})', { count: r.awaitingReview })) : null}
+                </td>
                 <td>${progressBar(chrome, r.progress)}</td>
-                <td class="optional">${when(r.createdAt)}</td>
+                <td class="optional">${moment(r.createdAt)}</td>
               </tr>`,
           )
     }
@@ -191,139 +206,11 @@ export function newIntakePage(
   return renderPage(chrome, { title: t('intakes.new', 'New intake'), section: 'intakes', body, error });
 }
 
-export interface ItemView {
-  key: string;
-  label: string;
-  type: string;
-  status: string;
-  required: boolean;
-  owner: boolean;
-  revisionNote: string | null;
-  submittedAt: string | null;
-  approvedAt: string | null;
-  value: unknown;
-  secret: boolean;
-  files: {
-    id: string;
-    name: string;
-    size: number;
-    contentType: string;
-    url: string;
-    preview: string | null;
-  }[];
-  /** An owner item's proposal (agent), if any. */
-  proposed: { value: unknown; rationale: string } | null;
-}
-
 /** A value as text: scalars as themselves, anything else as JSON. */
 function textOf(value: unknown): string {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
     return String(value);
   return JSON.stringify(value) ?? '';
-}
-
-function formatBytes(size: number): string {
-  if (size < 1024) return `${size} B`;
-  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`;
-  return `${(size / 1024 / 1024).toFixed(1)} MB`;
-}
-
-function valueTable(value: Record<string, unknown>): Html {
-  return html`<table>
-    <tbody>
-      ${Object.entries(value).map(
-        ([k, v]) =>
-          html`<tr>
-            <th scope="row">${k}</th>
-            <td>${textOf(v)}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
-}
-
-function submission(chrome: Chrome, item: ItemView): Html {
-  const { t } = chrome;
-  if (item.secret) {
-    return html`<p class="muted">
-      ${t('detail.secret', 'A secret: never shown here. An API key with secrets:read reveals it once.')}
-    </p>`;
-  }
-  if (item.files.length > 0) {
-    return html`<ul>
-      ${item.files.map(
-        (f) =>
-          html`<li>
-            ${f.preview ? html`<img class="thumb" src="${f.preview}" alt="${t('detail.preview_of', 'Preview of {{name}}', { name: f.name })}" width="112" height="112" /><br />` : null}
-            <a href="${f.url}" download>${f.name}</a>
-            <span class="muted">${formatBytes(f.size)}, ${f.contentType}</span>
-          </li>`,
-      )}
-    </ul>`;
-  }
-  if (item.value === null || item.value === undefined)
-    return html`<p class="muted">${t('detail.nothing', 'Nothing yet.')}</p>`;
-  if (Array.isArray(item.value))
-    return html`<ul>
-      ${item.value.map((v) => html`<li>${textOf(v)}</li>`)}
-    </ul>`;
-  if (typeof item.value === 'object') return valueTable(item.value as Record<string, unknown>);
-  return html`<pre>${textOf(item.value)}</pre>`;
-}
-
-function itemCard(chrome: Chrome, intakeId: string, item: ItemView): Html {
-  const { t } = chrome;
-  const base = `/dashboard/intakes/${intakeId}/items/${item.key}`;
-  const reviewable = !item.owner && (item.status === 'submitted' || item.status === 'approved');
-  return html`<section class="item" aria-labelledby="item-${item.key}" data-item="${item.key}">
-    <h3 id="item-${item.key}">
-      ${item.label} ${badge(item.status, t(`item_status.${item.status}`, item.status.replace('_', ' ')))}
-    </h3>
-    <p class="muted">
-      ${item.key} ·
-      ${item.type}${item.required ? '' : ` · ${t('detail.optional', 'optional')}`}${item.owner ? ` · ${t('detail.owner_item', 'your decision')}` : ''}
-      ${item.submittedAt ? html` · ${t('detail.submitted_at', 'submitted {{at}}', { at: when(item.submittedAt) })}` : null}
-      ${item.approvedAt ? html` · ${t('detail.approved_at', 'approved {{at}}', { at: when(item.approvedAt) })}` : null}
-    </p>
-    ${item.revisionNote ? html`<p><strong>${t('detail.revision_note', 'Revision requested:')}</strong> ${item.revisionNote}</p>` : null}
-    ${submission(chrome, item)}
-    ${
-      item.owner
-        ? html`<form method="post" action="${base}/decide" class="actions">
-            ${csrfField(chrome.csrf)}
-            ${item.proposed ? html`<p>${t('detail.proposed', 'Proposed:')} <code>${textOf(item.proposed.value)}</code> — ${item.proposed.rationale}</p>` : null}
-            <label for="decide-${item.key}">${t('detail.decision', 'Your answer (JSON or text)')}</label>
-            <input
-              type="text"
-              id="decide-${item.key}"
-              name="value"
-              value="${item.proposed ? textOf(item.proposed.value) : ''}"
-            />
-            <button type="submit">${t('detail.decide', 'Save answer')}</button>
-          </form>`
-        : null
-    }
-    ${
-      reviewable
-        ? html`<div class="actions">
-            ${item.status === 'submitted' ? actionForm(chrome, `${base}/approve`, t('detail.approve', 'Approve')) : null}
-            <details>
-              <summary>${t('detail.request_revision', 'Request a revision')}</summary>
-              <form method="post" action="${base}/revision">
-                ${csrfField(chrome.csrf)}
-                <label for="note-${item.key}">${t('detail.note', 'What should the client change?')}</label>
-                <textarea id="note-${item.key}" name="note" required maxlength="2000"></textarea>
-                <div class="actions">
-                  <button type="submit" class="secondary">
-                    ${t('detail.send_revision', 'Send revision request')}
-                  </button>
-                </div>
-              </form>
-            </details>
-          </div>`
-        : null
-    }
-  </section>`;
 }
 
 export function intakeDetailPage(
@@ -332,7 +219,9 @@ export function intakeDetailPage(
     intake: z.infer<typeof Intake>;
     status: z.infer<typeof IntakeStatusObject>;
     items: ItemView[];
-    events: { id: string; type: string; occurred_at: string }[];
+    history: HistoryEntry[];
+    /** The item an action just changed, and what to say on its card. */
+    acted?: { key: string } & CardNote;
   },
   notice: string | null,
 ): string {
@@ -340,24 +229,27 @@ export function intakeDetailPage(
   const { intake, status } = data;
   const base = `/dashboard/intakes/${intake.id}`;
   const open = intake.status !== 'archived' && intake.status !== 'completed' && intake.status !== 'draft';
+  const reviewOpen = intake.status !== 'archived' && intake.status !== 'draft';
+  const client = [intake.client.name, intake.client.email].filter(Boolean).join(' · ');
   const body = html`<p><a href="/dashboard/intakes">← ${t('intakes.title', 'Intakes')}</a></p>
     <h1>${intake.project_name}</h1>
     <div class="card">
-      <p>
+      <p id="intake-progress" data-refresh>
         ${badge(intake.status, t(`status.${intake.status}`, intake.status.replace('_', ' ')))}
+        ${status.progress.awaiting_review > 0 ? badge('needs_review', t('review.needs_review', 'needs review ({{count}})', { count: status.progress.awaiting_review })) : null}
         ${progressBar(chrome, status.progress)}
       </p>
       <p>
         ${t('detail.client', 'Client')}:
-        ${intake.client.name ? `${intake.client.name} ` : ''}&lt;${intake.client.email}&gt;${intake.client.phone ? ` · ${intake.client.phone}` : ''}
+        ${client}${intake.client.phone ? html` · <a href="tel:${intake.client.phone}">${nationalPhone(intake.client.phone)}</a>` : null}
       </p>
       <p>
-        ${t('detail.due', 'Due')}: ${intake.due_date ?? '—'} · ${t('detail.last_seen', 'Client last seen')}:
-        ${when(intake.client_last_seen)}
+        ${t('detail.due', 'Due')}: ${intake.due_date ? formatDate(chrome.lang, intake.due_date) : '—'} ·
+        ${t('detail.last_seen', 'Client last seen')}: ${moment(intake.client_last_seen)}
       </p>
       <p>
         ${t('detail.portal', 'Portal link')}:
-        <a href="${intake.portal_url}" rel="noopener">${intake.portal_url}</a>
+        <a href="${intake.portal_url}" rel="noopener" target="_blank">${intake.portal_url}</a>
       </p>
       <div class="actions">
         ${intake.status === 'draft' ? actionForm(chrome, `${base}/send`, t('detail.send', 'Send to client')) : null}
@@ -367,45 +259,35 @@ export function intakeDetailPage(
         ${actionForm(chrome, `${base}/delete`, t('detail.delete', 'Delete'), { danger: true, confirm: t('detail.delete_confirm', 'Delete this intake and everything the client sent? This cannot be undone.') })}
       </div>
     </div>
+    ${reviewSummary(chrome, intake.id, status.progress.awaiting_review, reviewOpen)}
     <h2>${t('detail.items', 'Items')}</h2>
-    <div class="card">${data.items.map((item) => itemCard(chrome, intake.id, item))}</div>
+    <div class="card">
+      ${data.items.map((item) => itemCard(chrome, intake.id, item, data.acted?.key === item.key ? data.acted : {}))}
+    </div>
     <h2>${t('detail.chases', 'Reminders')}</h2>
     ${
       status.chases.length === 0
         ? html`<p class="muted">${t('detail.no_chases', 'No reminders.')}</p>`
-        : html`<div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">#</th>
-                  <th scope="col">${t('detail.channel', 'Channel')}</th>
-                  <th scope="col">${t('detail.status', 'Status')}</th>
-                  <th scope="col">${t('detail.when', 'When')}</th>
-                  <th scope="col" class="optional">${t('detail.trigger', 'Trigger')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${status.chases.map(
-                  (c) =>
-                    html`<tr>
-                      <td>${c.attempt_no}</td>
-                      <td>${c.channel}</td>
-                      <td>${badge(c.status)}</td>
-                      <td>${when(c.sent_at ?? c.scheduled_for)}</td>
-                      <td class="optional">${c.trigger}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+        : dataTable(
+            [
+              { label: '#' },
+              { label: t('detail.channel', 'Channel') },
+              { label: t('detail.status', 'Status') },
+              { label: t('detail.when', 'When') },
+              { label: t('detail.trigger', 'Trigger'), optional: true },
+            ],
+            status.chases,
+            (c) =>
+              html`<tr>
+                <td>${c.attempt_no}</td>
+                <td>${c.channel === 'sms' ? 'SMS' : t('review.email', 'Email')}</td>
+                <td>${badge(c.status, t(`review.chase_status.${c.status}`, c.status))}</td>
+                <td>${moment(c.sent_at ?? c.scheduled_for)}</td>
+                <td class="optional">${t(`review.trigger.${c.trigger}`, c.trigger)}</td>
+              </tr>`,
+          )
     }
     <h2>${t('detail.events', 'History')}</h2>
-    ${
-      data.events.length === 0
-        ? html`<p class="muted">${t('detail.no_events', 'No events yet.')}</p>`
-        : html`<ol class="card">
-            ${data.events.map((e) => html`<li><code>${e.type}</code> <span class="muted">${when(e.occurred_at)}</span></li>`)}
-          </ol>`
-    }`;
+    ${historyList(chrome, data.history)}`;
   return renderPage(chrome, { title: intake.project_name, section: 'intakes', body, notice });
 }
