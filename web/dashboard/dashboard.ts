@@ -38,7 +38,10 @@ function setUpConfirmations(): void {
  * writes UTC and says so; this only rewrites what it can read.
  */
 function localiseTimes(root: ParentNode): void {
-  const format = new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
+  // The page's language, in the viewer's own variant of it when they share one (en-GB: 26 Nov, 14:05).
+  const lang = document.documentElement.lang;
+  const locale = lang && !navigator.language.startsWith(lang) ? lang : navigator.language;
+  const format = new Intl.DateTimeFormat(locale, {
     dateStyle: 'medium',
     timeStyle: 'short',
   });
@@ -47,7 +50,7 @@ function localiseTimes(root: ParentNode): void {
     const at = Date.parse(element.dateTime);
     if (Number.isNaN(at) || element.dateTime.length <= 10) continue;
     element.textContent = format.format(at);
-    element.title = `${zone}`;
+    element.title = zone;
   }
 }
 

@@ -37,6 +37,47 @@ function progressBar(chrome: Chrome, p: Progress): Html {
     <span class="muted">${label}</span>`;
 }
 
+/** What to do next when the list is empty: clear the filters, or make a first intake (in test mode first). */
+function emptyList(chrome: Chrome, filtered: boolean): Html {
+  const { t } = chrome;
+  if (filtered) {
+    return html`<div class="card empty-state">
+      <p>${t('review.empty.filtered', 'No intakes match this search.')}</p>
+      <p><a href="/dashboard/intakes">${t('review.empty.clear', 'Show all intakes')}</a></p>
+    </div>`;
+  }
+  return html`<div class="card empty-state">
+    <h2>
+      ${chrome.livemode ? t('review.empty.live_title', 'No intakes yet') : t('review.empty.test_title', 'No test intakes yet')}
+    </h2>
+    <ol>
+      <li>
+        ${t('review.empty.step_create', 'Create an intake: say what you need from the client (files, texts, choices, passwords).')}
+      </li>
+      <li>
+        ${t('review.empty.step_send', 'Send it: the client gets a link to a page where they upload and answer, with reminders until it is done.')}
+      </li>
+      <li>${t('review.empty.step_review', 'Review here: approve each answer or ask for changes.')}</li>
+    </ol>
+    <div class="actions">
+      <a class="button" href="/dashboard/intakes/new">${t('intakes.new', 'New intake')}</a>
+    </div>
+    <p class="muted">
+      ${
+        chrome.livemode
+          ? t(
+              'review.empty.try_test',
+              'To try it first, switch to test data at the top: nothing there reaches real clients.',
+            )
+          : t(
+              'review.empty.test_hint',
+              'Test intakes send nothing to real people: their emails and SMS land in the test inbox.',
+            )
+      }
+    </p>
+  </div>`;
+}
+
 export function intakeListPage(
   chrome: Chrome,
   data: { rows: IntakeListRow[]; total: number; status: string; q: string; page: number; pageSize: number },
@@ -67,13 +108,13 @@ export function intakeListPage(
     <p class="muted">${t('intakes.count', '{{count}} intakes', { count: data.total })}</p>
     ${
       data.rows.length === 0
-        ? html`<div class="card">${t('intakes.none', 'No intakes here yet.')}</div>`
+        ? emptyList(chrome, Boolean(data.q || data.status))
         : dataTable(
             [
               { label: t('intakes.project', 'Project') },
               { label: t('intakes.client', 'Client') },
               { label: t('intakes.status', 'Status') },
-              { label: t('intakes.progress_head', 'Progress') },
+              { label: t('intakes.progress_head', 'Progress'), optional: true },
               { label: t('intakes.created', 'Created'), optional: true },
             ],
             data.rows,
@@ -89,7 +130,7 @@ export function intakeListPage(
                   ${badge(r.status, t(`status.${r.status}`, r.status.replace('_', ' ')))}
                   ${r.awaitingReview > 0 ? badge('needs_review', t('review.needs_review', 'needs review ({{count}})', { count: r.awaitingReview })) : null}
                 </td>
-                <td>${progressBar(chrome, r.progress)}</td>
+                <td class="optional">${progressBar(chrome, r.progress)}</td>
                 <td class="optional">${moment(r.createdAt)}</td>
               </tr>`,
           )

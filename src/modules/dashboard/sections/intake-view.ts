@@ -22,6 +22,7 @@ const INTAKE_EVENTS = [
   'intake.sent',
   'intake.viewed',
   'intake.completed',
+  'intake.complete',
   'intake.stalled',
   'intake.overdue',
   'chase.sent',
