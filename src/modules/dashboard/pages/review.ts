@@ -273,7 +273,7 @@ export function historyList(chrome: Chrome, entries: HistoryEntry[]): Html {
                     >${e.item ? html`<strong>${e.item}</strong>: ` : null}${e.what}${e.who ? html` <span class="muted">· ${e.who}</span>` : null}</span
                   >
                   ${e.note ? html`<q>${e.note}</q>` : null}
-                  <span class="muted">${moment(e.at)}</span>
+                  <span class="muted">· ${moment(e.at)}</span>
                 </li>`,
             )}
           </ol>`

@@ -49,11 +49,15 @@ async function webhookDetail(
   return webhookDetailPage(ctx, endpoint, log.deliveries, { ...rest, ...(tested ? { tested } : {}) });
 }
 
-/** An email's HTML whose links open in a new tab: a <base target="_blank"> first in its head. */
-export function linksInNewTab(body: string): string {
-  const base = '<base target="_blank">';
+/**
+ * An email's HTML for the inbox's frame: its links open in a new tab (a <base target="_blank">), and
+ * long words and links wrap, so a phone shows the whole message instead of its left part.
+ */
+export function framedEmail(body: string): string {
+  const prelude =
+    '<base target="_blank"><style>body{margin:0}a,p,td,div{overflow-wrap:anywhere}img{max-width:100%;height:auto}</style>';
   const head = /<head[^>]*>/i.exec(body);
-  return head ? body.replace(head[0], `${head[0]}${base}`) : `${base}${body}`;
+  return head ? body.replace(head[0], `${head[0]}${prelude}`) : `${prelude}${body}`;
 }
 
 export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
@@ -196,7 +200,7 @@ export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
           'X-Frame-Options': 'SAMEORIGIN',
         })
         .type('text/html; charset=utf-8')
-        .send(linksInNewTab(message.html_body));
+        .send(framedEmail(message.html_body));
     },
   );
 }
