@@ -117,6 +117,20 @@ describe.each(DATABASES)('reviewing in the dashboard on %s', (database) => {
     ).toEqual(['user']);
   });
 
+  it('names who acted in the history: the client, a person, an API key by its name', async () => {
+    const id = await intakeWithAnswers('History', true);
+    expect((await api.post(`/v1/intakes/${id}/items/tagline/approve`, {})).status).toBe(200);
+    const token = await csrf(owner, `/dashboard/intakes/${id}`);
+    await owner.postForm(`${server.url}/dashboard/intakes/${id}/items/password/approve`, { _csrf: token });
+    const page = await (await owner.get(`${server.url}/dashboard/intakes/${id}`)).text();
+    const history = page.slice(page.indexOf('id="history"'));
+    expect(history).toMatch(/<strong>Tagline<\/strong>: approved <span class="muted">· API key “[^”]+”/);
+    expect(history).toMatch(
+      /<strong>Hosting password<\/strong>: approved <span class="muted">· owner-[a-z0-9]+@example\.com/,
+    );
+    expect(history).toMatch(/<strong>Tagline<\/strong>: sent in <span class="muted">· dana@example\.com/);
+  });
+
   it("refuses another account's intake (404) and a form without its CSRF token (403), changing nothing", async () => {
     const id = await intakeWithAnswers('Not yours', true);
     const theirs = await csrf(stranger, '/dashboard/intakes');
