@@ -235,4 +235,35 @@ describe.skipIf(!available)('the dashboard’s smaller defects, fixed', () => {
     await photograph(page, 'webhook-test-event');
     await context.close();
   });
+
+  it('every page touched here fits a phone (360 px) and passes axe-core', async () => {
+    const account = await server.createAccount({ plan: 'agency' });
+    const live = client(server.url, account.live_key);
+    await testIntake(live);
+    const endpoint = await live.post<{ id: string }>('/v1/webhooks', {
+      url: receiver.url,
+      events: ['item.submitted'],
+    });
+    const { context, page } = await signedInPage(account.account_id, { width: 360, height: 740 });
+    for (const section of [
+      'usage',
+      'settings',
+      `webhooks/${endpoint.body.id}`,
+      'keys',
+      'audit',
+      'templates',
+    ]) {
+      await page.goto(`${app}/dashboard/${section}`);
+      expect(
+        await page.evaluate(
+          () =>
+            (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+              .documentElement.scrollWidth,
+        ),
+        section,
+      ).toBeLessThanOrEqual(360);
+      await photograph(page, `phone-${section.split('/')[0] ?? section}`);
+    }
+    await context.close();
+  });
 });

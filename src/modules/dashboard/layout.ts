@@ -53,9 +53,12 @@ export interface Column {
   optional?: boolean;
 }
 
-/** A data table in its scrolling wrapper: a header row, then one row per item. */
+/**
+ * A data table in its scrolling wrapper (focusable, so a keyboard can scroll it on a narrow screen):
+ * a header row, then one row per item.
+ */
 export function dataTable<T>(columns: readonly Column[], items: readonly T[], row: (item: T) => Html): Html {
-  return html`<div class="table-wrap">
+  return html`<div class="table-wrap" tabindex="0">
     <table>
       <thead>
         <tr>

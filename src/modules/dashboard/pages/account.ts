@@ -205,7 +205,7 @@ export function auditLogPage(
       </div>
       <button type="submit" class="secondary">${t('audit.filter', 'Filter')}</button>
     </form>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0">
       <table>
         <thead>
           <tr>

@@ -56,13 +56,13 @@ export function keysPage(
       </fieldset>
       <button type="submit">${t('keys.create_button', 'Create key')}</button>
     </form>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0">
       <table>
         <thead>
           <tr>
             <th scope="col">${t('keys.name', 'Name')}</th>
             <th scope="col">${t('keys.prefix', 'Key')}</th>
-            <th scope="col">${t('keys.scopes', 'Scopes')}</th>
+            <th scope="col" class="optional">${t('keys.scopes', 'Scopes')}</th>
             <th scope="col" class="optional">${t('keys.last_used', 'Last used')}</th>
             <th scope="col"><span class="skip-label">${t('keys.actions', 'Actions')}</span></th>
           </tr>
@@ -76,7 +76,7 @@ export function keysPage(
                   <code>${k.prefix}…</code>
                   ${badge(k.mode === 'live' ? 'mode-live' : 'mode-test', k.mode === 'live' ? t('mode.live', 'Live mode') : t('mode.test', 'Test mode'))}
                 </td>
-                <td>${k.scopes.join(', ')}</td>
+                <td class="optional">${k.scopes.join(', ')}</td>
                 <td class="optional">${moment(k.last_used_at)}</td>
                 <td>
                   ${actionForm(chrome, `/dashboard/keys/${k.id}/revoke`, t('keys.revoke', 'Revoke'), { danger: true, confirm: t('keys.revoke_confirm', 'Revoke {{name}}? Programs using it stop working at once.', { name: k.name }) })}
@@ -127,7 +127,7 @@ export function webhooksPage(
     ${
       endpoints.length === 0
         ? html`<p class="muted">${t('webhooks.none', 'No endpoints yet.')}</p>`
-        : html`<div class="table-wrap">
+        : html`<div class="table-wrap" tabindex="0">
             <table>
               <thead>
                 <tr>
