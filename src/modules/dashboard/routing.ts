@@ -113,7 +113,7 @@ export function notices(ctx: DashboardContext, key: string | undefined): string 
     ),
     chased_test_sms: ctx.t(
       'review.notice.chased_test_sms',
-      'Test mode: no SMS was sent. The text is in the test inbox, marked dropped.',
+      'Test mode: no SMS was sent. Its text is in the test inbox.',
     ),
     first_run_test: ctx.t(
       'review.notice.first_run_test',
