@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listIntakes } from '../src/modules/intakes/intakes.service.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { hiddenField, signedInOwner, type SignedInBrowser } from './helpers/signed-in.js';
@@ -59,6 +60,52 @@ describe.each(DATABASES)('reviewing in the dashboard on %s', (database) => {
     expect(rows[0]).toContain(`/dashboard/intakes/${waiting}`);
     expect(rows[0]).toContain('needs review (2)');
     expect(rows[1]).not.toContain('needs review');
+  });
+
+  it('pages through "awaiting review first" without gaps or repeats, across the two parts', async () => {
+    const account = await server.createAccount({ plan: 'agency' });
+    const live = client(server.url, account.live_key);
+    const portal = client(server.url);
+    const made: { id: string; waiting: boolean }[] = [];
+    for (const waiting of [true, false, true, false, false, true, false]) {
+      const created = await live.post<{ intake_id: string }>('/v1/intakes', {
+        project_name: `P${made.length}`,
+        client: { email: 'dana@example.com' },
+        items: [{ key: 'tagline', label: 'Tagline', type: 'text' }],
+      });
+      const id = created.body.intake_id;
+      if (waiting) {
+        await portal.call('PUT', `/portal/api/${id}/items/tagline`, { body: { value: 'x' } });
+        await portal.post(`/portal/api/${id}/submit`);
+      }
+      made.push({ id, waiting });
+    }
+    // Newest first as the API lists them (created_at, then id), then those awaiting review in front.
+    const listed = await live.get<{ intakes: { id: string }[] }>('/v1/intakes?limit=100');
+    const waiting = new Set(made.filter((m) => m.waiting).map((m) => m.id));
+    const newestFirst = listed.body.intakes.map((i) => i.id);
+    const expected = [
+      ...newestFirst.filter((id) => waiting.has(id)),
+      ...newestFirst.filter((id) => !waiting.has(id)),
+    ];
+    const world = {
+      accountId: account.account_id,
+      livemode: true,
+      clock: server.server.services.clock,
+      offsetMs: 0,
+      actor: { type: 'system' as const, id: null },
+    };
+    const seen: string[] = [];
+    for (let offset = 0; offset < made.length; offset += 2) {
+      const page = await listIntakes(server.server.services.db.kysely, world, {
+        reviewFirst: true,
+        limit: 2,
+        offset,
+      });
+      expect(page.total).toBe(made.length);
+      seen.push(...page.rows.map((r) => r.id));
+    }
+    expect(seen).toEqual(expected);
   });
 
   it('comes back to the item after approving it or asking for changes', async () => {
