@@ -203,8 +203,10 @@ describe.skipIf(!available)('reviewing in the dashboard', () => {
     expect(submitted).not.toContain('UTC');
     expect(submitted).toMatch(/^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}$/);
     const history = await page.locator('#history').textContent();
-    expect(history).toContain('Tagline: sent in');
-    expect(history).toContain('Dana Müller');
+    // The client's 13 answers, sent at once, are one line naming every item.
+    expect(history).toMatch(
+      /Your logo, About your bakery, Tagline, .*Hosting password: sent in · Dana Müller/,
+    );
     await expect(page.locator('#review-summary').textContent()).resolves.toContain(
       `Approve all (${ITEMS.length})`,
     );

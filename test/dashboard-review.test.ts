@@ -175,7 +175,9 @@ describe.each(DATABASES)('reviewing in the dashboard on %s', (database) => {
     expect(history).toMatch(
       /<strong>Hosting password<\/strong>: approved <span class="muted">· owner-[a-z0-9]+@example\.com/,
     );
-    expect(history).toMatch(/<strong>Tagline<\/strong>: sent in <span class="muted">· dana@example\.com/);
+    expect(history).toMatch(
+      /<strong>Tagline, Hosting password<\/strong>: sent in <span class="muted">· dana@example\.com/,
+    );
   });
 
   it("refuses another account's intake (404) and a form without its CSRF token (403), changing nothing", async () => {

@@ -120,7 +120,34 @@ async function historyEntries(
       note: null,
     });
   }
-  return entries.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  // Newest first; at the same instant the intake's event (completed, say) above the item changes that
+  // caused it, which keeps those together.
+  const newestFirst = (a: HistoryEntry, b: HistoryEntry) =>
+    a.at < b.at ? 1 : a.at > b.at ? -1 : Number(a.item !== null) - Number(b.item !== null);
+  return groupedHistory(entries.sort(newestFirst));
+}
+
+/**
+ * One line for what one actor did to several items at once (a client sending 17 answers, an owner
+ * approving all): consecutive entries of the same action and actor within a minute, newest first.
+ */
+export function groupedHistory(entries: readonly HistoryEntry[]): HistoryEntry[] {
+  const out: HistoryEntry[] = [];
+  for (const entry of entries) {
+    const last = out[out.length - 1];
+    const together =
+      last !== undefined &&
+      last.item !== null &&
+      entry.item !== null &&
+      last.what === entry.what &&
+      last.who === entry.who &&
+      !last.note &&
+      !entry.note &&
+      Date.parse(last.at) - Date.parse(entry.at) < 60_000;
+    if (together) out[out.length - 1] = { ...last, item: `${entry.item}, ${last.item}` };
+    else out.push(entry);
+  }
+  return out;
 }
 
 /** The intake's page, optionally with what an action just did on one item's card. */
