@@ -273,6 +273,20 @@ describe.skipIf(!available)('reviewing in the dashboard', () => {
     expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobals).stillThisPage)).toBe(true);
   });
 
+  it('says in the card why an action was refused, without leaving the page', async () => {
+    // Someone else sends "Current website" back while this page still offers to approve it.
+    const sentBack = await api.post(`/v1/intakes/${intakeId}/revision`, {
+      item_key: 'website',
+      note: 'The link is broken.',
+    });
+    expect(sentBack.status, sentBack.text).toBe(200);
+    await card('website').getByRole('button', { name: 'Approve' }).click();
+    await expect(card('website').getByRole('alert').textContent()).resolves.toContain(
+      'Cannot approve website',
+    );
+    expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobals).stillThisPage)).toBe(true);
+  });
+
   it('without script, approving comes back to the same item', async () => {
     const plain = await browser.newContext({
       viewport: { width: 1280, height: 900 },
@@ -303,7 +317,10 @@ describe.skipIf(!available)('reviewing in the dashboard', () => {
       items: { key: string; status: string }[];
     }>(`/v1/intakes/${intakeId}/status`);
     expect(status.body.progress.awaiting_review).toBe(0);
-    expect(status.body.items.filter((i) => i.status !== 'approved').map((i) => i.key)).toEqual(['tagline']);
+    expect(status.body.items.filter((i) => i.status !== 'approved').map((i) => i.key)).toEqual([
+      'tagline',
+      'website',
+    ]);
     expect(await page.locator('#review-summary button').count()).toBe(0);
     const audit = await api.get<{ entries: { action: string; actor: { type: string } }[] }>(
       '/v1/audit?limit=50',
