@@ -1,20 +1,9 @@
-import type { z } from 'zod';
 import { INTAKE_STATUSES, type Progress } from '../../../domain/intake-state.js';
 import { flag, html, type Html } from '../../portal/page/html.js';
-import type { Intake, IntakeStatusObject } from '../../intakes/intakes.schemas.js';
 import type { ItemFormRow } from '../item-form.js';
-import { actionForm, badge, csrfField, dataTable, moment, renderPage, type Chrome } from '../layout.js';
-import {
-  historyList,
-  itemCard,
-  reviewSummary,
-  type CardNote,
-  type HistoryEntry,
-  type ItemView,
-} from './review.js';
+import { badge, csrfField, dataTable, moment, renderPage, type Chrome } from '../layout.js';
+import { textOf } from './review.js';
 import { itemRows } from './item-rows.js';
-import { formatDate } from '../../portal/page/format.js';
-import { nationalPhone } from '../answer-view.js';
 
 export interface IntakeListRow {
   id: string;
@@ -28,7 +17,7 @@ export interface IntakeListRow {
   awaitingReview: number;
 }
 
-function progressBar(chrome: Chrome, p: Progress): Html {
+export function progressBar(chrome: Chrome, p: Progress): Html {
   const label = chrome.t('intakes.progress', '{{submitted}} of {{total}} items', {
     submitted: p.submitted,
     total: p.total,
@@ -245,90 +234,4 @@ export function newIntakePage(
       <div class="actions"><button type="submit">${t('intakes.create', 'Create intake')}</button></div>
     </form>`;
   return renderPage(chrome, { title: t('intakes.new', 'New intake'), section: 'intakes', body, error });
-}
-
-/** A value as text: scalars as themselves, anything else as JSON. */
-function textOf(value: unknown): string {
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-    return String(value);
-  return JSON.stringify(value) ?? '';
-}
-
-export function intakeDetailPage(
-  chrome: Chrome,
-  data: {
-    intake: z.infer<typeof Intake>;
-    status: z.infer<typeof IntakeStatusObject>;
-    items: ItemView[];
-    history: HistoryEntry[];
-    /** The item an action just changed, and what to say on its card. */
-    acted?: { key: string } & CardNote;
-  },
-  notice: string | null,
-): string {
-  const { t } = chrome;
-  const { intake, status } = data;
-  const base = `/dashboard/intakes/${intake.id}`;
-  const open = intake.status !== 'archived' && intake.status !== 'completed' && intake.status !== 'draft';
-  const reviewOpen = intake.status !== 'archived' && intake.status !== 'draft';
-  const client = [intake.client.name, intake.client.email].filter(Boolean).join(' · ');
-  const body = html`<p><a href="/dashboard/intakes">← ${t('intakes.title', 'Intakes')}</a></p>
-    <h1>${intake.project_name}</h1>
-    <div class="card">
-      <p id="intake-progress" data-refresh>
-        ${badge(intake.status, t(`status.${intake.status}`, intake.status.replace('_', ' ')))}
-        ${status.progress.awaiting_review > 0 ? badge('needs_review', t('review.needs_review', 'needs review ({{count}})', { count: status.progress.awaiting_review })) : null}
-        ${progressBar(chrome, status.progress)}
-      </p>
-      <p>
-        ${t('detail.client', 'Client')}:
-        ${client}${intake.client.phone ? html` · <a href="tel:${intake.client.phone}">${nationalPhone(intake.client.phone)}</a>` : null}
-      </p>
-      <p>
-        ${t('detail.due', 'Due')}: ${intake.due_date ? formatDate(chrome.lang, intake.due_date) : '—'} ·
-        ${t('detail.last_seen', 'Client last seen')}: ${moment(intake.client_last_seen)}
-      </p>
-      <p>
-        ${t('detail.portal', 'Portal link')}:
-        <a href="${intake.portal_url}" rel="noopener" target="_blank">${intake.portal_url}</a>
-      </p>
-      <div class="actions">
-        ${intake.status === 'draft' ? actionForm(chrome, `${base}/send`, t('detail.send', 'Send to client')) : null}
-        ${open ? actionForm(chrome, `${base}/chase`, t('detail.chase', 'Send a reminder now'), { secondary: true, fields: { channel: 'email' } }) : null}
-        ${open && intake.client.phone ? actionForm(chrome, `${base}/chase`, t('detail.chase_sms', 'Remind by SMS'), { secondary: true, fields: { channel: 'sms' } }) : null}
-        ${intake.status !== 'archived' ? actionForm(chrome, `${base}/archive`, t('detail.archive', 'Archive'), { secondary: true, confirm: t('detail.archive_confirm', 'Archive this intake? The portal closes for the client.') }) : null}
-        ${actionForm(chrome, `${base}/delete`, t('detail.delete', 'Delete'), { danger: true, confirm: t('detail.delete_confirm', 'Delete this intake and everything the client sent? This cannot be undone.') })}
-      </div>
-    </div>
-    ${reviewSummary(chrome, intake.id, status.progress.awaiting_review, reviewOpen)}
-    <h2>${t('detail.items', 'Items')}</h2>
-    <div class="card">
-      ${data.items.map((item) => itemCard(chrome, intake.id, item, data.acted?.key === item.key ? data.acted : {}))}
-    </div>
-    <h2>${t('detail.chases', 'Reminders')}</h2>
-    ${
-      status.chases.length === 0
-        ? html`<p class="muted">${t('detail.no_chases', 'No reminders.')}</p>`
-        : dataTable(
-            [
-              { label: '#' },
-              { label: t('detail.channel', 'Channel') },
-              { label: t('detail.status', 'Status') },
-              { label: t('detail.when', 'When') },
-              { label: t('detail.trigger', 'Trigger'), optional: true },
-            ],
-            status.chases,
-            (c) =>
-              html`<tr>
-                <td>${c.attempt_no}</td>
-                <td>${c.channel === 'sms' ? 'SMS' : t('review.email', 'Email')}</td>
-                <td>${badge(c.status, t(`review.chase_status.${c.status}`, c.status))}</td>
-                <td>${moment(c.sent_at ?? c.scheduled_for)}</td>
-                <td class="optional">${t(`review.trigger.${c.trigger}`, c.trigger)}</td>
-              </tr>`,
-          )
-    }
-    <h2>${t('detail.events', 'History')}</h2>
-    ${historyList(chrome, data.history)}`;
-  return renderPage(chrome, { title: intake.project_name, section: 'intakes', body, notice });
 }

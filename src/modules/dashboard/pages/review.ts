@@ -173,7 +173,8 @@ function reviewActions(chrome: Chrome, base: string, item: ItemView): Html {
   </div>`;
 }
 
-function textOf(value: unknown): string {
+/** A value as text: scalars as themselves, anything else as JSON. */
+export function textOf(value: unknown): string {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
     return String(value);
   return JSON.stringify(value) ?? '';

@@ -12,7 +12,7 @@ import {
 import { listKeys } from '../../keys/keys.service.js';
 import { listUsers } from '../../sessions/sessions.service.js';
 import type { DashboardContext } from '../context.js';
-import { intakeDetailPage } from '../pages/intakes.js';
+import { intakeDetailPage } from '../pages/intake-detail.js';
 import type { CardNote, HistoryEntry, ItemView } from '../pages/review.js';
 
 const PREVIEWABLE = /^image\/(png|jpeg|webp|gif|svg\+xml)$/;
@@ -103,7 +103,10 @@ async function historyEntries(
     }
     return t('review.who.system', 'automatically');
   };
-  const entries: HistoryEntry[] = [...byItem.values()].flat().map((row) => ({
+  // Newest first by the history's own sequence, so that entries of one instant keep the order they
+  // were made in (the sort below is stable).
+  const rows = [...byItem.values()].flat().sort((a, b) => Number(b.seq) - Number(a.seq));
+  const entries: HistoryEntry[] = rows.map((row) => ({
     at: row.occurred_at,
     what: t(`review.history.${row.action}`, row.action.replace(/_/g, ' ')),
     item: labels.get(row.item_key) ?? row.item_key,
