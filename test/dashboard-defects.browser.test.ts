@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ARTIFACTS,
+  SCREENSHOTS,
   chromiumAvailable,
   launchChromium,
   seriousAccessibilityProblems,
@@ -17,14 +17,14 @@ import { signedInOwner } from './helpers/signed-in.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /**
- * The dashboard's smaller defects, each seen in a screenshot (docs/screenshots/, checked with axe-core):
+ * The dashboard's smaller defects, each seen in a screenshot (checked with axe-core; the README's
+ * pictures with UPDATE_SCREENSHOTS=1):
  * the first run opens on test data after the test-key quickstart; the test inbox fits a phone and its
  * email's button opens the portal in a new tab; "Remind by SMS" in test mode says nothing was sent;
  * the German dashboard names statuses and item types in German; limits carry digit grouping; the
  * Solo plan is told branding is Agency's; the usage chart's scale label stays clear of the bars; the
  * webhook test event is post/redirect/get.
  */
-const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'screenshots');
 const available = chromiumAvailable('dashboard defect browser tests');
 
 describe.skipIf(!available)('the dashboard’s smaller defects, fixed', () => {

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ARTIFACTS,
+  SCREENSHOTS,
   chromiumAvailable,
   launchChromium,
   seriousAccessibilityProblems,
@@ -19,8 +19,8 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * whose answers wait for review and puts it first; the intake page reads as a person would (labels,
  * Yes/No, local dates and times, swatches, national phone format, a structured answer as a list);
  * one item is approved in place (no reload, the page stays where it was), one is sent back, all the
- * rest approved in one click, and a secret revealed once. Screenshots go to docs/screenshots/ for the
- * README.
+ * rest approved in one click, and a secret revealed once. Screenshots: the README's pictures
+ * (SCREENSHOTS: docs/screenshots/ with UPDATE_SCREENSHOTS=1).
  */
 /** What the test reads of the page's window (the tests compile without the DOM's types). */
 interface BrowserGlobals {
@@ -32,7 +32,6 @@ interface BrowserGlobals {
   };
 }
 
-const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'screenshots');
 const available = chromiumAvailable('dashboard review browser tests');
 
 const ITEMS = [
