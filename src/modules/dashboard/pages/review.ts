@@ -1,6 +1,6 @@
 import { html, type Html } from '../../portal/page/html.js';
 import { formatBytes } from '../../portal/page/format.js';
-import { swatch } from '../../portal/page/controls.js';
+import { swatch } from '../../portal/page/display.js';
 import { answerView, type AnswerDefinition } from '../answer-view.js';
 import { badge, csrfField, moment, tHtml, type Chrome } from '../layout.js';
 
