@@ -12,6 +12,15 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** Screenshots of the browser tests (gitignored; CI keeps them as artifacts). */
 export const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'artifacts');
 
+/**
+ * The README's pictures: retaken into docs/screenshots with UPDATE_SCREENSHOTS=1, otherwise written
+ * with the artifacts, so an ordinary test run leaves the committed ones alone.
+ */
+export const SCREENSHOTS =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots')
+    : join(ARTIFACTS, 'screenshots');
+
 const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 interface AxeResult {

@@ -15,6 +15,7 @@ import { jobUniqueKey } from './0013_job_unique_key.js';
 import { jobConcurrencyKey } from './0014_job_concurrency_key.js';
 import { ownerNotices } from './0015_owner_notices.js';
 import { sendsAreJobs } from './0016_sends_are_jobs.js';
+import { itemsAwaitingReview } from './0017_items_awaiting_review.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0014_job_concurrency_key': jobConcurrencyKey,
   '0015_owner_notices': ownerNotices,
   '0016_sends_are_jobs': sendsAreJobs,
+  '0017_items_awaiting_review': itemsAwaitingReview,
 };
 
 export const migrationProvider: MigrationProvider = {

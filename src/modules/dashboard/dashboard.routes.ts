@@ -7,6 +7,7 @@ import { insertAuditEntry } from '../audit/audit.service.js';
 import type { AppServices } from '../../services.js';
 import { dashboardAssets, type DashboardAssets } from './assets.js';
 import { deleteSession } from '../sessions/sessions.service.js';
+import { listIntakes } from '../intakes/intakes.service.js';
 import { auditUserAction } from './context.js';
 import { confirmPage, errorPage, linkInvalidPage, linkSentPage, signInPage } from './pages/sign-in.js';
 import { accountRoutes } from './sections/account.routes.js';
@@ -141,8 +142,11 @@ function signInRoutes(scope: FastifyInstance, services: AppServices, assets: Das
     if (!redeemed) return sendHtml(reply, 410, linkInvalidPage(bareChrome(request, reply, assets)));
     // A new session on every sign-in (no fixation): whatever session this browser had ends.
     await endSession(request, services);
-    await startSession(request, reply, redeemed.user);
-    return redirect(reply, safeReturnPath(redeemed.returnTo) ?? '/dashboard/intakes');
+    // First run: after the README's test-key quickstart the data is in test mode; open there, and say so.
+    const testFirst = await onlyTestHasIntakes(services, redeemed.user.account_id);
+    await startSession(request, reply, redeemed.user, !testFirst);
+    const landing = safeReturnPath(redeemed.returnTo) ?? '/dashboard/intakes';
+    return testFirst ? redirect(reply, landing, 'first_run_test') : redirect(reply, landing);
   });
 
   scope.post('/dashboard/sign-out', hidden, async (request, reply) => {
@@ -166,6 +170,19 @@ function signInRoutes(scope: FastifyInstance, services: AppServices, assets: Das
     clearSessionCookie(request, reply);
     return redirect(reply, '/dashboard/sign-in');
   });
+}
+
+/** Whether the account has test intakes and no live ones (it has tried the service, not used it yet). */
+async function onlyTestHasIntakes(services: AppServices, accountId: string): Promise<boolean> {
+  const inMode = async (livemode: boolean) =>
+    (
+      await listIntakes(
+        services.db.kysely,
+        { accountId, livemode, clock: services.clock, offsetMs: 0, actor: { type: 'system', id: null } },
+        { limit: 1, offset: 0 },
+      )
+    ).total;
+  return (await inMode(false)) > 0 && (await inMode(true)) === 0;
 }
 
 async function endSession(request: FastifyRequest, services: AppServices): Promise<void> {

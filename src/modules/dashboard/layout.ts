@@ -53,9 +53,12 @@ export interface Column {
   optional?: boolean;
 }
 
-/** A data table in its scrolling wrapper: a header row, then one row per item. */
+/**
+ * A data table in its scrolling wrapper (focusable, so a keyboard can scroll it on a narrow screen):
+ * a header row, then one row per item.
+ */
 export function dataTable<T>(columns: readonly Column[], items: readonly T[], row: (item: T) => Html): Html {
-  return html`<div class="table-wrap">
+  return html`<div class="table-wrap" tabindex="0">
     <table>
       <thead>
         <tr>
@@ -155,10 +158,36 @@ export function renderBarePage(
   return documentShell(lang, title, assets, body);
 }
 
-/** A date-time for people: `2026-11-23 14:05 UTC` (the dashboard shows UTC throughout). */
+/** A date-time as text: `2026-11-23 14:05 UTC`, for places that cannot hold markup. */
 export function when(iso: string | null | undefined): string {
   if (!iso) return '—';
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/**
+ * A moment for people: a <time> element that the dashboard's script rewrites in the viewer's own time
+ * zone and language; without script it reads in UTC, and says so.
+ */
+export function moment(iso: string | null | undefined): Html {
+  if (!iso) return html`—`;
+  return html`<time datetime="${iso}">${when(iso)}</time>`;
+}
+
+/** A count or limit with the language's digit grouping: 10,000 / 10.000. */
+export function count(chrome: Pick<Chrome, 'lang'>, n: number): string {
+  return new Intl.NumberFormat(chrome.lang).format(n);
+}
+
+/**
+ * A translated sentence with markup in its placeholders (a <time>, a link): the sentence is escaped,
+ * then each placeholder is put in as the markup it is.
+ */
+export function tHtml(t: TFunction, key: string, fallback: string, parts: Record<string, Html>): Html {
+  const tokens = Object.fromEntries(Object.keys(parts).map((name, i) => [name, `\u0000${i}\u0000`]));
+  const sentence = html`${String(t(key, fallback, tokens))}`.value;
+  return raw(
+    Object.values(parts).reduce((out, part, i) => out.replace(`\u0000${i}\u0000`, part.value), sentence),
+  );
 }
 
 export function badge(status: string, label?: string): Html {

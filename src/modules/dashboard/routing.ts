@@ -105,6 +105,20 @@ export function notices(ctx: DashboardContext, key: string | undefined): string 
       ? ctx.t('notice.mode_live', 'Now showing live data.')
       : ctx.t('notice.mode_test', 'Now showing test data.'),
     decided: ctx.t('notice.decided', 'Answer saved.'),
+    approved_all: ctx.t('review.notice.approved_all', 'Every submitted answer is approved.'),
+    nothing_to_approve: ctx.t('review.notice.nothing_to_approve', 'No answers were waiting for review.'),
+    chased_test: ctx.t(
+      'review.notice.chased_test',
+      'Test mode: the reminder went to the test inbox, not to the client.',
+    ),
+    chased_test_sms: ctx.t(
+      'review.notice.chased_test_sms',
+      'Test mode: no SMS was sent. Its text is in the test inbox.',
+    ),
+    first_run_test: ctx.t(
+      'review.notice.first_run_test',
+      'Showing test data: your live account has no intakes yet, your test data has. Switch to live data when you are ready.',
+    ),
   };
   return known[key] ?? null;
 }

@@ -1,11 +1,4 @@
-import {
-  sql,
-  type ExpressionBuilder,
-  type Insertable,
-  type Kysely,
-  type Selectable,
-  type Updateable,
-} from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
@@ -94,6 +87,8 @@ export interface IntakeFilters {
   text?: string | undefined;
   /** true: only intakes with submitted items waiting for review; false: only those without. */
   awaitingReview?: boolean | undefined;
+  /** Intakes with answers waiting for review first (the dashboard's list), then newest first. */
+  reviewFirst?: boolean | undefined;
   limit: number;
   offset: number;
 }
@@ -103,21 +98,22 @@ export async function listIntakes(
   world: World,
   filters: IntakeFilters,
 ): Promise<{ total: number; rows: (IntakeRow & { awaiting_review: number })[] }> {
+  const livemode = world.livemode ? 1 : 0;
   let query = db
     .selectFrom('intakes')
     .where('account_id', '=', world.accountId)
-    .where('livemode', '=', world.livemode ? 1 : 0);
+    .where('livemode', '=', livemode);
   if (filters.status) query = query.where('status', '=', filters.status);
+  // The account's intakes with a submitted item: one range of the intake_items_awaiting_review index,
+  // however many intakes the account (or the table) has.
+  const awaiting = db
+    .selectFrom('intake_items')
+    .select('intake_items.intake_id')
+    .where('intake_items.account_id', '=', world.accountId)
+    .where('intake_items.livemode', '=', livemode)
+    .where('intake_items.status', '=', 'submitted');
   if (filters.awaitingReview !== undefined) {
-    const waiting = (eb: ExpressionBuilder<Database, 'intakes'>) =>
-      eb.exists(
-        eb
-          .selectFrom('intake_items')
-          .select('intake_items.key')
-          .whereRef('intake_items.intake_id', '=', 'intakes.id')
-          .where('intake_items.status', '=', 'submitted'),
-      );
-    query = query.where((eb) => (filters.awaitingReview ? waiting(eb) : eb.not(waiting(eb))));
+    query = query.where('intakes.id', filters.awaitingReview ? 'in' : 'not in', awaiting);
   }
   if (filters.clientEmail) query = query.where('client_email', '=', filters.clientEmail.toLowerCase());
   if (filters.folderId) query = query.where('folder_id', '=', filters.folderId);
@@ -133,9 +129,13 @@ export async function listIntakes(
       ),
     );
   }
-  const [count, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    query
+  const count = (q: typeof query) =>
+    q
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+      .then((r) => Number(r.n));
+  const page = async (q: typeof query, limit: number, offset: number) => {
+    const rows = await q
       .selectAll('intakes')
       .select((eb) =>
         eb
@@ -147,14 +147,27 @@ export async function listIntakes(
       )
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
-      .limit(filters.limit)
-      .offset(filters.offset)
-      .execute(),
-  ]);
-  return {
-    total: Number(count.n),
-    rows: rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) })),
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    return rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) }));
   };
+  if (!filters.reviewFirst) {
+    const [total, rows] = await Promise.all([count(query), page(query, filters.limit, filters.offset)]);
+    return { total, rows };
+  }
+  // Awaiting review first, then the rest, each newest first: two index walks that stop at the page,
+  // not a sort of every intake of the account.
+  const waitingQuery = query.where('intakes.id', 'in', awaiting);
+  const restQuery = query.where('intakes.id', 'not in', awaiting);
+  const [total, waitingTotal, waiting] = await Promise.all([
+    count(query),
+    count(waitingQuery),
+    page(waitingQuery, filters.limit, filters.offset),
+  ]);
+  const missing = filters.limit - waiting.length;
+  const rest = missing > 0 ? await page(restQuery, missing, Math.max(0, filters.offset - waitingTotal)) : [];
+  return { total, rows: [...waiting, ...rest] };
 }
 
 export async function itemsOf(db: Kysely<Database>, intakeId: string): Promise<ItemRow[]> {

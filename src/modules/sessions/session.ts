@@ -150,11 +150,15 @@ export async function requireUser(
   return user;
 }
 
-/** Starts a session for a user who proved their email; sets the cookie on the reply. */
+/**
+ * Starts a session for a user who proved their email; sets the cookie on the reply. It shows live data
+ * unless the caller chose test data (an account whose only intakes are test ones).
+ */
 export async function startSession(
   request: FastifyRequest,
   reply: FastifyReply,
   user: { id: string; account_id: string },
+  livemode = true,
 ): Promise<void> {
   const ctx = contextOf(request);
   const raw = randomBytes(32).toString('base64url');
@@ -164,7 +168,7 @@ export async function startSession(
     id_hash: sha256Hex(raw),
     user_id: user.id,
     account_id: user.account_id,
-    livemode: 1,
+    livemode: livemode ? 1 : 0,
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + SESSION_TTL_MS).toISOString(),
     last_seen_at: now.toISOString(),

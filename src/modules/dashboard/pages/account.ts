@@ -7,7 +7,16 @@ import type { Template } from '../../templates/templates.schemas.js';
 import type { AuditRow } from '../../audit/audit.repository.js';
 import type { UserRow } from '../../sessions/sessions.service.js';
 import type { ItemFormRow } from '../item-form.js';
-import { actionForm, csrfField, dataTable, renderPage, when, type Chrome } from '../layout.js';
+import {
+  actionForm,
+  count,
+  csrfField,
+  dataTable,
+  moment,
+  renderPage,
+  tHtml,
+  type Chrome,
+} from '../layout.js';
 import { itemRows } from './item-rows.js';
 
 export function templatesPage(
@@ -37,7 +46,7 @@ export function templatesPage(
               html`<tr>
                 <td><a href="/dashboard/templates/${tpl.id}">${tpl.name}</a></td>
                 <td>${tpl.items.map((i) => i.label).join(', ')}</td>
-                <td class="optional">${when(tpl.created_at)}</td>
+                <td class="optional">${moment(tpl.created_at)}</td>
                 <td>
                   ${actionForm(chrome, `/dashboard/templates/${tpl.id}/delete`, t('templates.delete', 'Delete'), { danger: true, confirm: t('templates.delete_confirm', 'Delete the template {{name}}? Intakes made from it keep their items.', { name: tpl.name }) })}
                 </td>
@@ -96,13 +105,15 @@ function chart(chrome: Chrome, days: { day: string; count: number }[]): Html {
   const height = 140;
   const plot = height - 24;
   const width = days.length * barWidth;
+  // The top band holds the scale's label ("busiest day"), so no bar reaches into it.
+  const top = 16;
   const bars = days.map((d, i) => {
-    const h = Math.round((d.count / max) * (plot - 8));
+    const h = Math.round((d.count / max) * (plot - top));
     return `<rect x="${i * barWidth + 3}" y="${plot - h}" width="${barWidth - 6}" height="${h}"><title>${d.day}: ${d.count}</title></rect>`;
   });
   const first = days[0]?.day.slice(5) ?? '';
   const last = days[days.length - 1]?.day.slice(5) ?? '';
-  const labels = `<text x="0" y="${height - 6}">${first}</text><text x="${width}" y="${height - 6}" text-anchor="end">${last}</text><text x="${width}" y="10" text-anchor="end">${max}</text>`;
+  const labels = `<text x="0" y="${height - 6}">${first}</text><text x="${width}" y="${height - 6}" text-anchor="end">${last}</text><text x="0" y="10">${max}</text><line x1="0" x2="${width}" y1="${top}" y2="${top}" stroke="#d9e2ec" />`;
   const summary = chrome.t(
     'usage.chart_summary',
     '{{total}} intakes in the last 30 days; busiest day {{max}}.',
@@ -153,10 +164,10 @@ export function usagePage(
     <div class="grid">${data.meters.map((m, i) => meter(chrome, m, `meter-${i}`))}</div>
     <h2>${t('usage.requests', 'API requests this hour')}</h2>
     <p class="muted">
-      ${t('usage.rate_hint', 'Each key may make {{limit}} requests per rolling hour.', { limit: data.rateLimit })}
+      ${t('usage.rate_hint', 'Each key may make {{limit}} requests per rolling hour.', { limit: count(chrome, data.rateLimit) })}
     </p>
     <div class="grid">
-      ${data.keys.map((k, i) => meter(chrome, { label: k.name, used: k.used, limit: data.rateLimit, format: String }, `key-${i}`))}
+      ${data.keys.map((k, i) => meter(chrome, { label: k.name, used: k.used, limit: data.rateLimit, format: (n) => count(chrome, n) }, `key-${i}`))}
     </div>
     ${chart(chrome, data.days)}`;
   return renderPage(chrome, { title: t('usage.title', 'Usage'), section: 'usage', body });
@@ -194,7 +205,7 @@ export function auditLogPage(
       </div>
       <button type="submit" class="secondary">${t('audit.filter', 'Filter')}</button>
     </form>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0">
       <table>
         <thead>
           <tr>
@@ -209,7 +220,7 @@ export function auditLogPage(
           ${data.rows.map(
             (r) =>
               html`<tr>
-                <td>${when(r.created_at)}</td>
+                <td>${moment(r.created_at)}</td>
                 <td><code>${r.action}</code></td>
                 <td>${r.resource_type} ${r.resource_id ? html`<code>${r.resource_id}</code>` : null}</td>
                 <td>${r.actor_type} <code>${r.actor_id ?? ''}</code></td>
@@ -235,6 +246,8 @@ export function settingsPage(
     logoUrl: string | null;
     accent: string | null;
     brandingAllowed: boolean;
+    /** The plan that includes custom branding. */
+    brandingPlan: string;
     users: UserRow[];
     me: string;
     /** The signed-in person's own notification choice (notifications.ts). */
@@ -260,7 +273,7 @@ export function settingsPage(
         ].map(([v, l]) => html`<option value="${v}" ${flag('selected', data.language === v)}>${l}</option>`)}
       </select>
       <h2>${t('settings.branding', 'Portal branding')}</h2>
-      ${data.brandingAllowed ? null : html`<p class="muted">${t('settings.branding_plan', 'Custom branding is part of the paid plans.')}</p>`}
+      ${data.brandingAllowed ? null : html`<p class="muted">${t('polish.branding_plan', 'Custom branding is part of the {{plan}} plan.', { plan: data.brandingPlan })}</p>`}
       ${data.logoUrl ? html`<p><img class="thumb" src="${data.logoUrl}" alt="${t('settings.current_logo', 'Current logo')}" /></p>` : null}
       <label for="s-logo">${t('settings.logo', 'Logo (PNG, JPEG, WebP, GIF or SVG, at most 140 KB)')}</label>
       <input
@@ -293,7 +306,7 @@ export function settingsPage(
               <span class="muted"
                 >${u.role === 'owner' ? t('settings.owner', 'account owner') : t('settings.member', 'member')}
                 ·
-                ${t('settings.last_sign_in', 'last sign-in {{at}}', { at: when(u.last_signed_in_at) })}</span
+                ${tHtml(t, 'settings.last_sign_in', 'last sign-in {{at}}', { at: moment(u.last_signed_in_at) })}</span
               >
               ${u.role !== 'owner' && u.id !== data.me ? actionForm(chrome, `/dashboard/settings/users/${u.id}/remove`, t('settings.remove', 'Remove'), { danger: true, confirm: t('settings.remove_confirm', 'Remove {{email}}? Their sessions end at once.', { email: u.email }) }) : null}
             </li>`,

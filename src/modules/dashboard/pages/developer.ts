@@ -4,7 +4,16 @@ import { flag, html, type Html } from '../../portal/page/html.js';
 import type { ApiKey } from '../../keys/keys.schemas.js';
 import type { DeliveryAttempt, WebhookEndpoint } from '../../webhooks/webhooks.schemas.js';
 import { WEBHOOK_EVENT_NAMES } from '../../webhooks/webhooks.events.js';
-import { actionForm, badge, csrfField, dataTable, renderPage, when, type Chrome } from '../layout.js';
+import {
+  actionForm,
+  badge,
+  csrfField,
+  dataTable,
+  moment,
+  renderPage,
+  tHtml,
+  type Chrome,
+} from '../layout.js';
 
 /** A secret shown once, with a copy button (the script reveals it; selecting the text works without). */
 export function secretOnce(chrome: Chrome, id: string, label: string, secret: string): Html {
@@ -47,13 +56,13 @@ export function keysPage(
       </fieldset>
       <button type="submit">${t('keys.create_button', 'Create key')}</button>
     </form>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0">
       <table>
         <thead>
           <tr>
             <th scope="col">${t('keys.name', 'Name')}</th>
             <th scope="col">${t('keys.prefix', 'Key')}</th>
-            <th scope="col">${t('keys.scopes', 'Scopes')}</th>
+            <th scope="col" class="optional">${t('keys.scopes', 'Scopes')}</th>
             <th scope="col" class="optional">${t('keys.last_used', 'Last used')}</th>
             <th scope="col"><span class="skip-label">${t('keys.actions', 'Actions')}</span></th>
           </tr>
@@ -67,8 +76,8 @@ export function keysPage(
                   <code>${k.prefix}…</code>
                   ${badge(k.mode === 'live' ? 'mode-live' : 'mode-test', k.mode === 'live' ? t('mode.live', 'Live mode') : t('mode.test', 'Test mode'))}
                 </td>
-                <td>${k.scopes.join(', ')}</td>
-                <td class="optional">${when(k.last_used_at)}</td>
+                <td class="optional">${k.scopes.join(', ')}</td>
+                <td class="optional">${moment(k.last_used_at)}</td>
                 <td>
                   ${actionForm(chrome, `/dashboard/keys/${k.id}/revoke`, t('keys.revoke', 'Revoke'), { danger: true, confirm: t('keys.revoke_confirm', 'Revoke {{name}}? Programs using it stop working at once.', { name: k.name }) })}
                 </td>
@@ -118,7 +127,7 @@ export function webhooksPage(
     ${
       endpoints.length === 0
         ? html`<p class="muted">${t('webhooks.none', 'No endpoints yet.')}</p>`
-        : html`<div class="table-wrap">
+        : html`<div class="table-wrap" tabindex="0">
             <table>
               <thead>
                 <tr>
@@ -133,7 +142,7 @@ export function webhooksPage(
                     html`<tr>
                       <td><a href="/dashboard/webhooks/${e.id}">${e.url}</a></td>
                       <td>${e.events.join(', ')}</td>
-                      <td>${badge(e.status)}</td>
+                      <td>${badge(e.status, t(`polish.status.${e.status}`, e.status))}</td>
                     </tr>`,
                 )}
               </tbody>
@@ -163,8 +172,8 @@ export function webhookDetailPage(
     ${extra.tested ? html`<div class="${extra.tested.outcome === 'succeeded' ? 'notice' : 'error'}" role="status">${t('webhooks.tested', 'Test event {{event}}: {{outcome}}', { event: extra.tested.event, outcome: extra.tested.response_status ? `HTTP ${extra.tested.response_status}` : (extra.tested.error ?? extra.tested.outcome) })}</div>` : null}
     <div class="card">
       <p>
-        ${badge(endpoint.status)} · ${endpoint.format} ·
-        ${t('webhooks.since', 'since {{at}}', { at: when(endpoint.created_at) })}
+        ${badge(endpoint.status, t(`polish.status.${endpoint.status}`, endpoint.status))} · ${endpoint.format}
+        · ${tHtml(t, 'webhooks.since', 'since {{at}}', { at: moment(endpoint.created_at) })}
       </p>
       <p>${t('webhooks.events', 'Events')}: ${endpoint.events.map((e) => html`<code>${e}</code> `)}</p>
       <form method="post" action="${base}/test" class="actions">
@@ -194,13 +203,15 @@ export function webhookDetailPage(
             deliveries,
             (d) =>
               html`<tr>
-                <td>${when(d.requested_at)}</td>
+                <td>${moment(d.requested_at)}</td>
                 <td>
-                  <code>${d.event}</code>${d.test ? html` <span class="badge">test</span>` : null}
+                  <code>${d.event}</code
+                  >${d.test ? html` <span class="badge">${t('polish.test', 'test')}</span>` : null}
                   #${d.attempt}
                 </td>
                 <td>
-                  ${badge(d.outcome)} ${d.response_status ? `HTTP ${d.response_status}` : ''}
+                  ${badge(d.outcome, t(`polish.status.${d.outcome}`, d.outcome))}
+                  ${d.response_status ? `HTTP ${d.response_status}` : ''}
                   <span class="muted">${d.duration_ms} ms</span
                   >${d.error ? html`<br /><span class="muted">${d.error}</span>` : null}
                 </td>
@@ -242,6 +253,7 @@ export function inboxPage(chrome: Chrome, messages: InboxMessage[], liveSmtp: bo
               )
           : t('inbox.test', 'Every email and SMS of test mode. Nothing here reached a real person.')
       }
+      ${messages.some((m) => m.hasHtml) ? t('polish.inbox_links', 'Links in a test email open in a new tab.') : null}
     </p>
     ${
       messages.length === 0
@@ -249,8 +261,8 @@ export function inboxPage(chrome: Chrome, messages: InboxMessage[], liveSmtp: bo
         : messages.map(
             (m) => html`<article class="card" aria-labelledby="msg-${m.id}">
   <h2 id="msg-${m.id}">${m.channel === 'sms' ? 'SMS' : (m.subject ?? '(no subject)')}</h2>
-  <p class="muted">${t('inbox.to', 'To')} ${m.to} · ${when(m.createdAt)} · ${badge(m.status)}${m.intakeId ? html` · <a href="/dashboard/intakes/${m.intakeId}">${t('inbox.intake', 'intake')}</a>` : null}</p>
-  ${m.hasHtml ? html`<iframe class="mail-frame" title="${m.subject ?? ''}" src="/dashboard/inbox/${m.id}/html" sandbox width="100%" height="360"></iframe>` : null}
+  <p class="muted">${t('inbox.to', 'To')} ${m.to} · ${moment(m.createdAt)} · ${badge(m.status, t(`polish.status.${m.status}`, m.status))}${m.intakeId ? html` · <a href="/dashboard/intakes/${m.intakeId}">${t('inbox.intake', 'intake')}</a>` : null}</p>
+  ${m.hasHtml ? html`<iframe class="mail-frame" title="${m.subject ?? ''}" src="/dashboard/inbox/${m.id}/html" sandbox="allow-popups allow-popups-to-escape-sandbox" width="100%" height="560"></iframe>` : null}
   <details${flag('open', !m.hasHtml)}><summary>${t('inbox.text', 'Plain text')}</summary><pre>${m.text}</pre></details>
 </article>`,
           )

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { planOf, rateLimitFor } from '../../../domain/plans.js';
+import { PLAN_IDS, planOf, rateLimitFor } from '../../../domain/plans.js';
+import { formatBytes } from '../../portal/page/format.js';
 import { ApiError } from '../../../http/errors.js';
 import { PatchAccountBody } from '../../accounts/accounts.schemas.js';
 import { updateAccount } from '../../accounts/accounts.service.js';
@@ -15,6 +16,7 @@ import {
 } from '../../templates/templates.service.js';
 import { usageRecord } from '../../usage/usage.service.js';
 import { asUserAction, auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
+import { count } from '../layout.js';
 import { auditPage, distinctAuditActions } from '../../audit/audit.service.js';
 import { intakesPerDay } from '../../intakes/intakes.service.js';
 import { deleteSessionsOfUser, deleteUser, listUsers } from '../../sessions/sessions.service.js';
@@ -122,12 +124,6 @@ function templateRoutes(scope: FastifyInstance, deps: Deps): void {
   });
 }
 
-function formatBytes(n: number): string {
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  return `${Math.round(n / 1024)} KB`;
-}
-
 async function usage(ctx: DashboardContext): Promise<string> {
   const db = ctx.services.db.kysely;
   const now = ctx.world.clock.now();
@@ -159,9 +155,14 @@ async function usage(ctx: DashboardContext): Promise<string> {
     planId: ctx.account.plan,
     period: record.period,
     meters: [
-      { label: t('usage.intakes', 'Intakes this month'), ...record.intakes, format: String },
-      { label: t('usage.storage', 'Storage'), ...record.storage_bytes, format: formatBytes },
-      { label: t('usage.sms', 'SMS this month'), ...record.sms_messages, format: String },
+      // Counts and sizes with the language's digit grouping: "10,000" / "10.000", "1.5 GB".
+      { label: t('usage.intakes', 'Intakes this month'), ...record.intakes, format: (n) => count(ctx, n) },
+      {
+        label: t('usage.storage', 'Storage'),
+        ...record.storage_bytes,
+        format: (n) => formatBytes(ctx.lang, n),
+      },
+      { label: t('usage.sms', 'SMS this month'), ...record.sms_messages, format: (n) => count(ctx, n) },
     ],
     keys: perKey,
     rateLimit: rateLimitFor(ctx.account),
@@ -180,6 +181,7 @@ async function settings(ctx: DashboardContext, extra: { notice?: string | null; 
       logoUrl: branding.logo_url,
       accent: branding.accent_color,
       brandingAllowed: planOf(ctx.account.plan).features.custom_branding,
+      brandingPlan: PLAN_IDS.map(planOf).find((plan) => plan.features.custom_branding)?.name ?? '',
       users: await listUsers(db, ctx.account.id),
       me: ctx.user.userId,
       notifications: notificationsBlock(ctx, await noticeSettingOf(db, ctx.account.id, ctx.user)),

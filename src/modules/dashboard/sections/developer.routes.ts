@@ -39,12 +39,25 @@ async function orPageWithError(
 async function webhookDetail(
   ctx: DashboardContext,
   id: string,
-  extra: Parameters<typeof webhookDetailPage>[3],
+  extra: Omit<Parameters<typeof webhookDetailPage>[3], 'tested'> & { testedId?: string | undefined },
 ) {
   const endpoint = (await listWebhooks(ctx.services, ctx.world)).webhooks.find((w) => w.id === id);
   if (!endpoint) throw new ApiError('not_found', `No webhook endpoint with id ${id}.`);
   const log = await listDeliveries(ctx.services, ctx.world, id, DeliveriesQuery.parse({ limit: '50' }));
-  return webhookDetailPage(ctx, endpoint, log.deliveries, extra);
+  const { testedId, ...rest } = extra;
+  const tested = testedId ? log.deliveries.find((d) => d.id === testedId && d.test) : undefined;
+  return webhookDetailPage(ctx, endpoint, log.deliveries, { ...rest, ...(tested ? { tested } : {}) });
+}
+
+/**
+ * An email's HTML for the inbox's frame: its links open in a new tab (a <base target="_blank">), and
+ * long words and links wrap, so a phone shows the whole message instead of its left part.
+ */
+export function framedEmail(body: string): string {
+  const prelude =
+    '<base target="_blank"><style>body{margin:0}a,p,td,div{overflow-wrap:anywhere}img{max-width:100%;height:auto}</style>';
+  const head = /<head[^>]*>/i.exec(body);
+  return head ? body.replace(head[0], `${head[0]}${prelude}`) : `${prelude}${body}`;
 }
 
 export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
@@ -104,12 +117,17 @@ export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
     );
   });
   page<IdParams>(scope, deps, '/dashboard/webhooks/:id', async (ctx, request) =>
-    webhookDetail(ctx, request.params.id, { notice: notices(ctx, request.query.notice) }),
+    webhookDetail(ctx, request.params.id, {
+      notice: notices(ctx, request.query.notice),
+      testedId: request.query.tested,
+    }),
   );
-  action<IdParams>(scope, deps, '/dashboard/webhooks/:id/test', async (ctx, form, request) => {
+  // Post/redirect/get: the result is read back from the delivery log, so a reload sends nothing again.
+  action<IdParams>(scope, deps, '/dashboard/webhooks/:id/test', async (ctx, form, request, reply) => {
     const tested = await sendTestEvent(ctx.services, ctx.world, request.params.id, form.get('event') ?? '');
     await auditUserAction(ctx, 'webhook.test', 'webhook_endpoint', request.params.id);
-    return webhookDetail(ctx, request.params.id, { tested });
+    const query = new URLSearchParams({ tested: tested.id }).toString();
+    return reply.redirect(`/dashboard/webhooks/${request.params.id}?${query}`, 303);
   });
   action<IdParams>(scope, deps, '/dashboard/webhooks/:id/rotate', async (ctx, _form, request) => {
     const rotated = await asUserAction(
@@ -175,12 +193,14 @@ export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
       return reply
         .headers({
           ...dashboardHeaders(),
+          // Still no scripts; popups only, so the email's links open in a new tab at the top level
+          // (the portal refuses to be framed, so a link followed inside the frame would only fail).
           'Content-Security-Policy':
-            "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'",
+            "sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'",
           'X-Frame-Options': 'SAMEORIGIN',
         })
         .type('text/html; charset=utf-8')
-        .send(message.html_body);
+        .send(framedEmail(message.html_body));
     },
   );
 }

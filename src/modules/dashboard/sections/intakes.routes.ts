@@ -2,30 +2,19 @@ import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import { progressOf, type IntakeStatus } from '../../../domain/intake-state.js';
 import { INTAKE_STATUSES } from '../../../domain/intake-state.js';
-import { isFileType } from '../../../domain/items.js';
-import { ApiError } from '../../../http/errors.js';
 import { chaseNow } from '../../chases/chases.service.js';
-import { signFileUrl } from '../../files/signed-url.js';
 import { itemStates } from '../../intakes/intakes.lifecycle.js';
-import { definitionOf, filesOfIntake, itemsOfIntakes, listIntakes } from '../../intakes/intakes.service.js';
-import {
-  archiveIntake,
-  deleteIntake,
-  getIntake,
-  getIntakeStatus,
-  requireIntake,
-  sendIntake,
-} from '../../intakes/intakes.service.js';
-import { approveItem, requestRevision } from '../../intakes/review.service.js';
+import { itemsOfIntakes, listIntakes } from '../../intakes/intakes.service.js';
+import { archiveIntake, deleteIntake, requireIntake, sendIntake } from '../../intakes/intakes.service.js';
 import { thumbnailOf } from '../../portal/thumbnail.js';
 import { asUserAction, dashboardContext, type DashboardContext } from '../context.js';
-import { eventsOfIntake } from '../../events/events.service.js';
-import { intakeDetailPage, intakeListPage, type ItemView } from '../pages/intakes.js';
+import { intakeListPage } from '../pages/intakes.js';
 import { action, notices, page, redirect, type Deps, type Form } from '../routing.js';
 import { decisionRoutes } from './decisions.js';
+import { intakePage } from './intake-view.js';
+import { reviewRoutes } from './review.routes.js';
 
 const PAGE_SIZE = 25;
-const PREVIEWABLE = /^image\/(png|jpeg|webp|gif|svg\+xml)$/;
 
 type IdParams = { id: string };
 type ItemParams = { id: string; key: string };
@@ -36,43 +25,6 @@ export function describeIssues(error: z.ZodError): string {
     .slice(0, 5)
     .map((issue) => `${issue.path.join('.') || 'form'}: ${issue.message}`)
     .join('; ');
-}
-
-async function itemViews(ctx: DashboardContext, intakeId: string): Promise<ItemView[]> {
-  const db = ctx.services.db.kysely;
-  const rows = await itemsOfIntakes(db, ctx.world, [intakeId]);
-  const files = await filesOfIntake(db, ctx.world, intakeId);
-  const now = ctx.services.clock.now().getTime();
-  return rows.map((row) => {
-    const def = definitionOf(row);
-    const mine = files.filter((f) => f.item_key === row.key);
-    return {
-      key: row.key,
-      label: def.label,
-      type: def.type,
-      status: row.status,
-      required: def.required,
-      owner: def.assignee === 'owner',
-      revisionNote: row.status === 'needs_revision' ? row.revision_note : null,
-      submittedAt: row.submitted_at,
-      approvedAt: row.approved_at,
-      value: row.value_json === null ? null : (JSON.parse(row.value_json) as unknown),
-      secret: def.type === 'secret',
-      files: isFileType(def.type)
-        ? mine.map((f) => ({
-            id: f.id,
-            name: f.name,
-            size: Number(f.size),
-            contentType: f.content_type,
-            url: signFileUrl(ctx.services.config.baseUrl, ctx.services.config.secretKey, f.id, now).url,
-            preview: PREVIEWABLE.test(f.content_type)
-              ? `/dashboard/intakes/${intakeId}/items/${row.key}/files/${f.id}/preview`
-              : null,
-          }))
-        : [],
-      proposed: def.proposed ? { value: def.proposed.value, rationale: def.proposed.rationale } : null,
-    };
-  });
 }
 
 export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
@@ -87,6 +39,7 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
     const found = await listIntakes(db, ctx.world, {
       status: status || undefined,
       text: q.trim() || undefined,
+      reviewFirst: true,
       limit: PAGE_SIZE,
       offset: (pageNo - 1) * PAGE_SIZE,
     });
@@ -103,6 +56,7 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
       status: r.status as IntakeStatus,
       createdAt: r.created_at,
       progress: progressOf(itemStates(items.filter((i) => i.intake_id === r.id))),
+      awaitingReview: r.awaiting_review,
     }));
     return intakeListPage(
       ctx,
@@ -112,15 +66,12 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
   });
 
   page<IdParams>(scope, deps, '/dashboard/intakes/:id', async (ctx, request) => {
-    const id = request.params.id;
-    const intake = await getIntake(ctx.services, ctx.world, id);
-    const status = await getIntakeStatus(ctx.services, ctx.world, id);
-    const events = await eventsOfIntake(ctx.services.db.kysely, ctx.world, intake.id);
-    return intakeDetailPage(
-      ctx,
-      { intake, status, items: await itemViews(ctx, intake.id), events },
-      notices(ctx, request.query.notice),
-    );
+    const notice = notices(ctx, request.query.notice);
+    // After an action on one item its notice goes on that item's card, where the page opens.
+    const key = request.query.item;
+    return key
+      ? intakePage(ctx, request.params.id, null, { key, notice })
+      : intakePage(ctx, request.params.id, notice);
   });
 
   scope.get<{ Params: ItemParams & { file_id: string } }>(
@@ -150,40 +101,16 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
       return redirect(reply, after(intake.id), notice);
     });
 
-  intakeAction(
-    '/dashboard/intakes/:id/items/:key/approve',
-    'intake.item_approve',
-    (ctx, id, _form, key) => approveItem(ctx.services, ctx.world, id, key ?? ''),
-    'approved',
-  );
-  intakeAction(
-    '/dashboard/intakes/:id/items/:key/revision',
-    'intake.revision_request',
-    (ctx, id, form, key) => {
-      const note = (form.get('note') ?? '').trim();
-      if (!note || note.length > 2000) {
-        throw new ApiError(
-          'invalid_request',
-          'note: say what the client should change (at most 2,000 characters).',
-        );
-      }
-      return requestRevision(ctx.services, ctx.world, id, key ?? '', note);
-    },
-    'revision',
-  );
-  intakeAction(
-    '/dashboard/intakes/:id/chase',
-    'intake.chase',
-    (ctx, id, form) =>
-      chaseNow(
-        ctx.services,
-        ctx.world,
-        ctx.account.plan,
-        id,
-        form.get('channel') === 'sms' ? 'sms' : 'email',
-      ),
-    'chased',
-  );
+  action<IdParams>(scope, deps, '/dashboard/intakes/:id/chase', async (ctx, form, request, reply) => {
+    const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
+    const channel = form.get('channel') === 'sms' ? 'sms' : 'email';
+    await asUserAction(ctx, 'intake.chase', 'intake', intake.id, () =>
+      chaseNow(ctx.services, ctx.world, ctx.account.plan, intake.id, channel),
+    );
+    // Test mode sends nothing to anyone: say where the message went instead of "sent".
+    const notice = ctx.livemode ? 'chased' : channel === 'sms' ? 'chased_test_sms' : 'chased_test';
+    return redirect(reply, `/dashboard/intakes/${intake.id}`, notice);
+  });
   intakeAction(
     '/dashboard/intakes/:id/send',
     'intake.send',
@@ -204,4 +131,5 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
     () => '/dashboard/intakes',
   );
   decisionRoutes(scope, deps);
+  reviewRoutes(scope, deps);
 }
