@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely';
 import type { ChaseChannel, ChaseStatus } from '../domain/chases.js';
+import type { IntakeStatus, ItemStatus } from '../domain/intake-state.js';
 
 /**
  * Table types. Portable across SQLite and PostgreSQL: timestamps are ISO 8601 UTC text
@@ -77,7 +78,7 @@ export interface IntakesTable {
   client_timezone: string | null;
   /** ISO 3166-1 alpha-2, set by the caller: the country of phone numbers typed without "+". */
   client_country?: string | null;
-  status: string;
+  status: IntakeStatus;
   chase_schedule: string;
   due_date: string | null;
   retention_mode: string;
@@ -109,7 +110,7 @@ export interface IntakeItemsTable {
   position: number;
   /** The item definition as JSON (type, label, help, required, constraints, schema, options). */
   definition: string;
-  status: string;
+  status: ItemStatus;
   /** The client's value as JSON (text kinds, structured, choices); null for files and secrets. */
   value_json: string | null;
   /** Secret items: AES-256-GCM ciphertext; cleared after retention or reveal-and-purge. */

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
-import { intakeAcceptsOwnerChanges, type IntakeStatus } from '../../domain/intake-state.js';
+import { intakeAcceptsOwnerChanges } from '../../domain/intake-state.js';
 import { planOf } from '../../domain/plans.js';
 import { ApiError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -68,7 +68,7 @@ export async function attachBriefFile(
     await storeUpload(services.storage, received.tmpPath, storageKey);
     try {
       await withLockedIntake(db, found, async (trx, intake) => {
-        const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
+        const allowed = intakeAcceptsOwnerChanges(intake.status);
         if (!allowed.ok) throw new ApiError('conflict', `Cannot attach a file: ${allowed.reason}.`);
         if ((await filesOf(trx, intake.id, BRIEF_FILES_KEY)).length >= MAX_BRIEF_FILES) {
           throw new ApiError('unprocessable', `An intake's brief holds at most ${MAX_BRIEF_FILES} files.`);

@@ -13,7 +13,7 @@
  */
 import type { z } from 'zod';
 import { checkDecision } from '../../domain/decisions.js';
-import { intakeAcceptsOwnerChanges, type IntakeStatus } from '../../domain/intake-state.js';
+import { intakeAcceptsOwnerChanges } from '../../domain/intake-state.js';
 import { isOwnerItem } from '../../domain/items.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
@@ -47,7 +47,7 @@ export async function decideOwnerItem(
   const db = services.db.kysely;
   const found = await requireIntake(db, world, intakeId);
   await withLockedIntake(db, found, async (trx, intake) => {
-    const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
+    const allowed = intakeAcceptsOwnerChanges(intake.status);
     if (!allowed.ok) throw new ApiError('conflict', `Cannot decide: ${allowed.reason}.`);
     const item = await requireItem(trx, intake, key);
     const def = definitionOf(item);

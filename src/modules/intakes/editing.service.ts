@@ -7,7 +7,7 @@ import type { Kysely, Updateable } from 'kysely';
 import type { z } from 'zod';
 import type { Database, IntakesTable } from '../../db/schema.js';
 import { proposalProblems } from '../../domain/decisions.js';
-import { intakeAcceptsOwnerChanges, type IntakeStatus } from '../../domain/intake-state.js';
+import { intakeAcceptsOwnerChanges } from '../../domain/intake-state.js';
 import { answerLostBy, type StoredAnswer } from '../../domain/item-edit.js';
 import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
 import { ApiError } from '../../http/errors.js';
@@ -42,7 +42,7 @@ import type { World } from '../../kernel/world.js';
 type Body<T extends z.ZodType> = z.output<T>;
 
 function assertOwnerMayChange(intake: IntakeRow): void {
-  const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
+  const allowed = intakeAcceptsOwnerChanges(intake.status);
   if (!allowed.ok) throw new ApiError('conflict', `Cannot change the intake: ${allowed.reason}.`);
 }
 

@@ -5,7 +5,6 @@ import {
   derivedIntakeStatus,
   type IntakeStatus,
   type ItemState,
-  type ItemStatus,
 } from '../../domain/intake-state.js';
 import { isOwnerItem } from '../../domain/items.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
@@ -24,8 +23,8 @@ export function itemStates(rows: readonly ItemRow[]): ItemState[] {
     const def = definitionOf(row);
     // A decision (owner item) never blocks completion and is not the client's progress.
     return isOwnerItem(def)
-      ? { required: false, status: row.status as ItemStatus, clientFacing: false }
-      : { required: def.required, status: row.status as ItemStatus };
+      ? { required: false, status: row.status, clientFacing: false }
+      : { required: def.required, status: row.status };
   });
 }
 
@@ -47,7 +46,7 @@ export async function settleIntake(
   const afterRows = await itemsOf(db, intake.id);
   const after = itemStates(afterRows);
   const now = world.clock.now();
-  const current = intake.status as IntakeStatus;
+  const current = intake.status;
   const next = derivedIntakeStatus(current, after, clientEngaged);
   const required = after.filter((i) => i.required).length;
   // A complete intake's undecided decisions take their agent's proposal (decisions.adopt.ts).

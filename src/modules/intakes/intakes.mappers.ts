@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import type { IntakeStatus, ItemStatus } from '../../domain/intake-state.js';
 import { progressOf } from '../../domain/intake-state.js';
 import type { DecidedBy } from '../../domain/decisions.js';
 import { definitionOf, type IntakeRow, type ItemRow } from './intakes.repository.js';
@@ -19,8 +18,8 @@ export function toCreatedIntake(
   return {
     intake_id: intake.id,
     portal_url: portalUrl(appUrl, intake.id),
-    status: intake.status as IntakeStatus,
-    items: items.map((i) => ({ key: i.key, status: i.status as ItemStatus })),
+    status: intake.status,
+    items: items.map((i) => ({ key: i.key, status: i.status })),
   };
 }
 
@@ -37,7 +36,7 @@ export function itemBasics(row: ItemRow) {
     constraints: def.constraints,
     schema: def.schema ?? null,
     options: def.options ?? null,
-    status: row.status as ItemStatus,
+    status: row.status,
     revision_note: row.status === 'needs_revision' ? row.revision_note : null,
     review_note: row.review_note ?? null,
   };
@@ -96,7 +95,7 @@ export function toIntake(
       timezone: intake.client_timezone,
       country: intake.client_country ?? null,
     },
-    status: intake.status as IntakeStatus,
+    status: intake.status,
     portal_url: portalUrl(appUrl, intake.id),
     chase_schedule: intake.chase_schedule,
     due_date: intake.due_date,
@@ -127,13 +126,13 @@ export function toStatusObject(
   recipients: z.infer<typeof IntakeStatusObject>['recipients'] = [],
 ): z.infer<typeof IntakeStatusObject> {
   return {
-    status: intake.status as IntakeStatus,
+    status: intake.status,
     due_date: intake.due_date,
     client_last_seen: intake.client_last_seen_at,
     progress: progressOf(itemStates(items)),
     items: items.map((row) => ({
       key: row.key,
-      status: row.status as ItemStatus,
+      status: row.status,
       submitted_at: row.submitted_at,
       label: definitionOf(row).label,
     })),

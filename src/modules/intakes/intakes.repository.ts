@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
+import type { IntakeStatus } from '../../domain/intake-state.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
 import type { World } from '../../kernel/world.js';
 
@@ -41,7 +42,7 @@ export function itemRows(
     key: def.key,
     position: firstPosition + index,
     definition: JSON.stringify(def),
-    status: 'pending',
+    status: 'pending' as const,
     value_json: null,
     secret_ciphertext: null,
     revision_note: null,
@@ -80,7 +81,7 @@ export async function findIntakeById(db: Kysely<Database>, id: string): Promise<
 }
 
 export interface IntakeFilters {
-  status?: string | undefined;
+  status?: IntakeStatus | undefined;
   clientEmail?: string | undefined;
   folderId?: string | undefined;
   /** Contained in the project name, client name or client email, case-insensitively. */

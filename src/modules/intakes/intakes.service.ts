@@ -1,12 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
-import {
-  archiveTransition,
-  intakeAcceptsOwnerChanges,
-  sendTransition,
-  type IntakeStatus,
-} from '../../domain/intake-state.js';
+import { archiveTransition, intakeAcceptsOwnerChanges, sendTransition } from '../../domain/intake-state.js';
 import { proposalProblems } from '../../domain/decisions.js';
 import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
 import { planOf } from '../../domain/plans.js';
@@ -221,7 +216,7 @@ export async function listIntakesOf(
       id: r.id,
       projectName: r.project_name,
       clientEmail: r.client_email,
-      status: r.status as IntakeStatus,
+      status: r.status,
       createdAt: r.created_at,
       awaiting_review: r.awaiting_review,
     })),
@@ -268,7 +263,7 @@ export async function addItems(
     const intake = await lockIntake(trx, found.id);
     // Deleted since it was looked up: nothing is left to change.
     if (!intake) throw notFound('intake', found.id);
-    const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
+    const allowed = intakeAcceptsOwnerChanges(intake.status);
     if (!allowed.ok) throw new ApiError('conflict', `Items cannot be added: ${allowed.reason}.`);
     const existing = await itemsOf(trx, intake.id);
     assertValidDefinitions(
@@ -303,7 +298,7 @@ export async function sendIntake(services: AppServices, world: World, id: string
     const intake = await lockIntake(trx, found.id);
     // Deleted since it was looked up: nothing is left to change.
     if (!intake) throw notFound('intake', found.id);
-    const move = sendTransition(intake.status as IntakeStatus);
+    const move = sendTransition(intake.status);
     if (!move.ok) throw new ApiError('conflict', `Cannot send: ${move.reason}.`);
     const at = world.clock.now().toISOString();
     await updateIntake(trx, intake.id, { status: move.next, sent_at: at, updated_at: at });
@@ -322,7 +317,7 @@ export async function archiveIntake(services: AppServices, world: World, id: str
     const intake = await lockIntake(trx, found.id);
     // Deleted since it was looked up: nothing is left to change.
     if (!intake) throw notFound('intake', found.id);
-    const move = archiveTransition(intake.status as IntakeStatus);
+    const move = archiveTransition(intake.status);
     if (move.ok && move.changed) {
       const at = world.clock.now().toISOString();
       await updateIntake(trx, intake.id, { status: 'archived', archived_at: at, updated_at: at });

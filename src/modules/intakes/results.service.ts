@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import type { DecidedBy } from '../../domain/decisions.js';
 import { isFileType, isOwnerItem } from '../../domain/items.js';
-import type { IntakeStatus, ItemStatus } from '../../domain/intake-state.js';
 import { ApiError } from '../../http/errors.js';
 import { decryptSecret, deriveKey } from '../../lib/crypto.js';
 import { enqueueJob } from '../../jobs/jobs.js';
@@ -81,7 +80,7 @@ export async function collectResults(
     const results: z.infer<typeof ResultItem>[] = [];
     for (const item of chosen) results.push(await resultOf(services, trx, intake, item, options, now));
     await advanceCursor(trx, world, intake, now);
-    return { intake_id: intake.id, status: intake.status as IntakeStatus, items: results };
+    return { intake_id: intake.id, status: intake.status, items: results };
   });
 }
 
@@ -97,7 +96,7 @@ async function resultOf(
   const base = {
     key: item.key,
     type: def.type,
-    status: item.status as ItemStatus,
+    status: item.status,
     submitted_at: item.submitted_at,
     approved_at: item.approved_at,
     // Decisions say who answered: a person (owner) or the adopted proposal (decisions.service.ts).

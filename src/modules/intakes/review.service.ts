@@ -4,8 +4,6 @@ import {
   AUTO_APPROVE_AFTER_MS,
   intakeAcceptsOwnerChanges,
   itemTransition,
-  type IntakeStatus,
-  type ItemStatus,
 } from '../../domain/intake-state.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
@@ -51,7 +49,7 @@ export async function withLockedIntake<T>(
 }
 
 function assertOwnerMayChange(intake: IntakeRow): void {
-  const allowed = intakeAcceptsOwnerChanges(intake.status as IntakeStatus);
+  const allowed = intakeAcceptsOwnerChanges(intake.status);
   if (!allowed.ok) throw new ApiError('conflict', `Cannot change items: ${allowed.reason}.`);
 }
 
@@ -102,7 +100,7 @@ export async function approveItem(
   await withLockedIntake(db, found, async (trx, intake) => {
     assertOwnerMayChange(intake);
     const item = await requireItem(trx, intake, key);
-    const move = itemTransition(item.status as ItemStatus, 'approve');
+    const move = itemTransition(item.status, 'approve');
     if (!move.ok) throw new ApiError('conflict', `Cannot approve ${key}: ${move.reason}.`);
     if (move.changed) await approveLocked(trx, world, intake, item, false, note);
   });
@@ -122,7 +120,7 @@ export async function requestRevision(
   const clientNotified = await withLockedIntake(db, found, async (trx, intake) => {
     assertOwnerMayChange(intake);
     const item = await requireItem(trx, intake, key);
-    const move = itemTransition(item.status as ItemStatus, 'request_revision');
+    const move = itemTransition(item.status, 'request_revision');
     if (!move.ok) throw new ApiError('conflict', `Cannot request a revision of ${key}: ${move.reason}.`);
     const before = itemStates(await itemsOf(trx, intake.id));
     const now = world.clock.now().toISOString();
@@ -230,7 +228,7 @@ export async function approveItems(
       approved.push(item.key);
     }
     const after = (await findIntakeById(trx, locked.id)) ?? locked;
-    return { intake_id: locked.id, approved, status: after.status as IntakeStatus };
+    return { intake_id: locked.id, approved, status: after.status };
   });
 }
 

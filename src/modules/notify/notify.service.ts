@@ -1,7 +1,7 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, MessageStatus, MessagesTable } from '../../db/schema.js';
 import { outstandingItems } from '../../domain/chases.js';
-import { unsentAnswer, type ItemStatus } from '../../domain/intake-state.js';
+import { unsentAnswer } from '../../domain/intake-state.js';
 import { isEmptyValue } from '../../domain/values.js';
 import { enqueueJob, jobIdsUnder, type Job } from '../../jobs/jobs.js';
 import { raise } from '../../kernel/domain-events.js';
@@ -206,7 +206,7 @@ export async function messageContext(
     label: definitionOf(row).label,
     note: row.status === 'needs_revision' ? row.revision_note : null,
     saved: unsentAnswer({
-      status: row.status as ItemStatus,
+      status: row.status,
       hasContent:
         files.some((f) => f.item_key === row.key) ||
         row.secret_ciphertext !== null ||

@@ -10,7 +10,6 @@ import {
   statusAfterClientChange,
   stillNeeded,
   unsentAnswer,
-  type IntakeStatus,
   type ItemStatus,
 } from '../../domain/intake-state.js';
 import { isFileType } from '../../domain/items.js';
@@ -99,7 +98,7 @@ export async function openIntake(db: Kysely<Database>, id: string): Promise<Inta
 }
 
 function assertClientMayWork(intake: IntakeRow): void {
-  const allowed = intakeAcceptsClientWork(intake.status as IntakeStatus);
+  const allowed = intakeAcceptsClientWork(intake.status);
   if (!allowed.ok) throw new ApiError('conflict', `${allowed.reason}.`);
 }
 
@@ -129,7 +128,7 @@ export async function buildView(
     client_name: intake.client_name,
     language: intake.client_language,
     due_date: intake.due_date,
-    status: intake.status as IntakeStatus,
+    status: intake.status,
     brief: intake.client_brief,
     brief_files: signer ? await briefFileLinks(signer, db, intake.id) : [],
     progress: progressOf(itemStates(items)),
@@ -202,7 +201,7 @@ async function clientContext(services: AppServices, id: string) {
 }
 
 function assertItemChangeable(item: ItemRow, action: 'save' | 'remove_file'): void {
-  const move = itemTransition(item.status as ItemStatus, action);
+  const move = itemTransition(item.status, action);
   if (!move.ok) throw new ApiError('conflict', `${item.key}: ${move.reason}.`);
 }
 
@@ -241,7 +240,7 @@ async function reopenIfEmptied(
   item: ItemRow,
   hasContentNow: boolean,
 ): Promise<void> {
-  const next = statusAfterClientChange(item.status as ItemStatus, hasContentNow);
+  const next = statusAfterClientChange(item.status, hasContentNow);
   if (next === item.status) return;
   await moveItemAfterClientChange(trx, intake.id, item.key, next);
   await cancelAutoApproval(trx, intake.id, item.key);
@@ -303,7 +302,7 @@ export async function submitItem(services: AppServices, id: string, key: string)
   const { db, intake: found, world } = await clientContext(services, id);
   await withLockedIntake(db, found, async (trx, intake) => {
     const item = await requireItem(trx, intake, key);
-    const move = itemTransition(item.status as ItemStatus, 'submit');
+    const move = itemTransition(item.status, 'submit');
     if (!move.ok) throw new ApiError('conflict', `${key}: ${move.reason}.`);
     const files = isFileType(definitionOf(item).type) ? await filesOf(trx, intake.id, key) : [];
     const checked = checkItemSubmission(item, files.length);
@@ -333,7 +332,7 @@ export async function submitAll(services: AppServices, id: string): Promise<z.in
     const invalid: { item_key: string; message: string }[] = [];
     const outcome = new Map<string, ItemStatus>();
     for (const item of items) {
-      const status = item.status as ItemStatus;
+      const status = item.status;
       outcome.set(item.key, status);
       const answer = {
         status,

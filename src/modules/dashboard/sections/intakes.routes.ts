@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import { progressOf, type IntakeStatus } from '../../../domain/intake-state.js';
-import { INTAKE_STATUSES } from '../../../domain/intake-state.js';
+import { INTAKE_STATUSES, progressOf } from '../../../domain/intake-state.js';
 import { chaseNow } from '../../chases/chases.service.js';
 import { itemStates } from '../../intakes/intakes.lifecycle.js';
 import { itemsOfIntakes, listIntakes } from '../../intakes/intakes.service.js';
@@ -30,9 +29,7 @@ export function describeIssues(error: z.ZodError): string {
 export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
   page(scope, deps, '/dashboard/intakes', async (ctx, request) => {
     const query = request.query;
-    const status = (INTAKE_STATUSES as readonly string[]).includes(query.status ?? '')
-      ? (query.status ?? '')
-      : '';
+    const status = INTAKE_STATUSES.find((known) => known === query.status) ?? '';
     const q = (query.q ?? '').slice(0, 200);
     const pageNo = Math.max(1, Math.min(10_000, Number(query.page) || 1));
     const db = ctx.services.db.kysely;
@@ -53,7 +50,7 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
       projectName: r.project_name,
       clientEmail: r.client_email,
       clientName: r.client_name,
-      status: r.status as IntakeStatus,
+      status: r.status,
       createdAt: r.created_at,
       progress: progressOf(itemStates(items.filter((i) => i.intake_id === r.id))),
       awaitingReview: r.awaiting_review,
