@@ -337,7 +337,13 @@ export interface WebhookDeliveriesTable {
   status: WebhookDeliveryStatus;
   attempts: Generated<number>;
   next_attempt_at: string | null;
-  /** The process holding the delivery (queued or in flight), and until when (real epoch ms). */
+  /**
+   * The previous release's webhook dispatcher: the process holding the delivery, and until when (real
+   * epoch ms). This release neither reads nor sets them (an attempt's job lease is the only claim; it
+   * writes only nulls); processes of the previous release claim, renew and fence by them until the last
+   * is replaced, so they are dropped in the next release (a column goes one release after the code
+   * stops using it).
+   */
   lease_owner: string | null;
   lease_until: number | null;
   created_at: string;
