@@ -29,6 +29,7 @@ import { recipientRoutes } from './modules/recipients/recipients.routes.js';
 import { simulateRoutes } from './modules/testmode/simulate.routes.js';
 import { testModeRoutes } from './modules/testmode/testmode.routes.js';
 import { intakeRoutes } from './modules/intakes/intakes.routes.js';
+import { findFile } from './modules/intakes/intakes.service.js';
 import { intakeEditingRoutes } from './modules/intakes/editing.routes.js';
 import { briefFileRoutes } from './modules/intakes/brief-files.routes.js';
 import { folderRoutes } from './modules/folders/folders.routes.js';
@@ -95,7 +96,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   keyRoutes(app, services);
   usageRoutes(app, services);
   auditRoutes(app, services);
-  fileRoutes(app, services);
+  fileRoutes(app, services, findFile);
   testModeRoutes(app, services, worker);
   simulateRoutes(app, services);
   intakeRoutes(app, services);

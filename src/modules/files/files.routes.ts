@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
+import type { FileRow } from '../intakes/intakes.repository.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { ErrorBody } from '../../http/schemas.js';
 import type { AppServices } from '../../services.js';
@@ -19,15 +20,16 @@ const FileQuery = z.object({
 /** A media type safe to echo into a header; anything else is served as opaque bytes. */
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
 
-function findFile(db: Kysely<Database>, fileId: string) {
-  return db
-    .selectFrom('item_files')
-    .select(['id', 'storage_key', 'name', 'size', 'content_type'])
-    .where('id', '=', fileId)
-    .executeTakeFirst();
-}
+/**
+ * Finds a file's row by its id. The rows are the intakes module's, a module above this one, so the
+ * composition root passes its lookup in.
+ */
+export type FindFile = (
+  db: Kysely<Database>,
+  fileId: string,
+) => Promise<Pick<FileRow, 'storage_key' | 'name' | 'size' | 'content_type'> | undefined>;
 
-export function fileRoutes(app: FastifyInstance, services: AppServices): void {
+export function fileRoutes(app: FastifyInstance, services: AppServices, findFile: FindFile): void {
   app.withTypeProvider<ZodTypeProvider>().get('/files/:file_id', {
     schema: {
       tags: ['Files'],

@@ -19,7 +19,7 @@ import { safeFileName } from '../../lib/file-names.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
 import type { BriefFile } from './brief-files.schemas.js';
 import { BRIEF_FILES_KEY, briefFileLinks } from './brief-files.links.js';
-import { filesOf, type FileRow } from './intakes.repository.js';
+import { deleteFiles, filesOf, insertFile, type FileRow } from './intakes.repository.js';
 import { requireIntake } from './intakes.service.js';
 import { withLockedIntake } from './review.service.js';
 import type { World } from '../../kernel/world.js';
@@ -98,7 +98,7 @@ export async function attachBriefFile(
           sha256: received.sha256,
           created_at: now.toISOString(),
         };
-        await trx.insertInto('item_files').values(row).execute();
+        await insertFile(trx, row);
         await addUsage(trx, world, 'storage_bytes', facts.bytes, now);
       });
     } catch (error) {
@@ -121,7 +121,7 @@ export async function removeBriefFile(services: AppServices, world: World, id: s
   await withLockedIntake(db, found, async (trx, intake) => {
     const file = (await filesOf(trx, intake.id, BRIEF_FILES_KEY)).find((f) => f.id === fileId);
     if (!file) throw new ApiError('not_found', `Intake ${intake.id} has no brief file ${fileId}.`);
-    await trx.deleteFrom('item_files').where('id', '=', file.id).where('intake_id', '=', intake.id).execute();
+    await deleteFiles(trx, intake.id, [file.id]);
     await addUsage(trx, world, 'storage_bytes', -Number(file.size), world.clock.now());
     await deleteStoredFilesAfterCommit(trx, world, intake.id, [file]);
   });

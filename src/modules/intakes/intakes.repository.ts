@@ -199,6 +199,41 @@ export async function filesOf(db: Kysely<Database>, intakeId: string, itemKey?: 
   return query.orderBy('created_at').orderBy('id').execute();
 }
 
+/** A file by its id alone (a signed download URL names only the file). */
+export function findFile(db: Kysely<Database>, fileId: string): Promise<FileRow | undefined> {
+  return db.selectFrom('item_files').selectAll().where('id', '=', fileId).executeTakeFirst();
+}
+
+/** A file of one item of an intake. */
+export function findItemFile(
+  db: Kysely<Database>,
+  intakeId: string,
+  itemKey: string,
+  fileId: string,
+): Promise<FileRow | undefined> {
+  return db
+    .selectFrom('item_files')
+    .selectAll()
+    .where('id', '=', fileId)
+    .where('intake_id', '=', intakeId)
+    .where('item_key', '=', itemKey)
+    .executeTakeFirst();
+}
+
+export async function insertFile(db: Kysely<Database>, row: FileRow): Promise<void> {
+  await db.insertInto('item_files').values(row).execute();
+}
+
+/** Deletes files' rows of an intake; their stored objects go after the commit (deleteStoredFilesAfterCommit). */
+export async function deleteFiles(
+  db: Kysely<Database>,
+  intakeId: string,
+  fileIds: readonly string[],
+): Promise<void> {
+  if (fileIds.length === 0) return;
+  await db.deleteFrom('item_files').where('intake_id', '=', intakeId).where('id', 'in', fileIds).execute();
+}
+
 export async function updateIntake(
   db: Kysely<Database>,
   id: string,

@@ -381,7 +381,16 @@ export {
 } from './intakes.repository.js';
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */
-export { type FileRow, type IntakeRow, type ItemRow, referencedStorageKeys } from './intakes.repository.js';
+export {
+  deleteFiles,
+  findFile,
+  findItemFile,
+  insertFile,
+  type FileRow,
+  type IntakeRow,
+  type ItemRow,
+  referencedStorageKeys,
+} from './intakes.repository.js';
 export {
   moveItemAfterClientChange,
   recordAnswerChanged,

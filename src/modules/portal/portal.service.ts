@@ -41,8 +41,11 @@ import { emit, itemStates, settleIntake } from '../intakes/intakes.lifecycle.js'
 import {
   clientItems,
   definitionOf,
+  deleteFiles,
   filesOf,
   findIntakeById,
+  findItemFile,
+  insertFile,
   itemsOf,
   moveItemAfterClientChange,
   recordAnswerChanged,
@@ -542,17 +545,14 @@ async function recordUpload(
     };
     const before = itemStates(await itemsOf(trx, locked.id));
     if (replaced.length > 0) {
-      await trx
-        .deleteFrom('item_files')
-        .where(
-          'id',
-          'in',
-          replaced.map((f) => f.id),
-        )
-        .execute();
+      await deleteFiles(
+        trx,
+        locked.id,
+        replaced.map((f) => f.id),
+      );
       await deleteStoredFilesAfterCommit(trx, world, locked.id, replaced);
     }
-    await trx.insertInto('item_files').values(row).execute();
+    await insertFile(trx, row);
     await addUsage(trx, world, 'storage_bytes', facts.bytes - freed, now);
     await recordAnswerChanged(trx, locked.id, key, now.toISOString());
     await settleIntake(trx, world, locked, before, true);
@@ -571,17 +571,11 @@ export async function removeFile(
   await withLockedIntake(db, found, async (trx, intake) => {
     const item = await requireItem(trx, intake, key);
     assertItemChangeable(item, 'remove_file');
-    const file = await trx
-      .selectFrom('item_files')
-      .selectAll()
-      .where('id', '=', fileId)
-      .where('intake_id', '=', intake.id)
-      .where('item_key', '=', key)
-      .executeTakeFirst();
+    const file = await findItemFile(trx, intake.id, key, fileId);
     if (!file) throw new ApiError('not_found', `No file ${fileId} in item ${key}.`);
     const before = itemStates(await itemsOf(trx, intake.id));
     const now = world.clock.now();
-    await trx.deleteFrom('item_files').where('id', '=', fileId).execute();
+    await deleteFiles(trx, intake.id, [fileId]);
     await addUsage(trx, world, 'storage_bytes', -Number(file.size), now);
     // A removal is a change of the answer: a sent item with it has something to send again.
     await recordAnswerChanged(trx, intake.id, key, now.toISOString());

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
-import { canonicalIntakeId, findIntakeById } from '../intakes/intakes.service.js';
+import { canonicalIntakeId, findIntakeById, findItemFile } from '../intakes/intakes.service.js';
 
 const PREVIEWABLE = /^image\/(png|jpeg|webp|gif|svg\+xml)$/;
 const SIZE = 112;
@@ -30,13 +30,7 @@ export async function thumbnailOf(
   const intake = await findIntakeById(db, intakeId);
   if (!intake || intake.status === 'draft' || intake.purged_at)
     throw new ApiError('not_found', 'No such file.');
-  const file = await db
-    .selectFrom('item_files')
-    .select(['storage_key', 'content_type', 'size'])
-    .where('id', '=', fileId)
-    .where('intake_id', '=', canonicalIntakeId(intakeId))
-    .where('item_key', '=', key)
-    .executeTakeFirst();
+  const file = await findItemFile(db, canonicalIntakeId(intakeId), key, fileId);
   if (!file || !PREVIEWABLE.test(file.content_type) || Number(file.size) > MAX_INPUT_BYTES)
     throw new ApiError('not_found', 'No preview for this file.');
   const input = await bufferOf(await services.storage.get(file.storage_key));
