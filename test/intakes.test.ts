@@ -368,8 +368,10 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
     expectError(await portal.get(`/portal/api/${id}`), 404, 'not_found');
     expectError(await live.get(`/v1/intakes/${id}`), 404, 'not_found');
     expect(await events(id)).toEqual([]);
-    // The files go by a job enqueued with the deletion: run it now rather than wait for the next poll.
+    // The files go by a job enqueued with the deletion: run it now rather than wait for the next poll,
+    // and wait for it if the worker's poll loop took it first.
     await server.server.worker.runDue();
+    await server.server.worker.whenSettled({ accountId, livemode: true });
     for (const key of storageKeys) await expect(server.server.services.storage.get(key)).rejects.toThrow();
     if (storage === 'local')
       expect(await readdir(join(server.dataDir, 'files', accountId, id)).catch(() => [])).toEqual([]);
