@@ -4,7 +4,7 @@ import { authOf } from '../../http/auth.js';
 import type { AppServices } from '../../services.js';
 import { Account, PatchAccountBody } from './accounts.schemas.js';
 import { toAccount, updateAccount } from './accounts.service.js';
-import { cachedBrandingSettingsOf } from '../portal/branding.js';
+import { cachedBrandingSettingsOf } from './branding.js';
 
 export function accountRoutes(app: FastifyInstance, services: AppServices): void {
   const api = app.withTypeProvider<ZodTypeProvider>();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PLAN_IDS } from '../../domain/plans.js';
 import { LanguageTag, Timestamp, optional } from '../../http/schemas.js';
-import { BrandingSettings } from '../portal/branding.js';
+import { BrandingSettings } from './branding.js';
 
 export const Account = z
   .object({

@@ -9,7 +9,7 @@ import { newId } from '../../lib/ids.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 import type { AccountRow } from '../keys/keys.repository.js';
 import { createKey } from '../keys/keys.service.js';
-import { brandingSettingsOf, updateBranding } from '../portal/branding.js';
+import { brandingSettingsOf, updateBranding } from './branding.js';
 import type { Account, CreateAccountInput, PatchAccountBody } from './accounts.schemas.js';
 
 export function toAccount(

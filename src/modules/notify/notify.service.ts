@@ -17,7 +17,7 @@ import {
   type IntakeRow,
   type ItemRow,
 } from '../intakes/intakes.service.js';
-import { emailBranding } from '../portal/branding.js';
+import { emailBranding } from '../accounts/branding.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { MailError } from './mailer.js';

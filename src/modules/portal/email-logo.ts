@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import sharp from 'sharp';
 import type { Database } from '../../db/schema.js';
-import { accountLogo } from './branding.js';
+import { accountLogo } from '../accounts/branding.js';
 
 /**
  * The account's logo as mail clients can show it: a PNG (many show no SVG or WebP) at twice the

@@ -5,7 +5,7 @@ import { ApiError } from '../../../http/errors.js';
 import { PatchAccountBody } from '../../accounts/accounts.schemas.js';
 import { updateAccount } from '../../accounts/accounts.service.js';
 import { listKeys } from '../../keys/keys.service.js';
-import { brandingSettingsOf } from '../../portal/branding.js';
+import { brandingSettingsOf } from '../../accounts/branding.js';
 import { CreateTemplateBody, UpdateTemplateBody } from '../../templates/templates.schemas.js';
 import {
   createTemplate,

@@ -7,7 +7,7 @@ import { jsonSchemaIssues } from '../../../lib/json-schema.js';
 import type { AppServices } from '../../../services.js';
 import { findIntakeById, type IntakeRow } from '../../intakes/intakes.service.js';
 import { worldOfIntake } from '../../../kernel/world.js';
-import { accountLogo, logoPath, portalBranding } from '../branding.js';
+import { accountLogo, logoPath, portalBranding } from '../../accounts/branding.js';
 import {
   buildView,
   countryOfIntake,

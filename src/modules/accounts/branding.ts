@@ -6,10 +6,10 @@ import { preparedQuery } from '../../db/prepared.js';
 import { cachedReader } from '../../db/read-cache.js';
 import type { Database } from '../../db/schema.js';
 import { planOf } from '../../domain/plans.js';
-import type { Branding } from './page/model.js';
+import type { Branding } from '../portal/page/model.js';
 
 /**
- * The portal's branding, an account setting: the account's name always, and on plans with
+ * An account's branding, shown in its portal and its emails: the account's name always, and on plans with
  * custom_branding an optional logo and accent colour. The logo is a data: URL (at most 200 KB) so the
  * portal never asks another host for anything.
  */
