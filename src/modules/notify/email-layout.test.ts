@@ -60,7 +60,7 @@ describe('the email layout', () => {
     expect(email.html).toContain('First line<br>second line');
     expect(email.html).toContain('href="https://app.example/p?a=1&amp;b=2"');
     expect(email.html).toMatch(
-      /<td align="center" bgcolor="#0f766e"[^>]*>\s*<a href="https:\/\/app\.example\/p/,
+      /<td\s+align="center"\s+bgcolor="#0f766e"[^>]*>\s*<a\s+href="https:\/\/app\.example\/p/,
     );
     expect(email.html).toContain('Studio &amp; Co');
     expect(email.html).toContain('Seen in the inbox');

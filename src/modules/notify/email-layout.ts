@@ -1,8 +1,9 @@
+import mjml2html from 'mjml';
 import { readableOnWhite } from '../portal/page/colour.js';
 
 /**
- * The one layout of every email we send: HTML that mail clients render (nested tables, inline styles,
- * no script, no external CSS; a 560 px column that shrinks to the phone) and the plain-text part made
+ * The one layout of every email we send: HTML that mail clients render (compiled by MJML: nested tables,
+ * inline styles, no script; a 560 px column that shrinks to the phone) and the plain-text part made
  * from the same blocks, so both say the same thing. The call to action comes first, long links wrap,
  * and the sender's logo and accent colour are used when the account has them.
  */
@@ -87,56 +88,58 @@ function textPart(input: EmailLayoutInput): string {
   return lines.join('\n');
 }
 
-const paragraph = (inner: string, style = '') =>
-  `<p style="margin:0 0 16px;font-size:16px;line-height:24px;color:${INK};${WRAP};${style}">${inner}</p>`;
+/** A text block: MJML's text cell, with a sender's words wrapped so they never widen a phone's screen. */
+const text = (inner: string, attributes = '') =>
+  `<mj-text${attributes}><div style="${WRAP}">${inner}</div></mj-text>`;
 
 /** Line breaks of a sender's text kept, everything escaped. */
-const multiline = (text: string) => e(text).replace(/\n/g, '<br>');
+const multiline = (value: string) => e(value).replace(/\n/g, '<br>');
 
-function blockHtml(block: EmailBlock, accent: string): string {
+function blockMjml(block: EmailBlock, accent: string): string {
   switch (block.kind) {
     case 'paragraph':
-      return paragraph(multiline(block.text));
+      return text(multiline(block.text));
     case 'note':
-      return `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="margin:0 0 20px;border-collapse:separate">
-<tr><td style="border-left:4px solid ${accent};background:#f4f5f7;border-radius:4px;padding:12px 16px;font-family:${FONT};${WRAP}">
-<p style="margin:0 0 4px;font-size:14px;line-height:20px;font-weight:600;color:${INK}">${e(block.title)}</p>
-<p style="margin:0;font-size:16px;line-height:24px;color:${INK}">${multiline(block.text)}</p>
-</td></tr></table>`;
+      return text(
+        `<div style="border-left:4px solid ${accent};background:#f4f5f7;border-radius:4px;padding:12px 16px">
+<p style="margin:0 0 4px;font-size:14px;line-height:20px;font-weight:600">${e(block.title)}</p>
+<p style="margin:0">${multiline(block.text)}</p></div>`,
+        ' padding="0 0 20px"',
+      );
     case 'button':
-      // A table cell with the colour behind the link: the button shows in Outlook too.
-      return `<table role="presentation" cellpadding="0" cellspacing="0" border="0" style="margin:8px 0 12px">
-<tr><td align="center" bgcolor="${accent}" style="border-radius:8px;background:${accent}">
-<a href="${e(block.url)}" target="_blank" style="display:inline-block;padding:14px 24px;font-family:${FONT};font-size:16px;line-height:20px;font-weight:600;color:#ffffff;text-decoration:none;border-radius:8px">${e(block.label)}</a>
-</td></tr></table>
-<p style="margin:0 0 24px;font-size:13px;line-height:20px;color:${MUTED};word-break:break-all;overflow-wrap:anywhere">${e(block.hint)}<br><a href="${e(block.url)}" target="_blank" style="color:${accent};word-break:break-all;overflow-wrap:anywhere">${e(block.url)}</a></p>`;
+      // MJML's button is a table cell with the colour behind the link: it shows in Outlook too.
+      return `<mj-button href="${e(block.url)}" background-color="${accent}" color="#ffffff" font-size="16px" font-weight="600" line-height="20px" border-radius="8px" inner-padding="14px 24px" align="left" padding="8px 0 12px">${e(block.label)}</mj-button>
+${text(
+  `${e(block.hint)}<br><a href="${e(block.url)}" target="_blank" style="color:${accent};word-break:break-all;overflow-wrap:anywhere">${e(block.url)}</a>`,
+  ` font-size="13px" line-height="20px" color="${MUTED}" padding="0 0 24px"`,
+)}`;
     case 'list':
-      return `<p style="margin:0 0 8px;font-size:16px;line-height:24px;font-weight:600;color:${INK}">${e(block.heading)}</p>
-<ul style="margin:0 0 16px;padding:0 0 0 22px;font-size:16px;line-height:24px;color:${INK};${WRAP}">${block.items
-        .map(
-          (i) =>
-            `<li style="margin:0 0 6px">${e(i.text)}${i.detail ? `<br><span style="color:${MUTED}">${multiline(i.detail)}</span>` : ''}</li>`,
-        )
-        .join('')}</ul>${block.after ? paragraph(e(block.after)) : ''}`;
+      return text(
+        `<p style="margin:0 0 8px;font-weight:600">${e(block.heading)}</p>
+<ul style="margin:0;padding:0 0 0 22px">${block.items
+          .map(
+            (i) =>
+              `<li style="margin:0 0 6px">${e(i.text)}${i.detail ? `<br><span style="color:${MUTED}">${multiline(i.detail)}</span>` : ''}</li>`,
+          )
+          .join('')}</ul>${block.after ? `<p style="margin:16px 0 0">${e(block.after)}</p>` : ''}`,
+      );
   }
 }
 
-function brandRow(branding: EmailBranding): string {
+function brandMjml(branding: EmailBranding): string {
   const inner = branding.logoUrl
-    ? `<img src="${e(branding.logoUrl)}" alt="${e(branding.accountName)}" height="40" style="display:block;height:40px;width:auto;max-width:200px;border:0;outline:none;text-decoration:none;font-family:${FONT};font-size:18px;font-weight:600;color:${INK}">`
-    : `<span style="font-family:${FONT};font-size:18px;line-height:24px;font-weight:700;color:${INK};${WRAP}">${e(branding.accountName)}</span>`;
-  return `<tr><td style="padding:0 4px 16px">${inner}</td></tr>`;
+    ? `<img src="${e(branding.logoUrl)}" alt="${e(branding.accountName)}" height="40" style="display:block;height:40px;width:auto;max-width:200px;border:0;outline:none;text-decoration:none;font-size:18px;font-weight:600;color:${INK}">`
+    : `<span style="font-size:18px;line-height:24px;font-weight:700">${e(branding.accountName)}</span>`;
+  return `<mj-section padding="0 4px 16px"><mj-column>${text(inner, ' padding="0"')}</mj-column></mj-section>`;
 }
 
 /**
- * One email's HTML and plain text from its blocks. Outlook on Windows ignores max-width, so a fixed
- * 560 px table wraps the column there (conditional comments only it reads).
+ * One email's HTML and plain text from its blocks. The HTML is written in MJML and compiled by it:
+ * MJML's tables, Outlook conditionals and phone breakpoints are maintained and tested by its project,
+ * so ours only say what each email contains. Strict validation: markup MJML does not know fails here.
  */
 export function emailLayout(input: EmailLayoutInput): { html: string; text: string } {
   const accent = readableOnWhite((input.branding.accentColor ?? DEFAULT_ACCENT).toLowerCase());
-  const preheader = input.preheader
-    ? `<div style="display:none;max-height:0;max-width:0;overflow:hidden;opacity:0;mso-hide:all">${e(input.preheader)}</div>`
-    : '';
   const footer = [
     ...input.footer.map(e),
     ...(input.footerLink
@@ -145,38 +148,30 @@ export function emailLayout(input: EmailLayoutInput): { html: string; text: stri
         ]
       : []),
   ].join('<br>');
-  const html = `<!doctype html>
-<html lang="${e(input.language)}" xmlns="http://www.w3.org/1999/xhtml">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="x-apple-disable-message-reformatting">
-<meta name="color-scheme" content="light">
-<meta name="supported-color-schemes" content="light">
-<title>${e(input.subject)}</title>
-<style>
-@media (max-width: 480px) { .email-body { padding: 24px 16px !important; } .email-outer { padding: 12px 8px !important; } }
-</style>
-</head>
-<body style="margin:0;padding:0;background:#f4f5f7;-webkit-text-size-adjust:100%;text-size-adjust:100%">
-${preheader}
-<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background:#f4f5f7">
-<tr><td align="center" class="email-outer" style="padding:24px 12px">
-<!--[if mso]><table role="presentation" width="560" align="center" cellpadding="0" cellspacing="0" border="0"><tr><td><![endif]-->
-<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="max-width:560px;width:100%;table-layout:fixed">
-${brandRow(input.branding)}
-<tr><td class="email-body" style="background:#ffffff;border-top:4px solid ${accent};border-radius:12px;padding:28px 28px 12px;font-family:${FONT};${WRAP}">
-${paragraph(e(input.greeting))}
-${input.blocks.map((b) => blockHtml(b, accent)).join('\n')}
-${paragraph(input.signature.map(e).join('<br>'))}
-</td></tr>
-<tr><td style="padding:16px 4px 0;font-family:${FONT};font-size:12px;line-height:18px;color:${MUTED};${WRAP}">${footer}</td></tr>
-</table>
-<!--[if mso]></td></tr></table><![endif]-->
-</td></tr>
-</table>
-</body>
-</html>
-`;
-  return { html, text: textPart(input) };
+  const document = `<mjml lang="${e(input.language)}">
+<mj-head>
+<mj-title>${e(input.subject)}</mj-title>
+${input.preheader ? `<mj-preview>${e(input.preheader)}</mj-preview>` : ''}
+<mj-breakpoint width="480px" />
+<mj-attributes>
+<mj-all font-family="${FONT}" />
+<mj-text font-size="16px" line-height="24px" color="${INK}" padding="0 0 16px" />
+</mj-attributes>
+</mj-head>
+<mj-body width="560px" background-color="#f4f5f7">
+<mj-wrapper padding="24px 12px">
+${brandMjml(input.branding)}
+<mj-section background-color="#ffffff" border-top="4px solid ${accent}" border-radius="12px" padding="28px 28px 12px">
+<mj-column>
+${text(e(input.greeting))}
+${input.blocks.map((b) => blockMjml(b, accent)).join('\n')}
+${text(input.signature.map(e).join('<br>'))}
+</mj-column>
+</mj-section>
+<mj-section padding="16px 4px 0"><mj-column>${text(footer, ` font-size="12px" line-height="18px" color="${MUTED}" padding="0"`)}</mj-column></mj-section>
+</mj-wrapper>
+</mj-body>
+</mjml>`;
+  const compiled = mjml2html(document, { validationLevel: 'strict', keepComments: false });
+  return { html: compiled.html, text: textPart(input) };
 }
