@@ -66,4 +66,29 @@ describe('the email layout', () => {
     expect(email.html).toContain('Seen in the inbox');
     expect(email.html).not.toMatch(/<script|javascript:/i);
   });
+
+  it('reuses a compiled shape with each email’s own content, never another’s', () => {
+    const input = (name: string, note: string) => ({
+      language: 'en',
+      subject: `For ${name}`,
+      branding: { accountName: 'Studio', logoUrl: null, accentColor: null },
+      greeting: `Hello ${name},`,
+      blocks: [
+        { kind: 'note' as const, title: 'Change:', text: note },
+        { kind: 'button' as const, label: 'Open', url: `https://app.example/${name}`, hint: 'Or copy:' },
+      ],
+      signature: ['Studio'],
+      footer: ['Personal link.'],
+    });
+    const ana = emailLayout(input('Ana', 'More contrast'));
+    // A sender's text that looks like a placeholder stays text.
+    const ben = emailLayout(input('Ben', '@@slot-0@@'));
+    expect(ben.html).toContain('Hello Ben,');
+    expect(ben.html).toContain('href="https://app.example/Ben"');
+    expect(ben.html).toContain('@@slot-0@@');
+    expect(ben.html).not.toContain('Ana');
+    expect(ana.html).toContain('More contrast');
+    // Same shape, same markup around the content.
+    expect(ben.html.replace(/Ben/g, 'Ana').replace('@@slot-0@@', 'More contrast')).toBe(ana.html);
+  });
 });

@@ -88,19 +88,28 @@ function textPart(input: EmailLayoutInput): string {
   return lines.join('\n');
 }
 
+/**
+ * Puts one piece of an email's content (already escaped HTML) aside and returns the placeholder that
+ * stands for it in the MJML document. The document is then the email's shape alone, so its compiled
+ * HTML is kept and reused: emails of one shape (a kind of email, in one language and colour) are
+ * compiled once, and each is the kept HTML with its own content put in.
+ */
+type Put = (html: string) => string;
+
 /** A text block: MJML's text cell, with a sender's words wrapped so they never widen a phone's screen. */
-const text = (inner: string, attributes = '') =>
-  `<mj-text${attributes}><div style="${WRAP}">${inner}</div></mj-text>`;
+const text = (put: Put, inner: string, attributes = '') =>
+  `<mj-text${attributes}><div style="${WRAP}">${put(inner)}</div></mj-text>`;
 
 /** Line breaks of a sender's text kept, everything escaped. */
 const multiline = (value: string) => e(value).replace(/\n/g, '<br>');
 
-function blockMjml(block: EmailBlock, accent: string): string {
+function blockMjml(put: Put, block: EmailBlock, accent: string): string {
   switch (block.kind) {
     case 'paragraph':
-      return text(multiline(block.text));
+      return text(put, multiline(block.text));
     case 'note':
       return text(
+        put,
         `<div style="border-left:4px solid ${accent};background:#f4f5f7;border-radius:4px;padding:12px 16px">
 <p style="margin:0 0 4px;font-size:14px;line-height:20px;font-weight:600">${e(block.title)}</p>
 <p style="margin:0">${multiline(block.text)}</p></div>`,
@@ -108,13 +117,15 @@ function blockMjml(block: EmailBlock, accent: string): string {
       );
     case 'button':
       // MJML's button is a table cell with the colour behind the link: it shows in Outlook too.
-      return `<mj-button href="${e(block.url)}" background-color="${accent}" color="#ffffff" font-size="16px" font-weight="600" line-height="20px" border-radius="8px" inner-padding="14px 24px" align="left" padding="8px 0 12px">${e(block.label)}</mj-button>
+      return `<mj-button href="${put(e(block.url))}" background-color="${accent}" color="#ffffff" font-size="16px" font-weight="600" line-height="20px" border-radius="8px" inner-padding="14px 24px" align="left" padding="8px 0 12px">${put(e(block.label))}</mj-button>
 ${text(
+  put,
   `${e(block.hint)}<br><a href="${e(block.url)}" target="_blank" style="color:${accent};word-break:break-all;overflow-wrap:anywhere">${e(block.url)}</a>`,
   ` font-size="13px" line-height="20px" color="${MUTED}" padding="0 0 24px"`,
 )}`;
     case 'list':
       return text(
+        put,
         `<p style="margin:0 0 8px;font-weight:600">${e(block.heading)}</p>
 <ul style="margin:0;padding:0 0 0 22px">${block.items
           .map(
@@ -126,11 +137,24 @@ ${text(
   }
 }
 
-function brandMjml(branding: EmailBranding): string {
+function brandMjml(put: Put, branding: EmailBranding): string {
   const inner = branding.logoUrl
     ? `<img src="${e(branding.logoUrl)}" alt="${e(branding.accountName)}" height="40" style="display:block;height:40px;width:auto;max-width:200px;border:0;outline:none;text-decoration:none;font-size:18px;font-weight:600;color:${INK}">`
     : `<span style="font-size:18px;line-height:24px;font-weight:700">${e(branding.accountName)}</span>`;
-  return `<mj-section padding="0 4px 16px"><mj-column>${text(inner, ' padding="0"')}</mj-column></mj-section>`;
+  return `<mj-section padding="0 4px 16px"><mj-column>${text(put, inner, ' padding="0"')}</mj-column></mj-section>`;
+}
+
+/** Compiled shapes, newest last; a few hundred at most (kinds of email × languages × accounts' colours). */
+const shapes = new Map<string, string>();
+const MAX_SHAPES = 500;
+
+function compiledShape(document: string): string {
+  const kept = shapes.get(document);
+  if (kept !== undefined) return kept;
+  const { html } = mjml2html(document, { validationLevel: 'strict', keepComments: false });
+  if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value ?? '');
+  shapes.set(document, html);
+  return html;
 }
 
 /**
@@ -148,10 +172,12 @@ export function emailLayout(input: EmailLayoutInput): { html: string; text: stri
         ]
       : []),
   ].join('<br>');
+  const slots: string[] = [];
+  const put: Put = (html) => `@@slot-${slots.push(html) - 1}@@`;
   const document = `<mjml lang="${e(input.language)}">
 <mj-head>
-<mj-title>${e(input.subject)}</mj-title>
-${input.preheader ? `<mj-preview>${e(input.preheader)}</mj-preview>` : ''}
+<mj-title>${put(e(input.subject))}</mj-title>
+${input.preheader ? `<mj-preview>${put(e(input.preheader))}</mj-preview>` : ''}
 <mj-breakpoint width="480px" />
 <mj-attributes>
 <mj-all font-family="${FONT}" />
@@ -160,18 +186,18 @@ ${input.preheader ? `<mj-preview>${e(input.preheader)}</mj-preview>` : ''}
 </mj-head>
 <mj-body width="560px" background-color="#f4f5f7">
 <mj-wrapper padding="24px 12px">
-${brandMjml(input.branding)}
+${brandMjml(put, input.branding)}
 <mj-section background-color="#ffffff" border-top="4px solid ${accent}" border-radius="12px" padding="28px 28px 12px">
 <mj-column>
-${text(e(input.greeting))}
-${input.blocks.map((b) => blockMjml(b, accent)).join('\n')}
-${text(input.signature.map(e).join('<br>'))}
+${text(put, e(input.greeting))}
+${input.blocks.map((b) => blockMjml(put, b, accent)).join('\n')}
+${text(put, input.signature.map(e).join('<br>'))}
 </mj-column>
 </mj-section>
-<mj-section padding="16px 4px 0"><mj-column>${text(footer, ` font-size="12px" line-height="18px" color="${MUTED}" padding="0"`)}</mj-column></mj-section>
+<mj-section padding="16px 4px 0"><mj-column>${text(put, footer, ` font-size="12px" line-height="18px" color="${MUTED}" padding="0"`)}</mj-column></mj-section>
 </mj-wrapper>
 </mj-body>
 </mjml>`;
-  const compiled = mjml2html(document, { validationLevel: 'strict', keepComments: false });
-  return { html: compiled.html, text: textPart(input) };
+  const html = compiledShape(document).replace(/@@slot-(\d+)@@/g, (_, n: string) => slots[Number(n)] ?? '');
+  return { html, text: textPart(input) };
 }
