@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ItemDefinition } from '../../domain/items.js';
 import { progressOf } from '../../domain/intake-state.js';
 import type { DecidedBy } from '../../domain/decisions.js';
 import { definitionOf, type IntakeRow, type ItemRow } from './intakes.repository.js';
@@ -23,11 +24,10 @@ export function toCreatedIntake(
   };
 }
 
-/** An item's definition and review state as both the caller and the client see them. */
-export function itemBasics(row: ItemRow) {
-  const def = definitionOf(row);
+/** An item's definition as both the caller and the client see it (optional parts as null). */
+export function definitionBasics(def: ItemDefinition) {
   return {
-    key: row.key,
+    key: def.key,
     label: def.label,
     help: def.help ?? null,
     example: def.example ?? null,
@@ -36,6 +36,14 @@ export function itemBasics(row: ItemRow) {
     constraints: def.constraints,
     schema: def.schema ?? null,
     options: def.options ?? null,
+  };
+}
+
+/** An item's definition and review state as both the caller and the client see them. */
+export function itemBasics(row: ItemRow) {
+  return {
+    ...definitionBasics(definitionOf(row)),
+    key: row.key,
     status: row.status,
     revision_note: row.status === 'needs_revision' ? row.revision_note : null,
     review_note: row.review_note ?? null,

@@ -3,7 +3,15 @@ import { flag, html, type Html } from '../../portal/page/html.js';
 import type { Intake } from '../../intakes/intakes.schemas.js';
 import type { ItemFormRow } from '../item-form.js';
 import { actionForm, badge, csrfField, renderPage, type Chrome } from '../layout.js';
-import { cardTemplate, itemCard, removeButton, typeIcon, typeName, typePalette } from './builder-items.js';
+import {
+  cardTemplate,
+  itemCard,
+  refreshDefault,
+  removeButton,
+  typeIcon,
+  typeName,
+  typePalette,
+} from './builder-items.js';
 import { portalLink } from './builder-preview.js';
 
 type IntakeRecord = z.infer<typeof Intake>;
@@ -169,18 +177,7 @@ function addForm(chrome: Chrome, intake: IntakeRecord, state: EditState): Html {
   const { t } = chrome;
   const path = `/dashboard/intakes/${intake.id}/edit/items`;
   return html`<form method="post" action="${path}" class="card builder" id="add-items" data-builder>
-    ${csrfField(chrome.csrf)}
-    <button
-      type="submit"
-      name="intent"
-      value="refresh"
-      formnovalidate
-      class="default-action"
-      tabindex="-1"
-      aria-hidden="true"
-    >
-      ${t('builder.refresh', 'Update')}
-    </button>
+    ${csrfField(chrome.csrf)} ${refreshDefault(chrome)}
     <h2>${t('builder.add_items', 'Add items')}</h2>
     <p class="muted">
       ${t('builder.add_items_hint', 'New items are added to the client’s page; the client is told by email.')}

@@ -601,3 +601,21 @@ export function removeButton(chrome: Chrome, index: number | string, roundTrip: 
     </button>
   </div>`;
 }
+
+/**
+ * The form's first submit button, out of sight: Enter in a field refreshes the cards instead of
+ * pressing the first visible button (which may remove an item).
+ */
+export function refreshDefault(chrome: Chrome): Html {
+  return html`<button
+    type="submit"
+    name="intent"
+    value="refresh"
+    formnovalidate
+    class="default-action"
+    tabindex="-1"
+    aria-hidden="true"
+  >
+    ${chrome.t('builder.refresh', 'Update')}
+  </button>`;
+}

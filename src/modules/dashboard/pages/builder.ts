@@ -1,7 +1,7 @@
 import { flag, html, type Html } from '../../portal/page/html.js';
 import type { ItemFormRow } from '../item-form.js';
-import { renderPage, type Chrome } from '../layout.js';
-import { cardTemplate, itemCard, removeButton, typePalette } from './builder-items.js';
+import { csrfField, renderPage, type Chrome } from '../layout.js';
+import { cardTemplate, itemCard, refreshDefault, removeButton, typePalette } from './builder-items.js';
 
 /** The new-intake builder: start from a ready-made or saved template or from nothing, then edit. */
 export interface BuilderValues {
@@ -97,18 +97,7 @@ export function builderPage(
       values.rows.some((r) => r.label.trim() !== ''),
     )}
     <form method="post" action="${BUILDER_PATH}" class="card builder" data-builder>
-      <input type="hidden" name="_csrf" value="${chrome.csrf}" />
-      <button
-        type="submit"
-        name="intent"
-        value="refresh"
-        formnovalidate
-        class="default-action"
-        tabindex="-1"
-        aria-hidden="true"
-      >
-        ${t('builder.refresh', 'Update')}
-      </button>
+      ${csrfField(chrome.csrf)} ${refreshDefault(chrome)}
       ${
         values.startedFrom
           ? html`<p class="notice" role="status">

@@ -6,6 +6,7 @@ import { translator } from '../../../i18n/index.js';
 import { jsonSchemaIssues } from '../../../lib/json-schema.js';
 import type { AppServices } from '../../../services.js';
 import { findIntakeById, type IntakeRow } from '../../intakes/intakes.service.js';
+import { definitionBasics } from '../../intakes/intakes.mappers.js';
 import { worldOfIntake } from '../../../kernel/world.js';
 import { accountLogo, logoPath, portalBranding } from '../../accounts/branding.js';
 import {
@@ -167,15 +168,7 @@ export async function unsavedPreviewModel(
       brief_files: [],
       progress: { submitted: 0, total: items.length, outstanding: items.length, percent: 0 },
       items: items.map((def) => ({
-        key: def.key,
-        label: def.label,
-        help: def.help ?? null,
-        example: def.example ?? null,
-        type: def.type,
-        required: def.required,
-        constraints: def.constraints,
-        schema: def.schema ?? null,
-        options: def.options ?? null,
+        ...definitionBasics(def),
         status: 'pending' as const,
         revision_note: null,
         review_note: null,
