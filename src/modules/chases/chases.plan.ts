@@ -20,7 +20,6 @@ import { newId } from '../../lib/ids.js';
 import { chasePlanValues, type ChasePlanValues, type ChaseSettingsInput } from '../intakes/chase-settings.js';
 import {
   clientItems,
-  definitionOf,
   itemsOf,
   type IntakeRow,
   type ItemRow,
@@ -63,7 +62,7 @@ export function settingsOf(intake: IntakeRow, plan: ChasePlanRow | undefined): C
 export function chaseItems(rows: readonly ItemRow[]): ChaseItem[] {
   return clientItems(rows).map((row) => ({
     key: row.key,
-    required: definitionOf(row).required,
+    required: row.definition.required,
     status: row.status,
   }));
 }

@@ -33,7 +33,7 @@ export async function recordSavedAnswer(
     key,
     'sealedSecret' in answer
       ? { secret_ciphertext: answer.sealedSecret, saved_at: at }
-      : { value_json: JSON.stringify(answer.value), saved_at: at },
+      : { value: answer.value, saved_at: at },
   );
 }
 

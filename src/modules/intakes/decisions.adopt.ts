@@ -3,13 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { proposalToAdopt } from '../../domain/decisions.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
 import { recordItemHistory } from '../history/history.service.js';
-import {
-  definitionOf,
-  findIntakeById,
-  updateIntake,
-  updateItem,
-  type ItemRow,
-} from './intakes.repository.js';
+import { findIntakeById, updateIntake, updateItem, type ItemRow } from './intakes.repository.js';
 import type { World } from '../../kernel/world.js';
 
 /**
@@ -25,7 +19,7 @@ export async function adoptProposals(
   items: readonly ItemRow[],
 ): Promise<void> {
   const adoptions = items.flatMap((item) => {
-    const proposal = proposalToAdopt(definitionOf(item), item);
+    const proposal = proposalToAdopt(item.definition, item);
     return proposal ? [{ item, value: proposal.value }] : [];
   });
   if (adoptions.length === 0) return;
@@ -39,7 +33,7 @@ export async function adoptProposals(
     seq += 1;
     await updateItem(trx, intakeId, item.key, {
       status: 'approved',
-      value_json: JSON.stringify(value),
+      value,
       saved_at: at,
       submitted_at: at,
       approved_at: at,
@@ -50,7 +44,7 @@ export async function adoptProposals(
     await recordItemHistory(trx, adopter, { intakeId, itemKey: item.key, action: 'approved' });
     await emitIntakeEvent(trx, world, intake, 'item.approved', {
       item_key: item.key,
-      item_type: definitionOf(item).type,
+      item_type: item.definition.type,
       status: 'approved',
       approved_at: at,
       auto_approved: true,

@@ -20,7 +20,7 @@ import type { AppServices } from '../../services.js';
 import { historyOf, recordItemHistory } from '../history/history.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import { toIntakeItem } from './intakes.mappers.js';
-import { definitionOf, findItem, itemsOf, updateIntake, updateItem } from './intakes.repository.js';
+import { findItem, itemsOf, updateIntake, updateItem } from './intakes.repository.js';
 import type { IntakeItem } from './intakes.schemas.js';
 import { requireIntake } from './intakes.service.js';
 import { requireItem, withLockedIntake } from './review.service.js';
@@ -50,7 +50,7 @@ export async function decideOwnerItem(
     const allowed = intakeAcceptsOwnerChanges(intake.status);
     if (!allowed.ok) throw new ApiError('conflict', `Cannot decide: ${allowed.reason}.`);
     const item = await requireItem(trx, intake, key);
-    const def = definitionOf(item);
+    const def = item.definition;
     if (!isOwnerItem(def)) {
       throw new ApiError(
         'unprocessable',
@@ -65,7 +65,7 @@ export async function decideOwnerItem(
     await updateIntake(trx, intake.id, { approval_counter: seq, updated_at: at });
     await updateItem(trx, intake.id, key, {
       status: 'approved',
-      value_json: JSON.stringify(value),
+      value,
       saved_at: at,
       submitted_at: at,
       approved_at: at,

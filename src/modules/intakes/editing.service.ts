@@ -24,7 +24,6 @@ import type { UpdateIntakeBody, UpdateItemBody } from './editing.schemas.js';
 import { itemStates, settleIntake } from './intakes.lifecycle.js';
 import { toIntakeItem } from './intakes.mappers.js';
 import {
-  definitionOf,
   filesOf,
   findItem,
   itemsOf,
@@ -145,7 +144,7 @@ function patchedDefinition(before: ItemDefinition, body: Body<typeof UpdateItemB
 function storedAnswer(item: ItemRow, files: FileRow[]): StoredAnswer {
   return {
     status: item.status,
-    value: item.value_json === null ? undefined : (JSON.parse(item.value_json) as unknown),
+    value: item.value ?? undefined,
     secretSaved: item.secret_ciphertext !== null,
     files,
   };
@@ -161,7 +160,7 @@ async function discardAnswer(
 ): Promise<void> {
   await updateItem(trx, intake.id, key, {
     status: 'pending',
-    value_json: null,
+    value: null,
     secret_ciphertext: null,
     revision_note: null,
     saved_at: null,
@@ -209,7 +208,7 @@ export async function updateItemDefinition(
   await withLockedIntake(db, found, async (trx, intake) => {
     assertOwnerMayChange(intake);
     const item = await requireItem(trx, intake, key);
-    const before = definitionOf(item);
+    const before = item.definition;
     const after = patchedDefinition(before, body);
     const others = (await itemsOf(trx, intake.id)).filter((row) => row.key !== key).map((row) => row.key);
     const problems = [
@@ -226,7 +225,7 @@ export async function updateItemDefinition(
       );
     }
     const states = itemStates(await itemsOf(trx, intake.id));
-    await updateItem(trx, intake.id, key, { definition: JSON.stringify(after) });
+    await updateItem(trx, intake.id, key, { definition: after });
     if (lost) await discardAnswer(trx, world, intake, key, files);
     await settleIntake(trx, world, intake, states, intake.status !== 'sent');
   });

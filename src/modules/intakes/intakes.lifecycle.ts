@@ -11,7 +11,7 @@ import { emitIntakeEvent } from '../../kernel/public-events.js';
 import { adoptProposals } from './decisions.adopt.js';
 import { raise } from '../../kernel/domain-events.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
-import { definitionOf, itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
+import { itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
 import { RETENTION_PURGE } from './intakes.jobs.js';
 import { realTimeOf, type World } from '../../kernel/world.js';
 
@@ -20,7 +20,7 @@ export const DEFAULT_RETENTION_DAYS = 90;
 
 export function itemStates(rows: readonly ItemRow[]): ItemState[] {
   return rows.map((row) => {
-    const def = definitionOf(row);
+    const def = row.definition;
     // A decision (owner item) never blocks completion and is not the client's progress.
     return isOwnerItem(def)
       ? { required: false, status: row.status, clientFacing: false }

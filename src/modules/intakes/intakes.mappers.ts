@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ItemDefinition } from '../../domain/items.js';
 import { progressOf } from '../../domain/intake-state.js';
 import type { DecidedBy } from '../../domain/decisions.js';
-import { definitionOf, type IntakeRow, type ItemRow } from './intakes.repository.js';
+import { type IntakeRow, type ItemRow } from './intakes.repository.js';
 import type { CreatedIntake, Intake, IntakeItem, IntakeStatusObject } from './intakes.schemas.js';
 import { itemStates } from './intakes.lifecycle.js';
 import type { HistoryActorType, ItemHistoryAction, ItemHistoryRow } from '../history/history.repository.js';
@@ -42,7 +42,7 @@ export function definitionBasics(def: ItemDefinition) {
 /** An item's definition and review state as both the caller and the client see them. */
 export function itemBasics(row: ItemRow) {
   return {
-    ...definitionBasics(definitionOf(row)),
+    ...definitionBasics(row.definition),
     key: row.key,
     status: row.status,
     revision_note: row.status === 'needs_revision' ? row.revision_note : null,
@@ -60,7 +60,7 @@ const NO_EXTRAS: IntakeExtras = { history: new Map(), recipients: [] };
 
 /** Who answers the item and, for decisions, the agent's proposal and who decided. */
 function decisionFields(row: ItemRow) {
-  const def = definitionOf(row);
+  const def = row.definition;
   return {
     assignee: def.assignee ?? ('client' as const),
     proposed: def.proposed ? { value: def.proposed.value, rationale: def.proposed.rationale } : null,
@@ -142,7 +142,7 @@ export function toStatusObject(
       key: row.key,
       status: row.status,
       submitted_at: row.submitted_at,
-      label: definitionOf(row).label,
+      label: row.definition.label,
     })),
     // CONTRACT: every chase sent, bounced, failed or cancelled, plus the next scheduled one.
     chases,

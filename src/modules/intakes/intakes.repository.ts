@@ -6,21 +6,42 @@ import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
 import type { World } from '../../kernel/world.js';
 
 export type IntakeRow = Selectable<IntakesTable>;
-export type ItemRow = Selectable<IntakeItemsTable>;
 export type FileRow = Selectable<ItemFilesTable>;
+
+type StoredItem = Selectable<IntakeItemsTable>;
+
+/**
+ * An item as the services see it. Its two JSON columns are parsed here, once, when the row is read
+ * (and written back as JSON by `updateItem`), so no service parses or serialises them.
+ */
+export type ItemRow = Omit<StoredItem, 'definition' | 'value_json'> & {
+  definition: ItemDefinition;
+  /** The client's saved value (text kinds, structured answers, choices); null when none is saved. */
+  value: unknown;
+};
+
+/** A change to an item: its definition and value are given parsed. `value: null` clears the value. */
+export type ItemPatch = Omit<Updateable<IntakeItemsTable>, 'definition' | 'value_json'> & {
+  definition?: ItemDefinition;
+  value?: unknown;
+};
+
+function itemOf({ definition, value_json, ...rest }: StoredItem): ItemRow {
+  return {
+    ...rest,
+    definition: JSON.parse(definition) as ItemDefinition,
+    value: value_json === null ? null : (JSON.parse(value_json) as unknown),
+  };
+}
 
 /** SPEC shows intake ids as in_ (REST) and int_ (webhooks): both reach the same intake. */
 export function canonicalIntakeId(id: string): string {
   return id.startsWith('int_') ? `in_${id.slice(4)}` : id;
 }
 
-export function definitionOf(row: ItemRow): ItemDefinition {
-  return JSON.parse(row.definition) as ItemDefinition;
-}
-
 /** The items the client answers: owner items (decisions) never reach the portal, reminders or progress. */
 export function clientItems<T extends Pick<ItemRow, 'definition'>>(rows: readonly T[]): T[] {
-  return rows.filter((row) => !isOwnerItem(JSON.parse(row.definition) as ItemDefinition));
+  return rows.filter((row) => !isOwnerItem(row.definition));
 }
 
 export async function insertIntake(db: Kysely<Database>, row: Insertable<IntakesTable>): Promise<void> {
@@ -172,12 +193,13 @@ export async function listIntakes(
 }
 
 export async function itemsOf(db: Kysely<Database>, intakeId: string): Promise<ItemRow[]> {
-  return db
+  const rows = await db
     .selectFrom('intake_items')
     .selectAll()
     .where('intake_id', '=', intakeId)
     .orderBy('position')
     .execute();
+  return rows.map(itemOf);
 }
 
 export async function findItem(
@@ -185,12 +207,13 @@ export async function findItem(
   intakeId: string,
   key: string,
 ): Promise<ItemRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('intake_items')
     .selectAll()
     .where('intake_id', '=', intakeId)
     .where('key', '=', key)
     .executeTakeFirst();
+  return row && itemOf(row);
 }
 
 export async function filesOf(db: Kysely<Database>, intakeId: string, itemKey?: string): Promise<FileRow[]> {
@@ -260,11 +283,15 @@ export async function updateItem(
   db: Kysely<Database>,
   intakeId: string,
   key: string,
-  patch: Updateable<IntakeItemsTable>,
+  { definition, value, ...patch }: ItemPatch,
 ): Promise<void> {
   await db
     .updateTable('intake_items')
-    .set(patch)
+    .set({
+      ...patch,
+      ...(definition === undefined ? {} : { definition: JSON.stringify(definition) }),
+      ...(value === undefined ? {} : { value_json: value === null ? null : JSON.stringify(value) }),
+    })
     .where('intake_id', '=', intakeId)
     .where('key', '=', key)
     .execute();
@@ -296,7 +323,7 @@ export async function deleteIntakeRows(db: Kysely<Database>, id: string): Promis
 /** The items of several intakes at once (a list page shows each one's progress). */
 export async function itemsOfIntakes(db: Kysely<Database>, world: World, ids: string[]): Promise<ItemRow[]> {
   if (ids.length === 0) return [];
-  return db
+  const rows = await db
     .selectFrom('intake_items')
     .selectAll()
     .where('account_id', '=', world.accountId)
@@ -304,6 +331,7 @@ export async function itemsOfIntakes(db: Kysely<Database>, world: World, ids: st
     .where('intake_id', 'in', ids)
     .orderBy('position')
     .execute();
+  return rows.map(itemOf);
 }
 
 export async function filesOfIntake(db: Kysely<Database>, world: World, intakeId: string) {

@@ -3,7 +3,12 @@ import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { archiveTransition, intakeAcceptsOwnerChanges, sendTransition } from '../../domain/intake-state.js';
 import { proposalProblems } from '../../domain/decisions.js';
-import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
+import {
+  definitionProblems,
+  describeProblems,
+  isOwnerItem,
+  type ItemDefinition,
+} from '../../domain/items.js';
 import { planOf } from '../../domain/plans.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { idempotentCreate } from '../../http/idempotency.js';
@@ -28,7 +33,6 @@ import {
   insertIntake,
   insertItems,
   itemRows,
-  clientItems,
   itemsOf,
   listIntakes,
   lockIntake,
@@ -276,9 +280,9 @@ export async function addItems(
     await insertItems(trx, rows);
     await settleIntake(trx, world, intake, before, intake.status !== 'sent');
     // Decisions are the owner's: adding only those tells the client nothing.
-    const forClient = clientItems(rows);
+    const forClient = body.items.filter((def) => !isOwnerItem(def));
     if (forClient.length > 0) {
-      const data = { item_keys: forClient.map((r) => r.key) };
+      const data = { item_keys: forClient.map((def) => def.key) };
       await ask(trx, 'notifyClient', { world, intake, notice: 'items_added', data });
     }
     await auditInTransaction(trx);
@@ -368,7 +372,6 @@ function checkAlsoNotify(clientEmail: string, list: readonly { email: string }[]
 export {
   canonicalIntakeId,
   clientItems,
-  definitionOf,
   filesOf,
   findIntake,
   filesOfIntake,

@@ -10,8 +10,8 @@ import type { AppServices } from '../../services.js';
 import { toFileRecord } from '../files/files.schemas.js';
 import { signFileUrl } from '../files/signed-url.js';
 import {
-  definitionOf,
   filesOf,
+  itemsOf,
   updateIntake,
   updateItem,
   type FileRow,
@@ -65,12 +65,7 @@ export async function collectResults(
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
   return withLockedIntake(db, found, async (trx, intake) => {
-    const items = await trx
-      .selectFrom('intake_items')
-      .selectAll()
-      .where('intake_id', '=', intake.id)
-      .orderBy('position')
-      .execute();
+    const items = await itemsOf(trx, intake.id);
     const chosen = items.filter((item) => {
       if (item.status === 'approved')
         return !options.onlyNew || (item.approval_seq ?? 0) > intake.results_cursor;
@@ -92,7 +87,7 @@ async function resultOf(
   options: ResultsOptions,
   now: Date,
 ): Promise<z.infer<typeof ResultItem>> {
-  const def = definitionOf(item);
+  const def = item.definition;
   const base = {
     key: item.key,
     type: def.type,
@@ -123,8 +118,7 @@ async function resultOf(
   }
   return {
     ...base,
-    value:
-      item.value_json === null ? null : (JSON.parse(item.value_json) as z.infer<typeof ResultItem>['value']),
+    value: item.value as z.infer<typeof ResultItem>['value'],
   };
 }
 
@@ -157,7 +151,7 @@ export async function revealSecret(services: AppServices, world: World, id: stri
   const found = await requireIntake(db, world, id);
   return withLockedIntake(db, found, async (trx, intake) => {
     const item = await requireItem(trx, intake, key);
-    if (definitionOf(item).type !== 'secret')
+    if (item.definition.type !== 'secret')
       throw new ApiError('unprocessable', `Item ${key} is not a secret item.`);
     if (item.secret_revealed_at) {
       throw new ApiError(

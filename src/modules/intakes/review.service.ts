@@ -13,7 +13,6 @@ import { ask } from '../../kernel/domain-events.js';
 import { recordItemHistory } from '../history/history.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import {
-  definitionOf,
   findIntakeById,
   findItem,
   itemsOf,
@@ -76,7 +75,7 @@ async function approveLocked(
   await cancelJobs(trx, { subjectId: itemSubject(intake.id, item.key), kind: AUTO_APPROVE.kind });
   await emit(trx, world, intake, 'item.approved', {
     item_key: item.key,
-    item_type: definitionOf(item).type,
+    item_type: item.definition.type,
     status: 'approved',
     approved_at: now,
     auto_approved: auto,
@@ -140,7 +139,7 @@ export async function requestRevision(
     await cancelJobs(trx, { subjectId: itemSubject(intake.id, key), kind: AUTO_APPROVE.kind });
     await emit(trx, world, intake, 'item.revision_requested', {
       item_key: key,
-      item_type: definitionOf(item).type,
+      item_type: item.definition.type,
       status: 'needs_revision',
       note,
       requested_at: now,

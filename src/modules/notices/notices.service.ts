@@ -26,7 +26,7 @@ import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { accountOf } from '../accounts/accounts.service.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
-import { definitionOf, findIntakeById, itemsOf } from '../intakes/intakes.service.js';
+import { findIntakeById, itemsOf } from '../intakes/intakes.service.js';
 import { queuePreparedEmail } from '../notify/notify.service.js';
 import { listUsers } from '../sessions/sessions.service.js';
 import {
@@ -165,7 +165,7 @@ async function intakeFacts(
   const intake = await findIntakeById(db, intakeId);
   // An archived intake is out of the owner's way: news of it that was still waiting is dropped.
   if (!intake || intake.status === 'archived') return undefined;
-  const labels = new Map((await itemsOf(db, intakeId)).map((row) => [row.key, definitionOf(row).label]));
+  const labels = new Map((await itemsOf(db, intakeId)).map((row) => [row.key, row.definition.label]));
   return {
     projectName: intake.project_name,
     client: intake.client_name || intake.client_email,

@@ -10,7 +10,6 @@ import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import {
   clientItems,
-  definitionOf,
   filesOf,
   findIntakeById,
   itemsOf,
@@ -201,16 +200,16 @@ export async function messageContext(
   const files = await filesOf(db, intake.id);
   const facts = items.map((row) => ({
     key: row.key,
-    required: definitionOf(row).required,
+    required: row.definition.required,
     status: row.status,
-    label: definitionOf(row).label,
+    label: row.definition.label,
     note: row.status === 'needs_revision' ? row.revision_note : null,
     saved: unsentAnswer({
       status: row.status,
       hasContent:
         files.some((f) => f.item_key === row.key) ||
         row.secret_ciphertext !== null ||
-        (row.value_json !== null && !isEmptyValue(JSON.parse(row.value_json))),
+        (row.value !== null && !isEmptyValue(row.value)),
       saved_at: row.saved_at,
       submitted_at: row.submitted_at,
     }),

@@ -40,7 +40,6 @@ import { recordItemHistory } from '../history/history.service.js';
 import { emit, itemStates, settleIntake } from '../intakes/intakes.lifecycle.js';
 import {
   clientItems,
-  definitionOf,
   deleteFiles,
   filesOf,
   findIntakeById,
@@ -106,10 +105,10 @@ function assertClientMayWork(intake: IntakeRow): void {
 }
 
 function toPortalItem(item: ItemRow, files: FileRow[]): z.infer<typeof PortalItem> {
-  const secret = definitionOf(item).type === 'secret';
+  const secret = item.definition.type === 'secret';
   return {
     ...itemBasics(item),
-    value: secret || item.value_json === null ? null : JSON.parse(item.value_json),
+    value: secret ? null : item.value,
     secret_saved: secret && item.secret_ciphertext !== null,
     files: files.filter((f) => f.item_key === item.key).map(toFileRecord),
     saved_at: item.saved_at,
@@ -213,7 +212,7 @@ export async function saveValue(services: AppServices, id: string, key: string, 
   const { db, intake: found, world } = await clientContext(services, id);
   await withLockedIntake(db, found, async (trx, intake) => {
     const item = await requireItem(trx, intake, key);
-    const def = definitionOf(item);
+    const def = item.definition;
     if (isFileType(def.type)) throw new ApiError('unprocessable', `${key} takes files: upload them instead.`);
     assertItemChangeable(item, 'save');
     const checked = checkDraftValue(def, value, validateJsonSchema, { country: countryOfIntake(intake) });
@@ -258,18 +257,18 @@ async function portalItem(db: Kysely<Database>, intakeId: string, key: string) {
 
 /** What the client has put into an item, as the submission checks see it (a secret's text stays sealed). */
 function suppliedOf(item: ItemRow, fileCount: number): { value: unknown; fileCount: number } {
-  const def = definitionOf(item);
+  const def = item.definition;
   if (def.type === 'secret') {
     return { value: item.secret_ciphertext === null ? undefined : '(sealed)', fileCount };
   }
   return {
-    value: item.value_json === null ? undefined : (JSON.parse(item.value_json) as unknown),
+    value: item.value ?? undefined,
     fileCount,
   };
 }
 
 function checkItemSubmission(item: ItemRow, fileCount: number): Check<null> {
-  const def = definitionOf(item);
+  const def = item.definition;
   return checkSubmission(
     def,
     suppliedOf(item, isFileType(def.type) ? fileCount : 0),
@@ -288,13 +287,13 @@ async function recordSubmission(
   // What the client sends now has not been shown to anyone: a secret is revealed once more.
   await recordItemSubmitted(trx, intake.id, item.key, {
     at: now.toISOString(),
-    secret: definitionOf(item).type === 'secret',
+    secret: item.definition.type === 'secret',
   });
   await scheduleAutoApproval(trx, world, intake, item.key, now);
   await recordItemHistory(trx, world, { intakeId: intake.id, itemKey: item.key, action: 'submitted' });
   await emit(trx, world, intake, 'item.submitted', {
     item_key: item.key,
-    item_type: definitionOf(item).type,
+    item_type: item.definition.type,
     status: 'submitted',
     submitted_at: now.toISOString(),
   });
@@ -307,7 +306,7 @@ export async function submitItem(services: AppServices, id: string, key: string)
     const item = await requireItem(trx, intake, key);
     const move = itemTransition(item.status, 'submit');
     if (!move.ok) throw new ApiError('conflict', `${key}: ${move.reason}.`);
-    const files = isFileType(definitionOf(item).type) ? await filesOf(trx, intake.id, key) : [];
+    const files = isFileType(item.definition.type) ? await filesOf(trx, intake.id, key) : [];
     const checked = checkItemSubmission(item, files.length);
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const before = itemStates(await itemsOf(trx, intake.id));
@@ -358,7 +357,7 @@ export async function submitAll(services: AppServices, id: string): Promise<z.in
     }
     if (submitted.length > 0) await settleIntake(trx, world, intake, before, true);
     const needed = items
-      .filter((item) => stillNeeded(definitionOf(item).required, outcome.get(item.key) ?? 'pending'))
+      .filter((item) => stillNeeded(item.definition.required, outcome.get(item.key) ?? 'pending'))
       .map((item) => item.key);
     return { submitted, still_needed: needed, invalid };
   });
@@ -405,7 +404,7 @@ export async function uploadAllowance(
 ): Promise<UploadAllowance> {
   const { db, intake } = await clientContext(services, id);
   const item = await requireItem(db, intake, key);
-  const def = definitionOf(item);
+  const def = item.definition;
   if (!isFileType(def.type))
     throw new ApiError('unprocessable', `${key} is a ${def.type} item: it takes a value, not files.`);
   assertItemChangeable(item, 'save');
@@ -512,7 +511,7 @@ async function recordUpload(
     assertClientMayWork(locked);
     const item = await requireItem(trx, locked, key);
     assertItemChangeable(item, 'save');
-    const def = definitionOf(item);
+    const def = item.definition;
     const already = await filesOf(trx, locked.id, key);
     const replaced = replacesOnUpload(def) ? already : [];
     const checked = checkFile(def, facts, already.length - replaced.length);

@@ -1,6 +1,6 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { z } from 'zod';
-import type { Database, TemplatesTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
 import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -8,24 +8,17 @@ import { compileJsonSchema } from '../../lib/json-schema.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 import type { World } from '../../kernel/world.js';
 import type { CreateTemplateBody, Template, UpdateTemplateBody } from './templates.schemas.js';
+import {
+  deleteTemplateRow,
+  findTemplate,
+  insertTemplate,
+  templatesOf,
+  updateTemplateRow,
+  type TemplateRecord,
+} from './templates.repository.js';
 
-type TemplateRow = Selectable<TemplatesTable>;
-
-function toTemplate(row: TemplateRow): z.infer<typeof Template> {
-  return {
-    id: row.id,
-    name: row.name,
-    items: JSON.parse(row.items) as ItemDefinition[],
-    created_at: row.created_at,
-  };
-}
-
-function inWorld(db: Kysely<Database>, world: World) {
-  return db
-    .selectFrom('templates')
-    .selectAll()
-    .where('account_id', '=', world.accountId)
-    .where('livemode', '=', world.livemode ? 1 : 0);
+function toTemplate(record: TemplateRecord): z.infer<typeof Template> {
+  return { id: record.id, name: record.name, items: record.items, created_at: record.created_at };
 }
 
 export async function createTemplate(
@@ -35,24 +28,23 @@ export async function createTemplate(
 ): Promise<z.infer<typeof Template>> {
   const problems = definitionProblems(body.items, compileJsonSchema);
   if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
-  const row: TemplateRow = {
+  const record: TemplateRecord = {
     id: newId('tmpl'),
     account_id: world.accountId,
     livemode: world.livemode ? 1 : 0,
     name: body.name,
-    items: JSON.stringify(body.items),
+    items: body.items,
     created_at: world.clock.now().toISOString(),
   };
   await db.transaction().execute(async (trx) => {
-    await trx.insertInto('templates').values(row).execute();
-    await auditInTransaction(trx, row.id);
+    await insertTemplate(trx, record);
+    await auditInTransaction(trx, record.id);
   });
-  return toTemplate(row);
+  return toTemplate(record);
 }
 
 export async function listTemplates(db: Kysely<Database>, world: World): Promise<z.infer<typeof Template>[]> {
-  const rows = await inWorld(db, world).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
-  return rows.map(toTemplate);
+  return (await templatesOf(db, world)).map(toTemplate);
 }
 
 export async function getTemplate(
@@ -60,9 +52,9 @@ export async function getTemplate(
   world: World,
   id: string,
 ): Promise<z.infer<typeof Template>> {
-  const row = await inWorld(db, world).where('id', '=', id).executeTakeFirst();
-  if (!row) throw notFound('template', id);
-  return toTemplate(row);
+  const record = await findTemplate(db, world, id);
+  if (!record) throw notFound('template', id);
+  return toTemplate(record);
 }
 
 /** The items a template gives a new intake; 404 when it is not this world's template. */
@@ -71,20 +63,14 @@ export async function findTemplateItems(
   world: World,
   id: string,
 ): Promise<ItemDefinition[]> {
-  const row = await inWorld(db, world).where('id', '=', id).executeTakeFirst();
-  if (!row) throw notFound('template', id);
-  return JSON.parse(row.items) as ItemDefinition[];
+  const record = await findTemplate(db, world, id);
+  if (!record) throw notFound('template', id);
+  return record.items;
 }
 
 export async function deleteTemplate(db: Kysely<Database>, world: World, id: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const result = await trx
-      .deleteFrom('templates')
-      .where('id', '=', id)
-      .where('account_id', '=', world.accountId)
-      .where('livemode', '=', world.livemode ? 1 : 0)
-      .executeTakeFirst();
-    if (result.numDeletedRows === 0n) throw notFound('template', id);
+    if (!(await deleteTemplateRow(trx, world, id))) throw notFound('template', id);
     await auditInTransaction(trx);
   });
 }
@@ -100,20 +86,10 @@ export async function updateTemplate(
     const problems = definitionProblems(body.items, compileJsonSchema);
     if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
   }
-  const changes = {
-    ...(body.name !== undefined ? { name: body.name } : {}),
-    ...(body.items !== undefined ? { items: JSON.stringify(body.items) } : {}),
-  };
   await db.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable('templates')
-      .set({ ...changes, id })
-      .where('id', '=', id)
-      .where('account_id', '=', world.accountId)
-      .where('livemode', '=', world.livemode ? 1 : 0)
-      .executeTakeFirst();
+    const changes = { name: body.name, items: body.items };
     // Another world's template is not found: no entry for a change that did not happen.
-    if (result.numUpdatedRows > 0n) await auditInTransaction(trx);
+    if (await updateTemplateRow(trx, world, id, changes)) await auditInTransaction(trx);
   });
   return getTemplate(db, world, id);
 }

@@ -3,7 +3,7 @@ import { isFileType } from '../../domain/items.js';
 import { syntheticFilePlan, syntheticValue } from '../../domain/synthetic.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
-import { clientItems, definitionOf, filesOf, itemsOf } from '../intakes/intakes.service.js';
+import { clientItems, filesOf, itemsOf } from '../intakes/intakes.service.js';
 import { simulateBounce } from '../chases/chases.service.js';
 import { getIntakeStatus, requireIntake } from '../intakes/intakes.service.js';
 import type { World } from '../../kernel/world.js';
@@ -45,7 +45,7 @@ export async function simulate(
     keys ? keys.includes(item.key) : item.status === 'pending' || item.status === 'needs_revision',
   );
   for (const item of chosen) {
-    const def = definitionOf(item);
+    const def = item.definition;
     if (isFileType(def.type)) {
       const plan = syntheticFilePlan(def);
       const existing = await filesOf(db, intake.id, item.key);

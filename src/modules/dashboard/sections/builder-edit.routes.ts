@@ -122,7 +122,7 @@ async function answerText(ctx: DashboardContext, intakeId: string, key: string):
   if (files.length > 0) return files.map((file) => `“${file.name}”`).join(', ');
   if (!item) return '';
   if (item.secret_ciphertext !== null) return ctx.t('builder.a_secret', 'a secret');
-  const value: unknown = item.value_json === null ? null : JSON.parse(item.value_json);
+  const value = item.value;
   const text =
     typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
       ? String(value)

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { decideOwnerItem } from '../../intakes/decisions.service.js';
-import { definitionOf } from '../../intakes/intakes.service.js';
 import { requireIntake } from '../../intakes/intakes.service.js';
 import { requireItem } from '../../intakes/review.service.js';
 import { asUserAction } from '../context.js';
@@ -40,7 +39,7 @@ export function decisionRoutes(scope: FastifyInstance, deps: Deps): void {
       const db = ctx.services.db.kysely;
       const intake = await requireIntake(db, ctx.world, request.params.id);
       const item = await requireItem(db, intake, request.params.key);
-      const value = decisionValue(definitionOf(item).type, form.get('value') ?? '');
+      const value = decisionValue(item.definition.type, form.get('value') ?? '');
       await asUserAction(ctx, 'intake.item_decide', 'intake', intake.id, () =>
         decideOwnerItem(ctx.services, ctx.world, intake.id, item.key, value),
       );

@@ -3,7 +3,6 @@ import { eventsOfIntake } from '../../events/events.service.js';
 import { signFileUrl } from '../../files/signed-url.js';
 import { historyOf } from '../../history/history.service.js';
 import {
-  definitionOf,
   filesOfIntake,
   getIntake,
   getIntakeStatus,
@@ -36,7 +35,7 @@ export async function itemViews(ctx: DashboardContext, intakeId: string): Promis
   const files = await filesOfIntake(db, ctx.world, intakeId);
   const now = ctx.services.clock.now().getTime();
   return rows.map((row) => {
-    const def = definitionOf(row);
+    const def = row.definition;
     const mine = files.filter((f) => f.item_key === row.key);
     return {
       key: row.key,
@@ -50,7 +49,7 @@ export async function itemViews(ctx: DashboardContext, intakeId: string): Promis
       revisionNote: row.status === 'needs_revision' ? row.revision_note : null,
       submittedAt: row.submitted_at,
       approvedAt: row.approved_at,
-      value: row.value_json === null ? null : (JSON.parse(row.value_json) as unknown),
+      value: row.value,
       secret: def.type === 'secret',
       secretRevealedAt: row.secret_revealed_at,
       secretReady:
