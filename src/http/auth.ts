@@ -152,7 +152,7 @@ export function registerAuth(app: FastifyInstance, services: AppServices, keys: 
       auth = Object.freeze({
         account,
         keyId: key.id,
-        scopes: Object.freeze(JSON.parse(key.scopes) as string[]),
+        scopes: Object.freeze([...key.scopes]),
         livemode,
         clock: livemode ? services.clock : offsetClock(services.clock, account.test_clock_offset_ms),
       });

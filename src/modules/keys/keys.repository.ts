@@ -3,7 +3,8 @@ import { preparedQuery } from '../../db/prepared.js';
 import type { AccountsTable, ApiKeysTable, Database } from '../../db/schema.js';
 import { systemClock } from '../../lib/clock.js';
 
-export type ApiKeyRow = Selectable<ApiKeysTable>;
+/** A key as the services see it: its scopes parsed from their JSON column here, once per read. */
+export type ApiKeyRow = Omit<Selectable<ApiKeysTable>, 'scopes'> & { scopes: string[] };
 export type AccountRow = Selectable<AccountsTable>;
 
 function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
@@ -53,7 +54,7 @@ export async function findActiveKeyByHash(
       account_id: row.id,
       livemode: row.key_livemode,
       name: row.key_name,
-      scopes: row.key_scopes,
+      scopes: JSON.parse(row.key_scopes) as string[],
       prefix: row.key_prefix,
       key_hash: hash,
       created_by_key_id: row.key_created_by_key_id,
@@ -76,7 +77,10 @@ export async function findActiveKeyByHash(
 }
 
 export async function insertKey(db: Kysely<Database>, row: ApiKeyRow): Promise<void> {
-  await db.insertInto('api_keys').values(row).execute();
+  await db
+    .insertInto('api_keys')
+    .values({ ...row, scopes: JSON.stringify(row.scopes) })
+    .execute();
 }
 
 /**
@@ -96,7 +100,8 @@ export async function listKeys(
     .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at.toISOString())]));
   if (onlyTest) query = query.where('livemode', '=', 0);
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return rows.map((row) => ({ ...row, scopes: JSON.parse(row.scopes) as string[] }));
 }
 
 export async function revokeKey(

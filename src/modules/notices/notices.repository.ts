@@ -1,8 +1,20 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database, NoticeSettingsTable, OwnerNoticesTable } from '../../db/schema.js';
+import type { NoticeData, NoticeEventType } from '../../domain/owner-notices.js';
 
 export type NoticeSettingRow = Selectable<NoticeSettingsTable>;
-export type OwnerNoticeRow = Selectable<OwnerNoticesTable>;
+
+/** A notice as the service sees it: its type typed and its data parsed from JSON here, once. */
+export type OwnerNoticeRow = Omit<Selectable<OwnerNoticesTable>, 'type' | 'data'> & {
+  type: NoticeEventType;
+  data: NoticeData;
+};
+
+const noticeOf = (row: Selectable<OwnerNoticesTable>): OwnerNoticeRow => ({
+  ...row,
+  type: row.type as NoticeEventType,
+  data: JSON.parse(row.data) as NoticeData,
+});
 
 interface Tenant {
   accountId: string;
@@ -40,8 +52,11 @@ export async function saveSetting(db: Kysely<Database>, row: NoticeSettingRow): 
     .execute();
 }
 
-export async function insertNotice(db: Kysely<Database>, row: Insertable<OwnerNoticesTable>): Promise<void> {
-  await db.insertInto('owner_notices').values(row).execute();
+export async function insertNotice(db: Kysely<Database>, row: OwnerNoticeRow): Promise<void> {
+  await db
+    .insertInto('owner_notices')
+    .values({ ...row, data: JSON.stringify(row.data) })
+    .execute();
 }
 
 /** Takes an intake's waiting notices for its batch: marks them taken and returns them, oldest first. */
@@ -59,6 +74,7 @@ export async function takeWaitingNotices(
     .orderBy('id')
     .execute();
   if (waiting.length === 0) return [];
+
   await db
     .updateTable('owner_notices')
     .set({ batched_at: at })
@@ -68,7 +84,7 @@ export async function takeWaitingNotices(
       waiting.map((n) => n.id),
     )
     .execute();
-  return waiting;
+  return waiting.map(noticeOf);
 }
 
 /** A tenant's notices that occurred after `from` and up to `to` (the world's times), oldest first. */
@@ -78,7 +94,7 @@ export async function noticesBetween(
   from: string,
   to: string,
 ): Promise<OwnerNoticeRow[]> {
-  return db
+  const rows = await db
     .selectFrom('owner_notices')
     .selectAll()
     .where('account_id', '=', tenant.accountId)
@@ -88,6 +104,7 @@ export async function noticesBetween(
     .orderBy('occurred_at')
     .orderBy('id')
     .execute();
+  return rows.map(noticeOf);
 }
 
 /** Forgets a tenant's notices that occurred before `before` and were batched (no digest reaches them). */

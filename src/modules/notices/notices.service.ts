@@ -12,8 +12,6 @@ import {
   peopleAt,
   summarize,
   type Notice,
-  type NoticeData,
-  type NoticeEventType,
   type NoticeFrequency,
 } from '../../domain/owner-notices.js';
 import { supportedLanguage } from '../../i18n/index.js';
@@ -70,7 +68,7 @@ async function addNotice(
     intake_id: notice.intakeId,
     event_id: notice.eventId,
     type: notice.type,
-    data: JSON.stringify(notice.data),
+    data: notice.data,
     occurred_at: notice.occurredAt,
     batched_at: null,
   });
@@ -120,8 +118,8 @@ export async function recordBouncedEmailNotice(
 
 function noticeOf(row: OwnerNoticeRow): Notice {
   return {
-    type: row.type as NoticeEventType,
-    data: JSON.parse(row.data) as NoticeData,
+    type: row.type,
+    data: row.data,
     occurredAt: row.occurred_at,
   };
 }

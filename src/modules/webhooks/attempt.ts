@@ -7,7 +7,7 @@ import type { AppServices } from '../../services.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { USER_AGENT, WebhookHttpClient, type HttpAttempt } from './delivery.js';
 import { secretBox, signatureHeader, type SecretBox } from './signing.js';
-import { renderBody, type EndpointFormat } from './webhooks.format.js';
+import { renderBody } from './webhooks.format.js';
 import { WEBHOOK_ATTEMPT, WEBHOOK_TIMEOUT_MS } from './webhooks.jobs.js';
 import {
   cancelDelivery,
@@ -141,7 +141,7 @@ export async function sendTestDelivery(
     endpoint_id: endpoint.id,
     event_id: String(payload.id),
     event_type: String(payload.event),
-    payload: JSON.stringify(payload),
+    payload,
     test: 1,
     status: 'pending',
     attempts: 0,
@@ -215,10 +215,7 @@ function send(
       interrupted: false,
     } satisfies HttpAttempt);
   }
-  const body = renderBody(
-    endpoint.format as EndpointFormat,
-    JSON.parse(delivery.payload) as Record<string, unknown>,
-  );
+  const body = renderBody(endpoint.format, delivery.payload);
   // The signature's t is real Unix time whatever the mode: receivers compare it with their clock.
   const signature = signatureHeader(
     body,

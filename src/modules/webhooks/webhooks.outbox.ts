@@ -16,10 +16,10 @@ import { enabledEndpoints, insertDelivery } from './webhooks.repository.js';
 export async function fanOutEvent(db: Kysely<Database>, event: RecordedEvent): Promise<number> {
   const tenant = { accountId: event.accountId, livemode: event.livemode };
   const endpoints = (await enabledEndpoints(db, tenant)).filter((endpoint) =>
-    (JSON.parse(endpoint.events) as string[]).includes(event.type),
+    endpoint.events.includes(event.type),
   );
   if (endpoints.length === 0) return 0;
-  const payload = JSON.stringify(event.payload);
+  const payload = event.payload;
   // "As soon as possible" in real time (job due times are real epoch ms in both modes).
   const dueAt = systemClock.now().getTime();
   for (const endpoint of endpoints) {

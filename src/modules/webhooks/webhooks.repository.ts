@@ -6,6 +6,7 @@ import type {
   WebhookDeliveryStatus,
   WebhookEndpointsTable,
 } from '../../db/schema.js';
+import type { EndpointFormat } from './webhooks.format.js';
 
 /** The fields of a delivery that will not be attempted again. */
 function cancelled(at: string) {
@@ -18,8 +19,37 @@ function cancelled(at: string) {
   } as const;
 }
 
-export type EndpointRow = Selectable<WebhookEndpointsTable>;
-export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+type StoredEndpoint = Selectable<WebhookEndpointsTable>;
+type StoredDelivery = Selectable<WebhookDeliveriesTable>;
+
+/** An endpoint as the module sees it: its subscribed events parsed, its format and status typed. */
+export type EndpointRow = Omit<StoredEndpoint, 'events' | 'format' | 'status'> & {
+  events: string[];
+  format: EndpointFormat;
+  status: 'enabled' | 'disabled';
+};
+
+/** A delivery with its event payload parsed. */
+export type DeliveryRow = Omit<StoredDelivery, 'payload'> & { payload: Record<string, unknown> };
+
+// The JSON columns are parsed here when read and serialised here when written, nowhere else.
+function endpointOf(row: StoredEndpoint): EndpointRow {
+  return {
+    ...row,
+    events: JSON.parse(row.events) as string[],
+    format: row.format as EndpointFormat,
+    status: row.status === 'enabled' ? 'enabled' : 'disabled',
+  };
+}
+
+function storedEndpoint<T extends Partial<EndpointRow>>({ events, ...rest }: T) {
+  return { ...rest, ...(events === undefined ? {} : { events: JSON.stringify(events) }) };
+}
+
+const deliveryOf = (row: StoredDelivery): DeliveryRow => ({
+  ...row,
+  payload: JSON.parse(row.payload) as Record<string, unknown>,
+});
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
 
 /** An account in one mode: every query of a tenant's webhooks is scoped by it. */
@@ -33,11 +63,14 @@ const mode = (tenant: Tenant) => (tenant.livemode ? 1 : 0);
 // ---- endpoints ----
 
 export async function insertEndpoint(db: Kysely<Database>, row: EndpointRow): Promise<void> {
-  await db.insertInto('webhook_endpoints').values(row).execute();
+  await db
+    .insertInto('webhook_endpoints')
+    .values({ ...row, events: JSON.stringify(row.events) })
+    .execute();
 }
 
-export function listEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<EndpointRow[]> {
-  return db
+export async function listEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<EndpointRow[]> {
+  const rows = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('account_id', '=', tenant.accountId)
@@ -45,24 +78,27 @@ export function listEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<End
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
+  return rows.map(endpointOf);
 }
 
-export function findEndpoint(
+export async function findEndpoint(
   db: Kysely<Database>,
   tenant: Tenant,
   id: string,
 ): Promise<EndpointRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('account_id', '=', tenant.accountId)
     .where('livemode', '=', mode(tenant))
     .where('id', '=', id)
     .executeTakeFirst();
+  return row && endpointOf(row);
 }
 
-export function findEndpointById(db: Kysely<Database>, id: string): Promise<EndpointRow | undefined> {
-  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findEndpointById(db: Kysely<Database>, id: string): Promise<EndpointRow | undefined> {
+  const row = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && endpointOf(row);
 }
 
 export async function countEnabledEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<number> {
@@ -77,14 +113,15 @@ export async function countEnabledEndpoints(db: Kysely<Database>, tenant: Tenant
 }
 
 /** The enabled endpoints of a tenant: the fan-out of each event picks the subscribed ones among them. */
-export function enabledEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<EndpointRow[]> {
-  return db
+export async function enabledEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<EndpointRow[]> {
+  const rows = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('account_id', '=', tenant.accountId)
     .where('livemode', '=', mode(tenant))
     .where('status', '=', 'enabled')
     .execute();
+  return rows.map(endpointOf);
 }
 
 export async function updateEndpoint(
@@ -92,7 +129,7 @@ export async function updateEndpoint(
   id: string,
   patch: Partial<Omit<EndpointRow, 'id' | 'account_id' | 'livemode'>>,
 ): Promise<void> {
-  await db.updateTable('webhook_endpoints').set(patch).where('id', '=', id).execute();
+  await db.updateTable('webhook_endpoints').set(storedEndpoint(patch)).where('id', '=', id).execute();
 }
 
 /** The ids of an endpoint's deliveries (their attempt jobs are about them). */
@@ -154,11 +191,15 @@ export async function deregisterUrl(
 // ---- deliveries ----
 
 export async function insertDelivery(db: Kysely<Database>, row: DeliveryRow): Promise<void> {
-  await db.insertInto('webhook_deliveries').values(row).execute();
+  await db
+    .insertInto('webhook_deliveries')
+    .values({ ...row, payload: JSON.stringify(row.payload) })
+    .execute();
 }
 
-export function findDelivery(db: Kysely<Database>, id: string): Promise<DeliveryRow | undefined> {
-  return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findDelivery(db: Kysely<Database>, id: string): Promise<DeliveryRow | undefined> {
+  const row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && deliveryOf(row);
 }
 
 /**

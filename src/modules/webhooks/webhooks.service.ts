@@ -18,7 +18,6 @@ import {
   isWebhookEventName,
   type WebhookEventName,
 } from './webhooks.events.js';
-import type { EndpointFormat } from './webhooks.format.js';
 import {
   countEnabledEndpoints,
   deleteEndpoint,
@@ -52,9 +51,9 @@ export function toWebhookEndpoint(row: EndpointRow): z.infer<typeof WebhookEndpo
   return {
     id: row.id,
     url: row.url,
-    events: JSON.parse(row.events) as string[],
-    format: row.format as EndpointFormat,
-    status: row.status as 'enabled' | 'disabled',
+    events: row.events,
+    format: row.format,
+    status: row.status,
     disabled_reason: row.disabled_reason === 'gone' ? 'gone' : null,
     disabled_at: row.disabled_at,
     created_at: row.created_at,
@@ -138,7 +137,7 @@ export async function createWebhook(
     account_id: world.accountId,
     livemode: world.livemode ? 1 : 0,
     url: body.url,
-    events: JSON.stringify([...new Set(body.events)]),
+    events: [...new Set(body.events)],
     format: body.format ?? 'raw',
     secret_ciphertext: secretBox(services.config.secretKey).seal(id, secret),
     previous_secret_ciphertext: null,
@@ -194,7 +193,7 @@ export async function updateWebhook(
   if (body.url) await checkUrl(services, body.url);
   const patch = {
     ...(body.url ? { url: body.url } : {}),
-    ...(body.events ? { events: JSON.stringify([...new Set(body.events)]) } : {}),
+    ...(body.events ? { events: [...new Set(body.events)] } : {}),
     ...(body.format ? { format: body.format } : {}),
     updated_at: world.clock.now().toISOString(),
   };
@@ -278,5 +277,5 @@ export async function listDeliveries(
 /** The event types each enabled endpoint of the world subscribes to, one list per endpoint. */
 export async function enabledSubscriptions(db: Kysely<Database>, world: World): Promise<string[][]> {
   const endpoints = await enabledEndpoints(db, world);
-  return endpoints.map((e) => JSON.parse(e.events) as string[]);
+  return endpoints.map((e) => e.events);
 }
