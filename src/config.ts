@@ -32,6 +32,7 @@ const EnvSchema = z.object({
     .optional(),
   SECRET_KEY: z.string().min(32, 'SECRET_KEY must be at least 32 characters').optional(),
   WEBHOOK_ALLOW_PRIVATE: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
+  MCP_ALLOWED_ORIGINS: z.string().optional(),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(1000),
   JOB_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).optional(),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
@@ -62,6 +63,11 @@ export interface Config {
   bounceWebhookSecret: string | undefined;
   secretKey: string;
   webhookAllowPrivate: boolean;
+  /**
+   * Browser origins allowed to call /mcp besides the service's own (MCP_ALLOWED_ORIGINS, comma-separated):
+   * a request with any other Origin header is refused, against DNS rebinding of a local server.
+   */
+  mcpAllowedOrigins: string[];
   logLevel: string;
   /** BASE_URL and APP_URL were not set: they follow the port actually bound (PORT=0 picks a free one). */
   urlsFollowPort: boolean;
@@ -90,6 +96,18 @@ export interface StripeConfig {
 }
 
 export class ConfigError extends Error {}
+
+/** "https://a.example, http://localhost:5173" → their origins; an entry that is not a URL stops the start. */
+function originList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      if (!URL.canParse(entry)) throw new ConfigError(`MCP_ALLOWED_ORIGINS: ${entry} is not an origin URL`);
+      return new URL(entry).origin;
+    });
+}
 
 /** Reads the environment once, at start; an invalid value stops the process with a message naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -124,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bounceWebhookSecret: e.BOUNCE_WEBHOOK_SECRET,
     secretKey: e.SECRET_KEY ?? generatedSecretKey(dataDir),
     webhookAllowPrivate: allowPrivate,
+    mcpAllowedOrigins: originList(e.MCP_ALLOWED_ORIGINS),
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpTimeouts: {

@@ -226,13 +226,6 @@ describe.each(DATABASES)('agent sign-in: OAuth 2.1 for /mcp on %s', (database) =
     expect(refreshed.status, refreshed.text).toBe(200);
     const renewed = client(baseUrl, refreshed.body.access_token as string);
     expect((await renewed.get('/v1/intakes')).status).toBe(200);
-    const replay = await tokenRequest(baseUrl, {
-      grant_type: 'refresh_token',
-      refresh_token: tokens?.refresh_token ?? '',
-      client_id: clientId,
-    });
-    expect(replay.status).toBe(400);
-    expect(replay.body.error).toBe('invalid_grant');
 
     // Revocation (RFC 7009) of the refresh token ends its access token too.
     const revoked = await client(baseUrl).call('POST', '/oauth/revoke', {
@@ -250,6 +243,13 @@ describe.each(DATABASES)('agent sign-in: OAuth 2.1 for /mcp on %s', (database) =
       client_id: clientId,
     });
     expect(afterRevoke.body.error).toBe('invalid_grant');
+    const replay = await tokenRequest(baseUrl, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens?.refresh_token ?? '',
+      client_id: clientId,
+    });
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
   });
 
   it('refuses what OAuth 2.1 forbids: no PKCE, unknown redirects, code reuse, wrong verifier, no CSRF', async () => {
@@ -359,6 +359,159 @@ describe.each(DATABASES)('agent sign-in: OAuth 2.1 for /mcp on %s', (database) =
     expect(answer.status).toBe(429);
     expect(answer.body.error).toBe('rate_limited');
     expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+  /** A public client's tokens through the consent page, with the scopes and world the user ticks. */
+  async function signIn(browser: SignedInBrowser, scopes: string[]) {
+    const registered = await client(baseUrl).post<Body>('/oauth/register', {
+      client_name: 'Agent under test',
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: 'none',
+    });
+    expect(registered.status, registered.text).toBe(201);
+    const clientId = registered.body.client_id as string;
+    const { verifier, challenge } = pkcePair();
+    const url = `${baseUrl}/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      state: 's',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope: scopes.join(' '),
+    }).toString()}`;
+    const back = await consent(browser, url, { scopes, mode: 'test', decision: 'allow' });
+    const code = back.searchParams.get('code') ?? '';
+    const exchange = () =>
+      tokenRequest(baseUrl, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+        client_id: clientId,
+      });
+    const tokens = await exchange();
+    expect(tokens.status, tokens.text).toBe(200);
+    return {
+      clientId,
+      exchange,
+      access: tokens.body.access_token as string,
+      refresh: tokens.body.refresh_token as string,
+    };
+  }
+
+  const refresh = (clientId: string, token: string, scope?: string) =>
+    tokenRequest(baseUrl, {
+      grant_type: 'refresh_token',
+      refresh_token: token,
+      client_id: clientId,
+      ...(scope ? { scope } : {}),
+    });
+
+  it('a reused (already rotated) refresh token revokes every token of its grant', async () => {
+    const account = await server.createAccount({ plan: 'solo' });
+    const browser = await signedInOwner(server, account.account_id);
+    const grant = await signIn(browser, ['intakes:read']);
+    const rotated = await refresh(grant.clientId, grant.refresh);
+    expect(rotated.status, rotated.text).toBe(200);
+    const current = client(baseUrl, rotated.body.access_token as string);
+    expect((await current.get('/v1/intakes')).status).toBe(200);
+
+    // The first refresh token presented again: someone kept a copy. The whole grant ends.
+    const reused = await refresh(grant.clientId, grant.refresh);
+    expect(reused.status).toBe(400);
+    expect(reused.body.error).toBe('invalid_grant');
+    expect(String(reused.body.error_description)).toContain('already used');
+    expectError(await current.get('/v1/intakes'), 401, 'unauthorized');
+    const next = await refresh(grant.clientId, rotated.body.refresh_token as string);
+    expect(next.body.error).toBe('invalid_grant');
+
+    // Another grant of the same user and client is not touched.
+    const other = await signIn(browser, ['intakes:read']);
+    expect((await client(baseUrl, other.access).get('/v1/intakes')).status).toBe(200);
+  });
+
+  it('a replayed authorization code revokes the tokens issued from it', async () => {
+    const account = await server.createAccount({ plan: 'solo' });
+    const browser = await signedInOwner(server, account.account_id);
+    const grant = await signIn(browser, ['intakes:read', 'intakes:write']);
+    const agent = client(baseUrl, grant.access);
+    expect((await agent.get('/v1/intakes')).status).toBe(200);
+
+    const replay = await grant.exchange();
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    expectError(await agent.get('/v1/intakes'), 401, 'unauthorized');
+    expect((await refresh(grant.clientId, grant.refresh)).body.error).toBe('invalid_grant');
+  });
+
+  it('an admin grant narrows at refresh: a narrower scope gets a narrower token', async () => {
+    const account = await server.createAccount({ plan: 'solo' });
+    const browser = await signedInOwner(server, account.account_id);
+    const grant = await signIn(browser, ['admin']);
+    expect((await client(baseUrl, grant.access).get('/v1/webhooks')).status).toBe(200);
+
+    const narrowed = await refresh(grant.clientId, grant.refresh, 'intakes:read');
+    expect(narrowed.status, narrowed.text).toBe(200);
+    expect(narrowed.body.scope).toBe('intakes:read');
+    const reader = client(baseUrl, narrowed.body.access_token as string);
+    expect((await reader.get('/v1/intakes')).status).toBe(200);
+    expectError(await reader.get('/v1/webhooks'), 403, 'forbidden');
+    // Narrowed once, never widened again.
+    const widened = await refresh(grant.clientId, narrowed.body.refresh_token as string, 'intakes:write');
+    expect(widened.body.error).toBe('invalid_scope');
+  });
+
+  it('registers redirect URIs per RFC 8252: https, loopback http, reverse-domain private-use schemes', async () => {
+    const register = (uri: string) =>
+      client(baseUrl).post<Body>('/oauth/register', { redirect_uris: [uri], token_endpoint_auth_method: 'none' });
+    for (const good of ['https://agent.example/cb', 'http://127.0.0.1:7777/cb', 'com.example.agent:/oauth']) {
+      const answer = await register(good);
+      expect(answer.status, `${good}: ${answer.text}`).toBe(201);
+    }
+    for (const bad of ['myagent://cb', 'cursor://oauth/cb', 'file:///tmp/cb', 'http://agent.example/cb']) {
+      const answer = await register(bad);
+      expect(answer.status, bad).toBe(400);
+      expect(answer.body.error, bad).toBe('invalid_redirect_uri');
+    }
+  });
+
+  it('asks for least privilege: the 401 names the agent scopes, metadata hides admin, pages tick test and least', async () => {
+    const unauthorized = await client(baseUrl).post('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(unauthorized.headers.get('www-authenticate')).toContain('scope="intakes:read intakes:write"');
+    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-authorization-server']) {
+      const metadata = await client(baseUrl).get<{ scopes_supported: string[] }>(path);
+      expect(metadata.body.scopes_supported, path).not.toContain('admin');
+      expect(metadata.body.scopes_supported, path).toEqual(
+        expect.arrayContaining(['intakes:read', 'intakes:write']),
+      );
+    }
+
+    // A client that asks for everything: the page ticks only the everyday scopes, and test data.
+    const account = await server.createAccount({ plan: 'solo' });
+    const browser = await signedInOwner(server, account.account_id);
+    const registered = await client(baseUrl).post<Body>('/oauth/register', {
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: 'none',
+    });
+    const page = await browser.get(
+      `${baseUrl}/oauth/authorize?${new URLSearchParams({
+        response_type: 'code',
+        client_id: registered.body.client_id as string,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        scope: 'admin intakes:read intakes:write secrets:read',
+      }).toString()}`,
+    );
+    const html = await page.text();
+    const ticked = (name: string, value: string) =>
+      new RegExp(`name="${name}"\\s+value="${value}"\\s+checked`).test(html);
+    expect(ticked('scope', 'intakes:read')).toBe(true);
+    expect(ticked('scope', 'intakes:write')).toBe(true);
+    expect(ticked('scope', 'admin')).toBe(false);
+    expect(ticked('scope', 'secrets:read')).toBe(false);
+    expect(ticked('mode', 'test')).toBe(true);
+    expect(ticked('mode', 'live')).toBe(false);
   });
 });
 

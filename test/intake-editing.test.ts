@@ -409,7 +409,11 @@ describe.each(DATABASES)('editing after sending, decisions and follow-up on %s',
       });
       expect(far.body.follow_up).toMatchObject({
         recommended: 'schedule',
-        webhook: { active_endpoints: 0, events: [] },
+        webhook: {
+          active_endpoints: 0,
+          events: ['chase.bounced', 'intake.completed', 'intake.stalled', 'item.submitted'],
+          register_with: 'manage_webhook',
+        },
         schedule: { check_with: 'get_intake_status', every_hours: 24 },
       });
       const today = new Date().toISOString().slice(0, 10);
@@ -437,7 +441,11 @@ describe.each(DATABASES)('editing after sending, decisions and follow-up on %s',
       });
       expect(withHook.body.follow_up).toMatchObject({
         recommended: 'webhook',
-        webhook: { active_endpoints: 1, events: ['intake.completed', 'item.submitted'] },
+        webhook: {
+          active_endpoints: 1,
+          events: ['intake.completed', 'item.submitted'],
+          register_with: 'manage_webhook',
+        },
       });
     });
   });

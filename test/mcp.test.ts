@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -10,8 +10,10 @@ import { compileJsonSchema } from '../src/lib/json-schema.js';
 import { TOOLS } from '../src/modules/mcp/mcp.tools.js';
 import { DATABASES, childEnv } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
+import { answer, startReceiver } from './helpers/receivers.js';
 import { expectError } from './helpers/security.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { hiddenField, signedInOwner } from './helpers/signed-in.js';
 
 const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
 
@@ -56,6 +58,10 @@ async function connectStdio(baseUrl: string, key: string): Promise<McpClient> {
 }
 
 const TRANSPORTS = { http: connectHttp, stdio: connectStdio } as const;
+
+/** The sign-in tools of the stdio server, which acts with a key of its own (over HTTP, the request's). */
+const STDIO_ONLY = ['login', 'logout'];
+const ALLOWED_ORIGIN = 'https://agent-host.example';
 
 async function call(mcp: McpClient, name: string, args: Json = {}): Promise<CallToolResult> {
   return CallToolResultSchema.parse(await mcp.callTool({ name, arguments: args }));
@@ -161,10 +167,12 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
   let rest: Client;
   let testKey: string;
   let readOnlyKey: string;
+  let accountId: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
+    server = await startTestServer(database, { MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN });
     const account = await server.createAccount({ plan: 'agency' });
+    accountId = account.account_id;
     testKey = account.test_key;
     rest = client(server.url, testKey);
     const reader = await rest.post<{ key: string }>('/v1/keys', {
@@ -324,7 +332,10 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
 
     it('lists the same tools as the other transport', async () => {
       const { tools } = await mcp.listTools();
-      expect(tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
+      expect(tools.map((t) => t.name)).toEqual([
+        ...TOOLS.map((t) => t.name),
+        ...(transport === 'stdio' ? STDIO_ONLY : []),
+      ]);
       const instructions = mcp.getInstructions() ?? '';
       expect(instructions).toContain('define_intake');
     });
@@ -476,6 +487,82 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
       expect(conflict.error).toBe('conflict');
     });
 
+    it('annotates every tool for what it does: read-only changes nothing, whatever drops data is destructive', async () => {
+      const { tools } = await mcp.listTools();
+      const byName = new Map(tools.map((t): [string, Tool] => [t.name, t]));
+      for (const tool of tools) {
+        const hints = tool.annotations ?? {};
+        for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+          expect(typeof hints[hint], `${tool.name}.${hint}`).toBe('boolean');
+        }
+        if (hints.readOnlyHint) expect(hints.destructiveHint, tool.name).toBe(false);
+      }
+      for (const spec of TOOLS) {
+        const hints = byName.get(spec.name)?.annotations ?? {};
+        const routes = spec.choose ? Object.values(spec.choose.routes) : [{ method: spec.method }];
+        // A read-only tool only reads; a PATCH replaces values and a DELETE removes: both drop data.
+        if (hints.readOnlyHint) expect(routes.every((r) => r.method === 'GET'), spec.name).toBe(true);
+        if (routes.some((r) => r.method === 'DELETE' || r.method === 'PATCH')) {
+          expect(hints.destructiveHint, spec.name).toBe(true);
+        }
+      }
+      // Results reveal a secret once, move the only_new cursor and start the on_delivery purge.
+      expect(byName.get('get_intake_results')?.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+      });
+      for (const name of ['update_item', 'manage_recipients', 'manage_webhook', 'delete_intake']) {
+        expect(byName.get(name)?.annotations?.destructiveHint, name).toBe(true);
+      }
+      for (const name of ['get_intake_status', 'list_intakes', 'get_test_outbox']) {
+        expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(true);
+      }
+      expect(byName.get('define_intake')?.annotations?.openWorldHint).toBe(true);
+    });
+
+    it('define_intake without an idempotency_key is safe to retry: an identical call returns the first intake', async () => {
+      const args = {
+        project_name: `Retried over ${transport}`,
+        client: { email: `retry-${transport}@example.com` },
+        items: ITEMS,
+      };
+      const first = ok<{ intake_id: string }>(await call(mcp, 'define_intake', args));
+      // The same arguments in another order and with a null optional: the same canonical call.
+      const againResult = await call(mcp, 'define_intake', {
+        items: ITEMS,
+        client: { email: `retry-${transport}@example.com` },
+        project_name: `Retried over ${transport}`,
+        due_date: null,
+      });
+      expect(ok<{ intake_id: string }>(againResult).intake_id).toBe(first.intake_id);
+      expect(textOf(againResult)).toContain('an identical define_intake call in the last 24 hours');
+      const listed = await rest.get<{ intakes: { projectName: string }[] }>(
+        `/v1/intakes?client_email=retry-${transport}@example.com&limit=100`,
+      );
+      expect(listed.body.intakes).toHaveLength(1);
+      // One invitation, not two.
+      await vi.waitFor(
+        async () => {
+          const outbox = await rest.get<{ messages: unknown[] }>(
+            `/v1/test_helpers/outbox?intake_id=${first.intake_id}`,
+          );
+          expect(outbox.body.messages).toHaveLength(1);
+        },
+        { timeout: 10_000, interval: 200 },
+      );
+
+      // Different arguments are a different intake; an explicit new key makes a deliberate twin.
+      const other = ok<{ intake_id: string }>(
+        await call(mcp, 'define_intake', { ...args, project_name: `${args.project_name} (2)` }),
+      );
+      expect(other.intake_id).not.toBe(first.intake_id);
+      const twin = ok<{ intake_id: string }>(
+        await call(mcp, 'define_intake', { ...args, idempotency_key: randomUUID() }),
+      );
+      expect(twin.intake_id).not.toBe(first.intake_id);
+    });
+
     it('gives the same answers as the REST twins', async () => {
       const created = await rest.post<{ intake_id: string }>('/v1/intakes', {
         project_name: `Twin over ${transport}`,
@@ -526,34 +613,226 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
     });
   });
 
-  it('without INTAKE_API_KEY or a stored key, the stdio server starts a device sign-in on stderr', async () => {
-    // A credentials file that does not exist: nothing stored (test/agent-auth.test.ts covers the approval).
-    const credentials = `${server.dataDir}/no-such-dir/credentials.json`;
-    const child = spawn(process.execPath, [tsxCli, 'src/cli.ts', 'mcp'], {
-      env: childEnv({
-        INTAKE_API_KEY: '',
-        INTAKE_CREDENTIALS_FILE: credentials,
-        BASE_URL: server.url,
-        LOG_LEVEL: 'silent',
-      }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const prompted = new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (/check that it shows the code [B-Z]{4}-[B-Z]{4}/.test(stderr)) resolve();
+  it('registers, lists, tests and deletes a webhook with manage_webhook; follow_up names the events and the tool', async () => {
+    const mcp = await connectHttp(server.url, testKey);
+    const receiver = await startReceiver(answer(200));
+    try {
+      // No endpoint yet: define_intake says which events to register, and with which tool.
+      const before = await call(mcp, 'define_intake', {
+        project_name: 'Before a webhook',
+        client: { email: 'hooks@example.com' },
+        items: ITEMS,
+        send: false,
       });
-      child.on('error', reject);
-      child.on('close', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+      const plan = ok<{ follow_up: { recommended: string; webhook: Json } }>(before).follow_up;
+      expect(plan.recommended).toBe('schedule');
+      expect(plan.webhook).toMatchObject({
+        active_endpoints: 0,
+        events: expect.arrayContaining(['item.submitted', 'intake.completed']),
+        register_with: 'manage_webhook',
+      });
+      expect(textOf(before)).toContain('manage_webhook');
+
+      const createdResult = await call(mcp, 'manage_webhook', {
+        action: 'create',
+        url: receiver.url,
+        events: plan.webhook.events,
+      });
+      const created = ok<{ id: string; secret: string; events: string[] }>(createdResult);
+      expect(created.id).toMatch(/^wh_/);
+      expect(created.secret).toMatch(/^whsec_/);
+      expect(textOf(createdResult)).toContain('Store its signing secret now');
+
+      const listed = ok<{ webhooks: { id: string }[] }>(await call(mcp, 'manage_webhook', { action: 'list' }));
+      expect(listed.webhooks.map((w) => w.id)).toContain(created.id);
+      const tested = ok<{ outcome: string; event: string }>(
+        await call(mcp, 'manage_webhook', { action: 'test', webhook_id: created.id, event: 'item.submitted' }),
+      );
+      expect(tested).toMatchObject({ outcome: 'succeeded', event: 'item.submitted' });
+      expect(receiver.requests.length).toBeGreaterThanOrEqual(1);
+
+      const after = ok<{ follow_up: { recommended: string } }>(
+        await call(mcp, 'define_intake', {
+          project_name: 'After a webhook',
+          client: { email: 'hooks@example.com' },
+          items: ITEMS,
+          send: false,
+        }),
+      );
+      expect(after.follow_up.recommended).toBe('webhook');
+
+      const deleted = await call(mcp, 'manage_webhook', { action: 'delete', webhook_id: created.id });
+      expect(deleted.isError ?? false, textOf(deleted)).toBe(false);
+      expect(ok<{ webhooks: unknown[] }>(await call(mcp, 'manage_webhook', { action: 'list' })).webhooks).toEqual(
+        [],
+      );
+      // Another account's endpoint id is simply not found; a key without admin is told what it lacks.
+      expect(failure(await call(mcp, 'manage_webhook', { action: 'delete', webhook_id: created.id })).error).toBe(
+        'not_found',
+      );
+      const reader = await connectHttp(server.url, readOnlyKey);
+      const forbidden = failure(await call(reader, 'manage_webhook', { action: 'list' }));
+      await reader.close();
+      expect(forbidden.error).toBe('forbidden');
+      expect(forbidden.message).toContain('admin');
+    } finally {
+      await receiver.close();
+      await mcp.close();
+    }
+  });
+
+  it('names every intake intake_id, links the portal in lists, reads the test outbox and explains secrets', async () => {
+    const mcp = await connectHttp(server.url, testKey);
+    const reader = await connectHttp(server.url, readOnlyKey);
+    try {
+      const defined = ok<{ intake_id: string; portal_url: string }>(
+        await call(mcp, 'define_intake', {
+          project_name: 'Shapes and secrets',
+          client: { email: 'shapes@example.com' },
+          items: [
+            { key: 'about', label: 'About', type: 'text' },
+            { key: 'password', label: 'Hosting password', type: 'secret' },
+          ],
+        }),
+      );
+      const intake_id = defined.intake_id;
+      expect(ok<Json>(await call(mcp, 'get_intake', { intake_id })).intake_id).toBe(intake_id);
+      expect(ok<Json>(await call(mcp, 'get_intake_status', { intake_id })).intake_id).toBe(intake_id);
+      const listedIntakes = ok<{ intakes: Json[] }>(
+        await call(mcp, 'list_intakes', { client_email: 'shapes@example.com' }),
+      );
+      expect(listedIntakes.intakes[0]).toMatchObject({ intake_id, portal_url: defined.portal_url });
+
+      await vi.waitFor(
+        async () => {
+          const outbox = ok<{ messages: { to: string; intake_id: string }[] }>(
+            await call(mcp, 'get_test_outbox', { intake_id }),
+          );
+          expect(outbox.messages).toContainEqual(
+            expect.objectContaining({ to: 'shapes@example.com', intake_id }),
+          );
+        },
+        { timeout: 10_000, interval: 200 },
+      );
+      const outboxText = textOf(await call(mcp, 'get_test_outbox', { intake_id }));
+      expect(outboxText).toContain('email to shapes@example.com');
+
+      ok(await call(mcp, 'simulate_client', { intake_id, action: 'submit' }));
+      // A key without secrets:read: the value is withheld, and the summary says why and what to do.
+      const withheld = await call(reader, 'get_intake_results', { intake_id, include_pending: true });
+      const withheldItems = ok<{ items: { key: string; value: unknown; withheld?: string }[] }>(withheld).items;
+      expect(withheldItems.find((i) => i.key === 'password')).toMatchObject({ value: null, withheld: 'secrets:read' });
+      expect(textOf(withheld)).toContain('lacks the secrets:read scope');
+      expect(textOf(withheld)).not.toContain('File URLs');
+      // The admin key reveals it once: "store it now".
+      const revealed = await call(mcp, 'get_intake_results', { intake_id, include_pending: true });
+      const secret = ok<{ items: { key: string; value: unknown }[] }>(revealed).items.find(
+        (i) => i.key === 'password',
+      );
+      expect(typeof secret?.value).toBe('string');
+      expect(textOf(revealed)).toContain('store it now');
+      const again = await call(mcp, 'get_intake_results', { intake_id, include_pending: true });
+      expect(textOf(again)).toContain('revealed once already');
+      expect(textOf(again)).not.toContain('store it now');
+    } finally {
+      await reader.close();
+      await mcp.close();
+    }
+  });
+
+  it('refuses /mcp requests from a foreign Origin; its own origin, an allowed one and none pass', async () => {
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    const headers = { accept: 'application/json, text/event-stream' };
+    const foreign = await rest.post('/mcp', list, { headers: { ...headers, origin: 'https://evil.example' } });
+    expectError(foreign, 403, 'forbidden');
+    expect(foreign.text).toContain('MCP_ALLOWED_ORIGINS');
+    // Refused before the key is looked at: a rebinding page gets no answer about keys either.
+    expectError(
+      await client(server.url).post('/mcp', list, { headers: { ...headers, origin: 'http://evil.localhost' } }),
+      403,
+      'forbidden',
+    );
+    for (const origin of [new URL(server.url).origin, ALLOWED_ORIGIN]) {
+      const passed = await rest.post('/mcp', list, { headers: { ...headers, origin } });
+      expect(passed.status, `${origin}: ${passed.text}`).toBe(200);
+    }
+    expect((await rest.post('/mcp', list, { headers })).status).toBe(200);
+  });
+
+  it('the stdio server starts at once without a key; login returns the URL and code, the next call picks the key up; logout forgets it', async () => {
+    const credentials = `${server.dataDir}/signin-${database}/credentials.json`;
+    const env = childEnv({
+      INTAKE_API_KEY: '',
+      INTAKE_CREDENTIALS_FILE: credentials,
+      BASE_URL: server.url,
+      LOG_LEVEL: 'silent',
     });
-    await prompted;
-    child.kill();
-    expect(stderr).toContain('INTAKE_API_KEY is not set');
-    expect(stderr).toContain('/dashboard/device?user_code=');
-    // Stdout carries only the protocol: nothing is printed there.
-    expect(stdout).toBe('');
+    const mcp = new McpClient({ name: 'intake-tests', version: '1.0.0' });
+    await mcp.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [tsxCli, 'src/cli.ts', 'mcp'],
+        env: Object.fromEntries(
+          Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+        ),
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      // initialize answered and the tools listed without any sign-in.
+      const names = (await mcp.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['login', 'logout', 'define_intake']));
+      const notYet = failure(await call(mcp, 'list_intakes'));
+      expect(notYet.error).toBe('unauthorized');
+      expect(notYet.message).toContain('login');
+
+      const started = await call(mcp, 'login');
+      const pending = ok<{ status: string; user_code: string; verification_uri_complete: string }>(started);
+      expect(pending.status).toBe('pending');
+      expect(pending.user_code).toMatch(/^[B-Z]{4}-[B-Z]{4}$/);
+      expect(pending.verification_uri_complete).toContain(`/dashboard/device?user_code=${pending.user_code}`);
+      expect(textOf(started)).toContain(pending.user_code);
+
+      const browser = await signedInOwner(server, accountId);
+      const page = await (await browser.get(pending.verification_uri_complete)).text();
+      // The device page ticks least privilege and test data first.
+      expect(page).toMatch(/value="intakes:read"\s+checked/);
+      expect(page).not.toMatch(/value="admin"\s+checked/);
+      expect(page).toMatch(/value="test"\s+checked/);
+      const approved = await browser.postForm(`${server.url}/dashboard/device`, {
+        _csrf: hiddenField(page, '_csrf'),
+        user_code: hiddenField(page, 'user_code'),
+        scope: ['intakes:read', 'intakes:write'],
+        mode: 'test',
+        decision: 'approve',
+      });
+      expect(approved.status).toBe(200);
+
+      // The next call picks the key up and works.
+      const listed = await call(mcp, 'list_intakes', { limit: 1 });
+      expect(listed.isError ?? false, textOf(listed)).toBe(false);
+      const stored = JSON.parse(await readFile(credentials, 'utf8')) as Record<string, { api_key: string }>;
+      expect(stored[server.url]?.api_key).toMatch(/^svc_test_/);
+      expect(ok<{ status: string }>(await call(mcp, 'login')).status).toBe('signed_in');
+
+      const out = ok<{ status: string; stored_key_removed: boolean }>(await call(mcp, 'logout'));
+      expect(out).toEqual({ status: 'signed_out', stored_key_removed: true });
+      expect(failure(await call(mcp, 'list_intakes')).error).toBe('unauthorized');
+      expect(JSON.parse(await readFile(credentials, 'utf8'))).toEqual({});
+    } finally {
+      await mcp.close();
+    }
+  }, 60_000);
+
+  it('a malformed INTAKE_API_KEY is an error on the first call, not a crash', async () => {
+    const mcp = await connectStdio(server.url, 'svc_test_tooshort');
+    try {
+      expect((await mcp.listTools()).tools.length).toBeGreaterThan(TOOLS.length);
+      const refused = failure(await call(mcp, 'list_intakes'));
+      expect(refused.error).toBe('unauthorized');
+      expect(refused.message).toContain('INTAKE_API_KEY is not an API key');
+    } finally {
+      await mcp.close();
+    }
   });
 });

@@ -571,6 +571,8 @@ export interface OAuthRefreshTokensTable {
   resource: string | null;
   /** The access token (API key) issued with this refresh token. */
   access_key_id: string | null;
+  /** The grant: the authorization code's hash, kept through every rotation (older tokens: their own id). */
+  grant_id: string;
   created_at: string;
   expires_at: string;
   revoked_at: string | null;

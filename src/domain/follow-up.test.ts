@@ -18,13 +18,22 @@ describe('followUpPlan', () => {
       subscribedEvents: ['item.submitted', 'intake.completed', 'item.submitted'],
     });
     expect(plan.recommended).toBe('webhook');
-    expect(plan.webhook).toEqual({ active_endpoints: 2, events: ['intake.completed', 'item.submitted'] });
+    expect(plan.webhook).toEqual({
+      active_endpoints: 2,
+      events: ['intake.completed', 'item.submitted'],
+      register_with: 'manage_webhook',
+    });
   });
 
   it('without an endpoint, plans daily checks for a month when there is no due date', () => {
     expect(followUpPlan(base)).toEqual({
       recommended: 'schedule',
-      webhook: { active_endpoints: 0, events: [] },
+      // The events to register an endpoint for, and the agent tool that does it.
+      webhook: {
+        active_endpoints: 0,
+        events: ['chase.bounced', 'intake.completed', 'intake.stalled', 'item.submitted'],
+        register_with: 'manage_webhook',
+      },
       schedule: { check_with: 'get_intake_status', every_hours: 24, until: '2026-03-31T12:00:00.000Z' },
     });
   });

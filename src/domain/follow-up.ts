@@ -18,9 +18,18 @@ export interface FollowUpInput {
   now: Date;
 }
 
+/**
+ * What an endpoint should subscribe to for one intake's follow-up: the client's answers, the end, and
+ * the signs that the client cannot be reached.
+ */
+export const FOLLOW_UP_EVENTS = ['chase.bounced', 'intake.completed', 'intake.stalled', 'item.submitted'];
+
+/** The agent tool that registers, lists, tests and removes webhook endpoints. */
+export const WEBHOOK_TOOL = 'manage_webhook';
+
 export interface FollowUp {
   recommended: 'webhook' | 'schedule';
-  webhook: { active_endpoints: number; events: string[] };
+  webhook: { active_endpoints: number; events: string[]; register_with: typeof WEBHOOK_TOOL };
   schedule: { check_with: 'get_intake_status'; every_hours: number; until: string };
 }
 
@@ -52,7 +61,9 @@ export function followUpPlan(input: FollowUpInput): FollowUp {
     recommended: input.activeEndpoints > 0 ? 'webhook' : 'schedule',
     webhook: {
       active_endpoints: input.activeEndpoints,
-      events: [...new Set(input.subscribedEvents)].sort(),
+      // Without an endpoint: the events to register one for, so the agent can act on it at once.
+      events: input.activeEndpoints > 0 ? [...new Set(input.subscribedEvents)].sort() : FOLLOW_UP_EVENTS,
+      register_with: WEBHOOK_TOOL,
     },
     schedule: {
       check_with: 'get_intake_status',

@@ -37,12 +37,14 @@ describe('scopes and redirect URIs', () => {
     expect(parseScopes('intakes:read root')).toBeUndefined();
   });
 
-  it('allows https, loopback http and native app schemes only', () => {
+  it('allows https, loopback http and reverse-domain private-use schemes only (RFC 8252)', () => {
     for (const ok of [
       'https://app.example/cb',
       'http://127.0.0.1:8765/cb',
       'http://localhost/cb',
-      'cursor://oauth/cb',
+      'http://[::1]:9000/cb',
+      'com.example.app:/oauth2redirect',
+      'com.cursor.agent://oauth/cb',
     ]) {
       expect(redirectUriProblem(ok), ok).toBeUndefined();
     }
@@ -52,6 +54,14 @@ describe('scopes and redirect URIs', () => {
       'https://a.example/cb#x',
       'not a uri',
       'data:text/html,x',
+      // A bare word is claimable by any app on the device: the code could go to the wrong one.
+      'cursor://oauth/cb',
+      'myapp:/cb',
+      'javascript.evil:alert(1)#x',
+      'file:///etc/passwd',
+      'ws://127.0.0.1/cb',
+      'http://127.0.0.1.evil.example/cb',
+      'com.:/cb',
     ]) {
       expect(redirectUriProblem(bad), bad).toBeDefined();
     }

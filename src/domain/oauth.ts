@@ -25,10 +25,14 @@ export function parseScopes(text: string | undefined): Scope[] | undefined {
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** RFC 8252 §7.1: a private-use scheme is a reverse domain name the app's publisher controls. */
+const REVERSE_DOMAIN_SCHEME = /^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$/;
+
 /**
  * Redirect URIs a client may register (OAuth 2.1 §2.3.1 / RFC 8252): https anywhere; http only to a
- * loopback address (native apps, CLI tools); a private-use scheme (`cursor://…`, `vscode://…`) of a
- * native app. No fragment; no javascript:, data: or file: (they are not apps).
+ * loopback address (native apps, CLI tools); a private-use scheme of a native app in reverse-domain form
+ * (`com.example.app:/callback`). A bare word (`myapp://`) is not: any app may claim it, and the code
+ * would reach whichever did. No fragment.
  */
 export function redirectUriProblem(uri: string): string | undefined {
   let url: URL;
@@ -45,11 +49,9 @@ export function redirectUriProblem(uri: string): string | undefined {
       ? undefined
       : `${uri}: http is allowed only to a loopback address`;
   }
-  if (['javascript', 'data', 'file', 'blob', 'about', 'vbscript', 'ws', 'wss'].includes(scheme)) {
-    return `${uri}: the ${scheme} scheme cannot receive an authorization code`;
-  }
-  // A private-use scheme should be a reverse domain name or an app's own name: anything with a dot or letters.
-  return /^[a-z][a-z0-9+.-]*$/.test(scheme) ? undefined : `${uri}: unsupported scheme`;
+  return REVERSE_DOMAIN_SCHEME.test(scheme)
+    ? undefined
+    : `${uri}: a custom scheme must be a reverse domain name the app controls (e.g. com.example.app:/callback); otherwise use https or http to a loopback address`;
 }
 
 /** RFC 8628 §6.1: consonants only (no vowels, so no words), no look-alikes; 20^8 ≈ 2^34.6 codes. */

@@ -94,6 +94,7 @@ export function toIntake(
 ): z.infer<typeof Intake> {
   return {
     id: intake.id,
+    intake_id: intake.id,
     project_name: intake.project_name,
     client: {
       email: intake.client_email,
@@ -134,6 +135,7 @@ export function toStatusObject(
   recipients: z.infer<typeof IntakeStatusObject>['recipients'] = [],
 ): z.infer<typeof IntakeStatusObject> {
   return {
+    intake_id: intake.id,
     status: intake.status,
     due_date: intake.due_date,
     client_last_seen: intake.client_last_seen_at,

@@ -98,7 +98,13 @@ export const FollowUp = z
       active_endpoints: z
         .number()
         .meta({ description: 'Enabled webhook endpoints of this account and mode' }),
-      events: z.array(z.string()).meta({ description: 'The events they subscribe to' }),
+      events: z.array(z.string()).meta({
+        description:
+          'The events they subscribe to; without an endpoint, the events to register one for (POST /v1/webhooks)',
+      }),
+      register_with: z
+        .literal('manage_webhook')
+        .meta({ description: 'The agent tool that registers a webhook endpoint (admin scope)' }),
     }),
     schedule: z.object({
       check_with: z.literal('get_intake_status'),
@@ -181,6 +187,7 @@ export const IntakeItem = ItemBasics.extend({
 export const Intake = z
   .object({
     id: z.string(),
+    intake_id: z.string().meta({ description: 'The same as id, under the name every other answer uses' }),
     project_name: z.string(),
     client: z.object({
       email: z.string(),
@@ -236,10 +243,12 @@ export const IntakeList = z
     intakes: z.array(
       z.object({
         id: z.string(),
+        intake_id: z.string().meta({ description: 'The same as id, as in every other answer' }),
         projectName: z.string(),
         clientEmail: z.string(),
         status: z.enum(INTAKE_STATUSES),
         createdAt: Timestamp,
+        portal_url: z.string().meta({ description: "The client's portal link" }),
         awaiting_review: z
           .number()
           .meta({ description: 'Submitted items nobody has approved or sent back yet' }),
@@ -268,6 +277,7 @@ export const ChaseRecord = z
 
 export const IntakeStatusObject = z
   .object({
+    intake_id: z.string(),
     status: z.enum(INTAKE_STATUSES),
     due_date: z.string().nullable(),
     client_last_seen: Timestamp.nullable(),

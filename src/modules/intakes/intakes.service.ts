@@ -25,7 +25,7 @@ import { ask, raise } from '../../kernel/domain-events.js';
 import { chasePlanValues } from './chase-settings.js';
 import { followUpFor } from './follow-up.service.js';
 import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
-import { toCreatedIntake, toIntake, toStatusObject } from './intakes.mappers.js';
+import { portalUrl, toCreatedIntake, toIntake, toStatusObject } from './intakes.mappers.js';
 import {
   deleteIntakeRows,
   filesOf,
@@ -218,10 +218,12 @@ export async function listIntakesOf(
     total,
     intakes: rows.map((r) => ({
       id: r.id,
+      intake_id: r.id,
       projectName: r.project_name,
       clientEmail: r.client_email,
       status: r.status,
       createdAt: r.created_at,
+      portal_url: portalUrl(services.config.appUrl, r.id),
       awaiting_review: r.awaiting_review,
     })),
   };

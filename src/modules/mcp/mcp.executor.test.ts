@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { callTool, restRequestOf, type RestCaller, type RestRequest } from './mcp.executor.js';
+import { StdioSignIn } from './mcp.signin.js';
 import { fetchCaller, mcpStdioConfig } from './mcp.stdio.js';
 import { TOOLS_BY_NAME } from './mcp.tools.js';
 
@@ -92,10 +93,12 @@ describe('REST answer → tool result', () => {
 });
 
 describe('stdio configuration', () => {
-  it('checks the API key when given and defaults BASE_URL like the server', () => {
-    // Without a key the server signs in by device code (or uses the stored key): not an error here.
+  it('never stops on the API key and defaults BASE_URL like the server', () => {
+    // Without a key the agent signs in with the login tool (or the stored key is used): not an error.
     expect(mcpStdioConfig({}).apiKey).toBeUndefined();
-    expect(() => mcpStdioConfig({ INTAKE_API_KEY: 'sk_live_nope' })).toThrow(/svc_live_/);
+    // A malformed key is the first call's error (StdioSignIn), not a crash at start.
+    expect(mcpStdioConfig({ INTAKE_API_KEY: 'sk_live_nope' }).apiKey).toBe('sk_live_nope');
+    expect(() => mcpStdioConfig({ BASE_URL: 'not a url' })).toThrow(/BASE_URL/);
     const key = `svc_live_${'b'.repeat(43)}`;
     expect(mcpStdioConfig({ INTAKE_API_KEY: key, PORT: '4000' })).toEqual({
       apiKey: key,
@@ -104,5 +107,27 @@ describe('stdio configuration', () => {
     expect(mcpStdioConfig({ INTAKE_API_KEY: key, BASE_URL: 'https://intake.example.com/' }).baseUrl).toBe(
       'https://intake.example.com',
     );
+  });
+});
+
+describe('stdio sign-in', () => {
+  const options = { baseUrl: 'http://127.0.0.1:1', credentialsFile: '/nonexistent/credentials.json', note: () => {} };
+
+  it('reports a malformed INTAKE_API_KEY on the first call, naming what to fix', async () => {
+    const signIn = new StdioSignIn({ ...options, givenKey: 'svc_live_short' });
+    const refused = await signIn.beforeRestCall();
+    expect(refused?.isError).toBe(true);
+    expect(refused?.content[0]).toMatchObject({ text: expect.stringContaining('INTAKE_API_KEY is not an API key') });
+  });
+
+  it('without a key, points the agent at the login tool; with one, lets calls through', async () => {
+    const none = new StdioSignIn({ ...options, givenKey: undefined });
+    expect((await none.beforeRestCall())?.content[0]).toMatchObject({
+      text: expect.stringContaining('call the login tool'),
+    });
+    expect(none.tools().tools.map((t) => t.name)).toEqual(['login', 'logout']);
+    const given = new StdioSignIn({ ...options, givenKey: `svc_test_${'c'.repeat(43)}` });
+    expect(await given.beforeRestCall()).toBeUndefined();
+    expect(given.caller(() => Promise.resolve({ status: 200, text: '' })).livemode).toBe(false);
   });
 });

@@ -1,5 +1,9 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
+import { canonicalJson, sha256Hex } from '../../lib/secrets.js';
+
+/** Marks an Idempotency-Key the tools derived from a call's arguments (see ToolSpec.derivedIdempotencyKey). */
+export const DERIVED_KEY_PREFIX = 'mcp-args-';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -25,6 +29,13 @@ export interface ToolSpec<Output extends z.ZodType = z.ZodType> {
   input: z.ZodObject;
   /** Arguments sent as request headers rather than in the body or query: argument → header. */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * The argument (one of `headers`) carrying an Idempotency-Key: when the caller leaves it out, one is
+   * derived from the canonical JSON of the other arguments, so an identical call repeated within the
+   * key's 24 hours (a host's retry) returns the first answer instead of acting twice. Keys are kept per
+   * API key, so the derived key is the caller's key plus the arguments.
+   */
+  derivedIdempotencyKey?: string;
   /** The route's success response schema; absent when it answers 204 No Content. */
   output?: Output;
   annotations: ToolAnnotations;
@@ -144,6 +155,14 @@ export function restRequestOf(
     if (value !== undefined && value !== null) headers[header] = wireText(value);
   }
   const present = Object.entries(rest).filter(([, value]) => value !== undefined);
+  const derived = tool.derivedIdempotencyKey;
+  if (derived !== undefined) {
+    const header = tool.headers?.[derived];
+    if (header !== undefined && headers[header] === undefined) {
+      const canonical = canonicalJson(Object.fromEntries(present.filter(([, value]) => value !== null)));
+      headers[header] = `${DERIVED_KEY_PREFIX}${sha256Hex(`${tool.name}\n${canonical}`)}`;
+    }
+  }
   // GET and DELETE take their arguments in the query; POST and PATCH in a JSON body.
   if (method !== 'POST' && method !== 'PATCH') {
     const query = new URLSearchParams(

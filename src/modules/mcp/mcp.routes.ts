@@ -1,5 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AGENT_SCOPES } from '../../domain/scopes.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { API_KEY_PATTERN, hashApiKey } from '../keys/keys.domain.js';
@@ -25,14 +26,32 @@ function injectCaller(app: FastifyInstance, authorization: string, livemode: boo
 }
 
 /**
+ * MCP's transport rules: a server checks the Origin header so that a web page cannot drive it through
+ * DNS rebinding. No Origin (agents, CLIs), the service's own origins or an allowed one pass; any other
+ * is refused before the key is even looked at.
+ */
+function checkOrigin(services: AppServices, request: FastifyRequest): void {
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  const { baseUrl, appUrl, mcpAllowedOrigins } = services.config;
+  const allowed = new Set([new URL(baseUrl).origin, new URL(appUrl).origin, ...mcpAllowedOrigins]);
+  if (allowed.has(origin)) return;
+  throw new ApiError(
+    'forbidden',
+    `Origin ${origin.slice(0, 200)} may not call /mcp: only the service's own origin and those in MCP_ALLOWED_ORIGINS.`,
+  );
+}
+
+/**
  * The caller's key, checked as REST checks it (same 401 answers). An MCP message (initialize,
  * tools/list) is not an API request and does not count against the key's hourly budget; every tool
  * call does, through the REST request it makes.
  */
 async function authenticate(services: AppServices, request: FastifyRequest): Promise<{ livemode: boolean }> {
-  // /mcp is an OAuth protected resource: every 401 tells OAuth-aware clients where to sign in (RFC 9728).
+  // /mcp is an OAuth protected resource: every 401 tells OAuth-aware clients where to sign in (RFC 9728)
+  // and which scopes to ask for (RFC 6750 §3): least privilege, not everything the server knows.
   const challenge = {
-    'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl(services.config.baseUrl)}"`,
+    'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl(services.config.baseUrl)}", scope="${AGENT_SCOPES.join(' ')}"`,
   };
   const header = request.headers.authorization;
   if (!header) {
@@ -91,6 +110,7 @@ export function mcpRoutes(app: FastifyInstance, services: AppServices): void {
   const schema = { hide: true };
 
   app.post('/mcp', { schema }, async (request, reply) => {
+    checkOrigin(services, request);
     const { livemode } = await authenticate(services, request);
     const server = createMcpServer(injectCaller(app, request.headers.authorization ?? '', livemode));
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -107,6 +127,7 @@ export function mcpRoutes(app: FastifyInstance, services: AppServices): void {
   });
 
   const notOffered = async (request: FastifyRequest, reply: FastifyReply) => {
+    checkOrigin(services, request);
     await authenticate(services, request);
     void reply.header('Allow', 'POST');
     throw new ApiError(

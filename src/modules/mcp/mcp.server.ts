@@ -4,7 +4,9 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type CallToolResult,
   type Tool,
+  type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { callTool, type RestCaller, type ToolSpec } from './mcp.executor.js';
@@ -72,22 +74,59 @@ export function listedTools(): Tool[] {
   return listed;
 }
 
+/**
+ * A tool of one transport that is no REST endpoint: the stdio server's sign-in (login, logout), which
+ * changes the key its REST tools act with. Over HTTP the key is the request's own, so these are absent.
+ */
+export interface LocalTool {
+  name: string;
+  title: string;
+  description: string;
+  input: z.ZodObject;
+  annotations: ToolAnnotations;
+  run(args: Record<string, unknown>): Promise<CallToolResult>;
+}
+
+export interface LocalTools {
+  tools: readonly LocalTool[];
+  /** Runs before every REST tool: a tool error result (not signed in…) stops the call. */
+  beforeRestCall(): Promise<CallToolResult | undefined>;
+}
+
+function listedLocalTool(tool: LocalTool): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toolJsonSchema(tool.input, 'input') as Tool['inputSchema'],
+    annotations: { title: tool.title, ...tool.annotations },
+  };
+}
+
 /** An MCP server whose tools act through `caller`: one REST request with the caller's key per call. */
-export function createMcpServer(caller: RestCaller): Server {
+export function createMcpServer(caller: RestCaller, local?: LocalTools): Server {
   const server = new Server(MCP_SERVER_INFO, {
     capabilities: { tools: {} },
     instructions: SERVER_INSTRUCTIONS,
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools() }));
+  const localTools = new Map((local?.tools ?? []).map((tool) => [tool.name, tool]));
+  const listedLocal = [...localTools.values()].map(listedLocalTool);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...listedTools(), ...listedLocal] }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const args = request.params.arguments ?? {};
+    const own = localTools.get(request.params.name);
+    if (own) return own.run(args);
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) {
+      const names = [...TOOLS.map((t) => t.name), ...localTools.keys()];
       throw new McpError(
         ErrorCode.InvalidParams,
-        `Unknown tool ${request.params.name}; the tools are ${TOOLS.map((t) => t.name).join(', ')}.`,
+        `Unknown tool ${request.params.name}; the tools are ${names.join(', ')}.`,
       );
     }
-    return callTool(tool, request.params.arguments ?? {}, caller);
+    const refused = await local?.beforeRestCall();
+    if (refused) return refused;
+    return callTool(tool, args, caller);
   });
   return server;
 }

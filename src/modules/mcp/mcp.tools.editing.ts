@@ -9,6 +9,7 @@ import {
 } from '../folders/folders.schemas.js';
 import { UpdateIntakeBody, UpdateItemBody } from '../intakes/editing.schemas.js';
 import { Intake, IntakeItem, IntakeItemParams, IntakeParams } from '../intakes/intakes.schemas.js';
+import { DESTRUCTIVE, INTERNAL_WRITE, READ_ONLY } from './mcp.annotations.js';
 import { defineTool, type ToolSpec } from './mcp.executor.js';
 import { ID_ALIAS } from './mcp.guidance.js';
 import { listed } from './mcp.summaries.js';
@@ -24,13 +25,6 @@ const intakeId = IntakeParams.shape.id.describe(
 const itemKey = IntakeItemParams.shape.key.describe('The item key within the intake, e.g. logo.');
 const folderId = FolderParams.shape.id.describe('The folder id (fld_…), from list_folders or create_folder.');
 
-const internalWrite = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
-const destructive = {
-  readOnlyHint: false,
-  destructiveHint: true,
-  idempotentHint: false,
-  openWorldHint: false,
-} as const;
 
 /** The define_intake summary's last sentence: how to follow up. */
 export function followUpSummary(followUp: FollowUp | undefined): string {
@@ -38,7 +32,7 @@ export function followUpSummary(followUp: FollowUp | undefined): string {
   if (followUp.recommended === 'webhook') {
     return ` Follow up: your webhook endpoint${followUp.webhook.active_endpoints === 1 ? '' : 's'} will be called (${listed(followUp.webhook.events)}); no need to poll.`;
   }
-  return ` Follow up: no webhook is registered, so check get_intake_status every ${followUp.schedule.every_hours} hours until ${followUp.schedule.until}.`;
+  return ` Follow up: no webhook is registered. Better: register one with ${followUp.webhook.register_with} (action create, events ${listed(followUp.webhook.events)}; admin scope). Otherwise check get_intake_status every ${followUp.schedule.every_hours} hours until ${followUp.schedule.until}.`;
 }
 
 export const EDITING_TOOLS: readonly ToolSpec[] = [
@@ -53,9 +47,10 @@ export const EDITING_TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id',
     input: z.strictObject({ intake_id: intakeId, ...UpdateIntakeBody.shape }),
     output: Intake,
-    annotations: { ...internalWrite, idempotentHint: true },
+    // Replaces values; null clears due_date, client_brief, folder_id and client fields.
+    annotations: { ...DESTRUCTIVE, idempotentHint: true },
     summarize: (r) =>
-      `Intake ${r.id} "${r.project_name}" updated: due ${r.due_date ?? 'none'}, reminders ${r.chase_schedule}${r.folder_id ? `, in folder ${r.folder_id}` : ''}.`,
+      `Intake ${r.intake_id} "${r.project_name}" updated: due ${r.due_date ?? 'none'}, reminders ${r.chase_schedule}${r.folder_id ? `, in folder ${r.folder_id}` : ''}.`,
   }),
   defineTool({
     name: 'update_item',
@@ -68,7 +63,8 @@ export const EDITING_TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/items/:item_key',
     input: z.strictObject({ intake_id: intakeId, item_key: itemKey, ...UpdateItemBody.shape }),
     output: IntakeItem,
-    annotations: internalWrite,
+    // Replaces the definition; with discard_submitted_value it throws the client's answer away.
+    annotations: DESTRUCTIVE,
     summarize: (r) => `Item ${r.key} (${r.type}) is now "${r.label}", status ${r.status}.`,
   }),
   defineTool({
@@ -79,7 +75,7 @@ export const EDITING_TOOLS: readonly ToolSpec[] = [
     method: 'DELETE',
     path: '/v1/intakes/:intake_id/items/:item_key',
     input: z.strictObject({ intake_id: intakeId, item_key: itemKey }),
-    annotations: destructive,
+    annotations: DESTRUCTIVE,
     summarize: (_r, { args }) => `Item ${String(args.item_key)} was removed from ${String(args.intake_id)}.`,
   }),
   defineTool({
@@ -91,7 +87,7 @@ export const EDITING_TOOLS: readonly ToolSpec[] = [
     path: '/v1/folders',
     input: z.strictObject({}),
     output: FolderList,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: READ_ONLY,
     summarize: (r) =>
       r.folders.length === 0
         ? 'No folders yet.'
@@ -106,7 +102,7 @@ export const EDITING_TOOLS: readonly ToolSpec[] = [
     path: '/v1/folders',
     input: CreateFolderBody,
     output: Folder,
-    annotations: internalWrite,
+    annotations: INTERNAL_WRITE,
     summarize: (r) => `Folder ${r.id} "${r.name}" created.`,
   }),
   defineTool({
@@ -118,7 +114,8 @@ export const EDITING_TOOLS: readonly ToolSpec[] = [
     path: '/v1/folders/:folder_id',
     input: z.strictObject({ folder_id: folderId, ...UpdateFolderBody.shape }),
     output: Folder,
-    annotations: { ...internalWrite, idempotentHint: true },
+    // The old name is replaced.
+    annotations: { ...DESTRUCTIVE, idempotentHint: true },
     summarize: (r) => `Folder ${r.id} is now "${r.name}" (${r.intake_count} intakes).`,
   }),
   defineTool({
@@ -128,7 +125,7 @@ export const EDITING_TOOLS: readonly ToolSpec[] = [
     method: 'DELETE',
     path: '/v1/folders/:folder_id',
     input: z.strictObject({ folder_id: folderId }),
-    annotations: destructive,
+    annotations: DESTRUCTIVE,
     summarize: (_r, { args }) => `Folder ${String(args.folder_id)} deleted; its intakes are unfiled.`,
   }),
 ];

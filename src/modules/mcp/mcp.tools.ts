@@ -29,12 +29,15 @@ import {
   TemplateList,
   TemplateParams,
 } from '../templates/templates.schemas.js';
+import { Outbox, OutboxQuery } from '../notify/notify.routes.js';
 import { SimulateBody } from '../testmode/simulate.routes.js';
 import { AdvanceClockBody, ClockAdvanced } from '../testmode/testmode.routes.js';
+import { DESTRUCTIVE, INTERNAL_WRITE, READ_ONLY, REACHES_CLIENT } from './mcp.annotations.js';
 import { defineTool, type ToolSpec } from './mcp.executor.js';
 import { EDITING_TOOLS, followUpSummary } from './mcp.tools.editing.js';
+import { WEBHOOK_TOOLS } from './mcp.tools.webhooks.js';
 import { ID_ALIAS, POLLING, emailsClient } from './mcp.guidance.js';
-import { byStatus, listed, statusSummary, whereEmailsGo } from './mcp.summaries.js';
+import { byStatus, listed, resultsSummary, statusSummary, whereEmailsGo } from './mcp.summaries.js';
 
 /*
  * The agent tools: one declarative table, one REST endpoint per tool. Every argument schema is
@@ -67,11 +70,6 @@ function queryFlag(flag: z.ZodType) {
 
 const idempotencyHeader = IdempotencyHeaders.shape['idempotency-key'];
 
-const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
-/** Changes data but reaches nobody outside the service. */
-const internalWrite = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
-/** Emails (or texts) the client in live mode. */
-const reachesClient = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
 
 export const TOOLS: readonly ToolSpec[] = [
   defineTool({
@@ -80,7 +78,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description: [
       'Create an intake: a project name, the client contact and the items the client must supply (files, images, texts, structured answers, credentials), or a template_id instead of items.',
       `Unless send is false (a draft, nothing sent), the client is sent the portal link at once. ${emailsClient('the portal link, and scheduled reminders follow (chase_schedule)')}`,
-      'Always pass an idempotency_key (a fresh UUID per intended intake) and reuse it when retrying: a repeated call then returns the original intake instead of creating (and emailing) a second one. The same key with a different body is a conflict error.',
+      'Safe to retry: without an idempotency_key the tool derives one from your API key and the canonical arguments, kept 24 hours, so an identical call repeated within a day (a retry after a time-out) returns the first intake instead of creating and emailing a second one. To create two identical intakes on purpose, pass a distinct idempotency_key (a fresh UUID) for each; reuse that key when retrying. The same key with different arguments is a conflict error.',
       'Then follow progress with get_intake_status (or, better, webhooks) and collect answers with get_intake_results.',
     ].join('\n\n'),
     method: 'POST',
@@ -91,12 +89,17 @@ export const TOOLS: readonly ToolSpec[] = [
       ),
     }),
     headers: { idempotency_key: 'Idempotency-Key' },
+    derivedIdempotencyKey: 'idempotency_key',
     output: CreatedIntake,
-    annotations: reachesClient,
-    summarize: (r, { status, livemode }) => {
+    annotations: REACHES_CLIENT,
+    summarize: (r, { status, livemode, args }) => {
       const items = `${r.items.length} item${r.items.length === 1 ? '' : 's'}`;
       if (status === 200) {
-        return `Intake ${r.intake_id} already existed for this idempotency_key: nothing new was created or sent. Status ${r.status}; portal link ${r.portal_url}.`;
+        const why =
+          args.idempotency_key === undefined || args.idempotency_key === null
+            ? 'an identical define_intake call in the last 24 hours already created it (pass a new idempotency_key to create a second one on purpose)'
+            : 'it already existed for this idempotency_key';
+        return `Intake ${r.intake_id}: ${why}. Nothing new was created or sent. Status ${r.status}; portal link ${r.portal_url}.`;
       }
       if (r.status === 'draft') {
         return `Draft intake ${r.intake_id} created with ${items}; nothing was sent. Call send_intake to send the client the portal link ${r.portal_url}.`;
@@ -115,14 +118,14 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/status',
     input: z.strictObject({ intake_id: intakeId }),
     output: IntakeStatusObject,
-    annotations: readOnly,
+    annotations: READ_ONLY,
     summarize: (r, { args }) => statusSummary(args.intake_id, r),
   }),
   defineTool({
     name: 'get_intake_results',
     title: 'Collect the answers',
     description: [
-      "Read the client's typed answers: approved items by default, also submitted ones with include_pending. A value is a string (text kinds), an object (structured) or {files: [...]} whose signed download URLs are valid for 24 hours: download promptly, do not store the URLs.",
+      "NOT read-only: a call moves the intake's results cursor, shows each secret only once, and with retention on_delivery starts the purge of the intake's contents about 24 hours later. Read the client's typed answers: approved items by default, also submitted ones with include_pending. A value is a string (text kinds), an object (structured) or {files: [...]} whose signed download URLs are valid for 24 hours: download promptly, do not store the URLs.",
       "Every call moves the intake's results cursor; only_new returns just the items approved since the previous call, which is the way to collect incrementally. Secret items show their value once, to a key with the secrets:read scope, and once more after the client resubmits; otherwise value is null and withheld says why (secrets:read: the key lacks the scope; revealed: shown already, at revealed_at).",
       POLLING,
     ].join('\n\n'),
@@ -134,11 +137,10 @@ export const TOOLS: readonly ToolSpec[] = [
       include_pending: queryFlag(ResultsQuery.shape.include_pending),
     }),
     output: Results,
-    annotations: { ...readOnly, idempotentHint: false },
-    summarize: (r) =>
-      r.items.length === 0
-        ? `No items to return for ${r.intake_id} (${r.status}): nothing approved (since the previous call, with only_new); include_pending also shows submitted items.`
-        : `${r.items.length} item${r.items.length === 1 ? '' : 's'} of ${r.intake_id} (${r.status}): ${byStatus(r.items)}. File URLs expire after 24 hours.`,
+    // Not read-only: each call moves the only_new cursor, shows a secret once (then never again) and,
+    // with retention on_delivery, starts the purge of the intake's contents.
+    annotations: DESTRUCTIVE,
+    summarize: (r) => resultsSummary(r),
   }),
   defineTool({
     name: 'request_revision',
@@ -151,7 +153,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/revision',
     input: z.strictObject({ intake_id: intakeId, ...RevisionBody.shape }),
     output: RevisionResult,
-    annotations: reachesClient,
+    annotations: REACHES_CLIENT,
     summarize: (r, { livemode }) =>
       `Item ${r.item_key} of ${r.intake_id} is now needs_revision; ${
         r.client_notified
@@ -173,7 +175,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/chase',
     input: z.strictObject({ intake_id: intakeId, ...bodyObject(ChaseBody).shape }),
     output: ChaseRecord,
-    annotations: reachesClient,
+    annotations: REACHES_CLIENT,
     summarize: (r, { args, livemode }) =>
       `Chase ${r.chase_id} (attempt ${r.attempt_no}) for ${String(args.intake_id)} by ${r.channel}: ${r.status}.${
         livemode ? '' : ' Test mode: nothing reached the client (email in the test outbox; SMS dropped).'
@@ -183,17 +185,17 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'list_intakes',
     title: 'List intakes',
     description:
-      'List intakes, newest first, optionally filtered by status or client_email, or with awaiting_review true to find the ones whose submitted answers wait for review; paged with limit (default 20, at most 100) and offset. Records are short (id, projectName, clientEmail, status, createdAt, awaiting_review: submitted items not yet reviewed); use get_intake for one in full.',
+      'List intakes, newest first, optionally filtered by status or client_email, or with awaiting_review true to find the ones whose submitted answers wait for review; paged with limit (default 20, at most 100) and offset. Records are short (intake_id, projectName, clientEmail, status, createdAt, portal_url, awaiting_review: submitted items not yet reviewed); use get_intake for one in full.',
     method: 'GET',
     path: '/v1/intakes',
     input: IntakeListQuery.extend({ awaiting_review: queryFlag(IntakeListQuery.shape.awaiting_review) }),
     output: IntakeList,
-    annotations: readOnly,
+    annotations: READ_ONLY,
     summarize: (r) =>
       r.intakes.length === 0
         ? `No intakes found (total ${r.total}).`
         : `${r.intakes.length} of ${r.total} intakes: ${listed(
-            r.intakes.map((i) => `${i.id} "${i.projectName}" (${i.status})`),
+            r.intakes.map((i) => `${i.intake_id} "${i.projectName}" (${i.status})`),
           )}.`,
   }),
   defineTool({
@@ -205,9 +207,9 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id',
     input: z.strictObject({ intake_id: intakeId }),
     output: Intake,
-    annotations: readOnly,
+    annotations: READ_ONLY,
     summarize: (r) =>
-      `Intake ${r.id} "${r.project_name}" for ${r.client.email}: ${r.status}, ${r.items.length} items (${byStatus(r.items)}); portal link ${r.portal_url}.`,
+      `Intake ${r.intake_id} "${r.project_name}" for ${r.client.email}: ${r.status}, ${r.items.length} items (${byStatus(r.items)}); portal link ${r.portal_url}.`,
   }),
   defineTool({
     name: 'add_items',
@@ -220,7 +222,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/items',
     input: z.strictObject({ intake_id: intakeId, ...AddItemsBody.shape }),
     output: ItemsAdded,
-    annotations: reachesClient,
+    annotations: REACHES_CLIENT,
     summarize: (r, { livemode }) =>
       `Added ${listed(r.items_added.map((i) => i.key))} to ${r.intake_id} (pending). ${whereEmailsGo(livemode)}`,
   }),
@@ -233,7 +235,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/items/:item_key/approve',
     input: z.strictObject({ intake_id: intakeId, item_key: itemKey, ...bodyObject(ApproveBody).shape }),
     output: ApprovalResult,
-    annotations: { ...internalWrite, idempotentHint: true },
+    annotations: { ...INTERNAL_WRITE, idempotentHint: true },
     summarize: (r) => `Item ${r.item_key} of ${r.intake_id} approved.`,
   }),
   defineTool({
@@ -245,7 +247,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/approve',
     input: z.strictObject({ intake_id: intakeId, ...bodyObject(ApproveItemsBody).shape }),
     output: ApprovedItems,
-    annotations: { ...internalWrite, idempotentHint: true },
+    annotations: { ...INTERNAL_WRITE, idempotentHint: true },
     summarize: (r) =>
       r.approved.length === 0
         ? `Nothing new to approve in ${r.intake_id} (${r.status}).`
@@ -262,9 +264,9 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/send',
     input: z.strictObject({ intake_id: intakeId }),
     output: Intake,
-    annotations: reachesClient,
+    annotations: REACHES_CLIENT,
     summarize: (r, { livemode }) =>
-      `Intake ${r.id} sent (status ${r.status}); portal link ${r.portal_url}. ${whereEmailsGo(livemode)}`,
+      `Intake ${r.intake_id} sent (status ${r.status}); portal link ${r.portal_url}. ${whereEmailsGo(livemode)}`,
   }),
   defineTool({
     name: 'archive_intake',
@@ -275,8 +277,8 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/archive',
     input: z.strictObject({ intake_id: intakeId }),
     output: Intake,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    summarize: (r) => `Intake ${r.id} is ${r.status}; reminders stopped and the portal is closed.`,
+    annotations: { ...DESTRUCTIVE, idempotentHint: true },
+    summarize: (r) => `Intake ${r.intake_id} is ${r.status}; reminders stopped and the portal is closed.`,
   }),
   defineTool({
     name: 'delete_intake',
@@ -286,7 +288,7 @@ export const TOOLS: readonly ToolSpec[] = [
     method: 'DELETE',
     path: '/v1/intakes/:intake_id',
     input: z.strictObject({ intake_id: intakeId }),
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    annotations: DESTRUCTIVE,
     summarize: (_r, { args }) =>
       `Intake ${String(args.intake_id)} and all its files were permanently deleted.`,
   }),
@@ -309,13 +311,14 @@ export const TOOLS: readonly ToolSpec[] = [
         reinstate: { method: 'POST', path: '/v1/intakes/:intake_id/recipients/:email/reinstate' },
       },
     },
+    // remove drops a person from the intake; add emails them.
+    annotations: { ...DESTRUCTIVE, openWorldHint: true },
     input: z.strictObject({
       intake_id: intakeId,
       action: z.enum(['add', 'remove', 'reinstate']).describe('What to do with the recipient'),
       email: RecipientInput.shape.email.describe('The person’s email address'),
       name: RecipientInput.shape.name.describe('add only: the name used in their greeting'),
     }),
-    annotations: reachesClient,
     summarize: (r, { args, livemode }) => {
       const person = Recipient.safeParse(r);
       const email = String(args.email);
@@ -337,7 +340,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/templates',
     input: z.strictObject({}),
     output: TemplateList,
-    annotations: readOnly,
+    annotations: READ_ONLY,
     summarize: (r) =>
       r.templates.length === 0
         ? 'No templates yet.'
@@ -354,7 +357,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/templates/:template_id',
     input: z.strictObject({ template_id: templateId }),
     output: Template,
-    annotations: readOnly,
+    annotations: READ_ONLY,
     summarize: (r) =>
       `Template ${r.id} "${r.name}": ${listed(r.items.map((i) => i.key))}. Use it with define_intake template_id.`,
   }),
@@ -367,7 +370,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/templates',
     input: CreateTemplateBody,
     output: Template,
-    annotations: internalWrite,
+    annotations: INTERNAL_WRITE,
     summarize: (r) =>
       `Template ${r.id} "${r.name}" created with ${r.items.length} items. Use it with define_intake template_id.`,
   }),
@@ -380,7 +383,8 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/test_helpers/intakes/:intake_id/simulate',
     input: z.strictObject({ intake_id: intakeId, ...SimulateBody.shape }),
     output: IntakeStatusObject,
-    annotations: internalWrite,
+    // submit replaces the test intake's drafts with synthetic answers.
+    annotations: DESTRUCTIVE,
     summarize: (r, { args }) =>
       `Simulated client ${String(args.action)}. ${statusSummary(args.intake_id, r)}`,
   }),
@@ -393,10 +397,30 @@ export const TOOLS: readonly ToolSpec[] = [
     path: '/v1/test_helpers/advance_clock',
     input: AdvanceClockBody,
     output: ClockAdvanced,
-    annotations: internalWrite,
+    // Due retention purges run too: test intakes past their retention lose their contents.
+    annotations: DESTRUCTIVE,
     summarize: (r) =>
       `Test clock advanced ${r.advanced_seconds} s to ${r.test_clock}; ${r.jobs_run} due jobs ran.`,
   }),
+  defineTool({
+    name: 'get_test_outbox',
+    title: 'Read the test outbox (test keys)',
+    description:
+      "Test keys (svc_test_…) only: every email and SMS the account's test mode produced, newest first (optionally of one intake): what the client would have received (the portal link, reminders, revision requests), with subject, text and HTML. Nothing in test mode reaches a real inbox; this is where to check it.",
+    method: 'GET',
+    path: '/v1/test_helpers/outbox',
+    input: OutboxQuery,
+    output: Outbox,
+    annotations: READ_ONLY,
+    summarize: (r) =>
+      r.messages.length === 0
+        ? 'The test outbox is empty.'
+        : `${r.messages.length} message${r.messages.length === 1 ? '' : 's'}, newest first: ${listed(
+            r.messages.map((m) => `${m.channel} to ${m.to}${m.subject ? ` "${m.subject}"` : ''} (${m.status})`),
+            3,
+          )}.`,
+  }),
+  ...WEBHOOK_TOOLS,
   ...EDITING_TOOLS,
 ];
 

@@ -21,8 +21,10 @@ export const OutboxMessage = z
   })
   .meta({ id: 'OutboxMessage' });
 
-const OutboxQuery = z.strictObject({
-  intake_id: optional(z.string().min(1).max(64)),
+export const Outbox = z.object({ messages: z.array(OutboxMessage) }).meta({ id: 'Outbox' });
+
+export const OutboxQuery = z.strictObject({
+  intake_id: optional(z.string().min(1).max(64)).meta({ description: 'Only the messages about this intake' }),
   // At most 100, as on every list of the API.
   limit: PageLimit(100, 100),
 });
@@ -39,7 +41,7 @@ export function notifyRoutes(app: FastifyInstance, services: AppServices): void 
       description:
         "Every email (captured) and SMS (dropped) the account's test mode produced, newest first. Test keys only.",
       querystring: OutboxQuery,
-      response: { 200: z.object({ messages: z.array(OutboxMessage) }).meta({ id: 'Outbox' }) },
+      response: { 200: Outbox },
     },
     handler: async (request) => {
       const auth = authOf(request);

@@ -101,8 +101,22 @@ async function post(url: string, form: Record<string, string>): Promise<{ status
   }
 }
 
-export async function deviceLogin(options: DeviceLoginOptions): Promise<StoredCredential> {
-  const sleep = options.sleep ?? wait;
+/** A started device sign-in: what the person must open and check, and what the poller sends back. */
+export interface DeviceCode {
+  deviceCode: string;
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string;
+  expiresAtMs: number;
+  intervalSeconds: number;
+}
+
+/** Asks the service for a device code (RFC 8628 §3.1). */
+export async function requestDeviceCode(options: {
+  baseUrl: string;
+  clientId: DeviceLoginOptions['clientId'];
+  scopes: string[];
+}): Promise<DeviceCode> {
   const started = await post(`${options.baseUrl}/oauth/device_authorization`, {
     client_id: options.clientId,
     scope: options.scopes.join(' '),
@@ -111,43 +125,86 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<StoredCr
   if (started.status !== 200 || !device.success) {
     throw new ConfigError(`Could not start the sign-in (${started.status}): ${JSON.stringify(started.body)}`);
   }
-  const { device_code: deviceCode, user_code: userCode, verification_uri: uri } = device.data;
-  options.say(`To sign in, open ${device.data.verification_uri_complete ?? uri}`);
-  options.say(`and check that it shows the code ${userCode} (or enter it at ${uri}).`);
-  options.say('Waiting for approval…');
-  let interval = device.data.interval;
-  const deadline = Date.now() + device.data.expires_in * 1000;
-  while (Date.now() < deadline) {
-    await sleep(interval * 1000);
-    const answer = await post(`${options.baseUrl}/oauth/token`, {
-      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
-      device_code: deviceCode,
-      client_id: options.clientId,
-    });
-    const token = TokenAnswer.safeParse(answer.body);
-    if (answer.status === 200 && token.success) {
-      return {
+  return {
+    deviceCode: device.data.device_code,
+    userCode: device.data.user_code,
+    verificationUri: device.data.verification_uri,
+    verificationUriComplete: device.data.verification_uri_complete ?? device.data.verification_uri,
+    expiresAtMs: Date.now() + device.data.expires_in * 1000,
+    intervalSeconds: device.data.interval,
+  };
+}
+
+export type DevicePoll =
+  | { kind: 'issued'; credential: StoredCredential }
+  | { kind: 'pending' }
+  | { kind: 'slow_down' }
+  | { kind: 'expired' };
+
+/** One poll of the token endpoint (RFC 8628 §3.4); a denial or another error throws, saying why. */
+export async function pollDeviceCode(options: {
+  baseUrl: string;
+  clientId: DeviceLoginOptions['clientId'];
+  deviceCode: string;
+}): Promise<DevicePoll> {
+  const answer = await post(`${options.baseUrl}/oauth/token`, {
+    grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+    device_code: options.deviceCode,
+    client_id: options.clientId,
+  });
+  const token = TokenAnswer.safeParse(answer.body);
+  if (answer.status === 200 && token.success) {
+    return {
+      kind: 'issued',
+      credential: {
         api_key: token.data.access_token,
         key_id: token.data.key_id,
         mode: token.data.mode,
         scopes: token.data.scope.split(' ').filter(Boolean),
         created_at: new Date().toISOString(),
-      };
-    }
-    const error = OAuthErrorAnswer.safeParse(answer.body);
-    const code = error.success ? error.data.error : `HTTP ${answer.status}`;
-    if (code === 'authorization_pending') continue;
-    if (code === 'slow_down') {
-      interval += 5;
-      continue;
-    }
-    if (code === 'access_denied') throw new ConfigError('The sign-in was denied in the dashboard.');
-    if (code === 'expired_token') break;
-    throw new ConfigError(
-      `Sign-in failed: ${code}${error.success && error.data.error_description ? ` (${error.data.error_description})` : ''}`,
-    );
+      },
+    };
+  }
+  const error = OAuthErrorAnswer.safeParse(answer.body);
+  const code = error.success ? error.data.error : `HTTP ${answer.status}`;
+  if (code === 'authorization_pending') return { kind: 'pending' };
+  if (code === 'slow_down') return { kind: 'slow_down' };
+  if (code === 'expired_token') return { kind: 'expired' };
+  if (code === 'access_denied') throw new ConfigError('The sign-in was denied in the dashboard.');
+  throw new ConfigError(
+    `Sign-in failed: ${code}${error.success && error.data.error_description ? ` (${error.data.error_description})` : ''}`,
+  );
+}
+
+export async function deviceLogin(options: DeviceLoginOptions): Promise<StoredCredential> {
+  const sleep = options.sleep ?? wait;
+  const device = await requestDeviceCode(options);
+  options.say(`To sign in, open ${device.verificationUriComplete}`);
+  options.say(
+    `and check that it shows the code ${device.userCode} (or enter it at ${device.verificationUri}).`,
+  );
+  options.say('Waiting for approval…');
+  let interval = device.intervalSeconds;
+  while (Date.now() < device.expiresAtMs) {
+    await sleep(interval * 1000);
+    const poll = await pollDeviceCode({ ...options, deviceCode: device.deviceCode });
+    if (poll.kind === 'issued') return poll.credential;
+    if (poll.kind === 'expired') break;
+    if (poll.kind === 'slow_down') interval += 5;
   }
   throw new ConfigError('The code expired before it was approved: run the sign-in again.');
+}
+
+/** Removes the key stored for one service address (the others stay); true when there was one. */
+export function forgetCredential(file: string, baseUrl: string): boolean {
+  const all = readAll(file);
+  if (!(baseUrl in all)) return false;
+  const { [baseUrl]: _forgotten, ...rest } = all;
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, JSON.stringify(rest, null, 2) + '\n', { mode: 0o600 });
+  renameSync(temporary, file);
+  return true;
 }
 
 /** The key's prefix, for messages: the secret itself is never printed. */

@@ -1,6 +1,6 @@
 import { html, type Html } from '../portal/page/html.js';
 import { parseScopes } from '../../domain/oauth.js';
-import { SCOPES, type Scope } from '../../domain/scopes.js';
+import { AGENT_SCOPES, SCOPES, type Scope } from '../../domain/scopes.js';
 import { field, fields } from './page.js';
 
 /** The part of the consent and device pages where the user chooses what the agent gets. */
@@ -12,7 +12,18 @@ const SCOPE_TEXT: Record<Scope, string> = {
   'secrets:read': 'Reveal secret items (credentials) once',
 };
 
-export function scopeChoices(checked: readonly string[]): Html {
+/**
+ * What the form ticks first: of the scopes asked for, only the everyday agent ones (an agent that asks
+ * for everything gets least privilege unless the person ticks more). admin and secrets:read are never
+ * ticked for them.
+ */
+export function defaultScopes(requested: readonly string[]): Scope[] {
+  const everyday = AGENT_SCOPES.filter((scope) => requested.includes(scope));
+  return everyday.length > 0 ? everyday : [...AGENT_SCOPES];
+}
+
+export function scopeChoices(requested: readonly string[]): Html {
+  const checked = defaultScopes(requested);
   return html`<fieldset>
     <legend>Access</legend>
     ${SCOPES.map(
@@ -22,7 +33,7 @@ export function scopeChoices(checked: readonly string[]): Html {
             type="checkbox"
             name="scope"
             value="${scope}"
-            ${checked.includes(scope) ? html`checked` : ''}
+            ${(checked as readonly string[]).includes(scope) ? html`checked` : ''}
           />
           <strong>${scope}</strong>: ${SCOPE_TEXT[scope]}</label
         >`,
@@ -30,17 +41,14 @@ export function scopeChoices(checked: readonly string[]): Html {
   </fieldset>`;
 }
 
-export function modeChoices(livemode: boolean): Html {
+/** Test data is ticked first: live data (real clients, real emails) is a choice the person makes. */
+export function modeChoices(): Html {
   return html`<fieldset>
     <legend>Data</legend>
-    <label
-      ><input type="radio" name="mode" value="live" ${livemode ? html`checked` : ''} /> Live: real
-      clients</label
+    <label><input type="radio" name="mode" value="test" checked /> Test: the separate test world (emails go
+      to the test inbox)</label
     >
-    <label
-      ><input type="radio" name="mode" value="test" ${livemode ? '' : html`checked`} /> Test: the separate
-      test world (emails go to the test inbox)</label
-    >
+    <label><input type="radio" name="mode" value="live" /> Live: real clients</label>
   </fieldset>`;
 }
 

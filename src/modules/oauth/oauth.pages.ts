@@ -115,7 +115,7 @@ function consentPage(
       ${problem ? html`<p class="error">${problem}</p>` : ''}
       <form method="post" action="${AUTHORIZE_PATH}">
         <input type="hidden" name="_csrf" value="${csrfToken(request, reply)}" />
-        ${hidden} ${scopeChoices(requested)} ${modeChoices(user.livemode)}
+        ${hidden} ${scopeChoices(requested)} ${modeChoices()}
         <div class="actions">
           <button type="submit" name="decision" value="allow">Allow</button>
           <button type="submit" name="decision" value="deny" class="secondary">Deny</button>

@@ -132,3 +132,30 @@ export async function recordDevicePoll(
 export async function deleteExpiredDevices(db: Kysely<Database>, beforeIso: string): Promise<void> {
   await db.deleteFrom('device_authorizations').where('expires_at', '<', beforeIso).execute();
 }
+
+/**
+ * Revokes every token of a grant (a replayed code, a reused refresh token): its refresh tokens and the
+ * access tokens issued with them. Returns how many refresh tokens were still live.
+ */
+export async function revokeGrant(db: Kysely<Database>, grantId: string, at: string): Promise<number> {
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('id', 'in', (q) =>
+      q
+        .selectFrom('oauth_refresh_tokens')
+        .select('access_key_id')
+        .where('grant_id', '=', grantId)
+        .where('access_key_id', 'is not', null),
+    )
+    .where('expires_at', 'is not', null)
+    .where('revoked_at', 'is', null)
+    .execute();
+  const result = await db
+    .updateTable('oauth_refresh_tokens')
+    .set({ revoked_at: at })
+    .where('grant_id', '=', grantId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseScopes, redirectUriProblem } from '../../domain/oauth.js';
-import { SCOPES } from '../../domain/scopes.js';
+import { ADVERTISED_SCOPES, AGENT_SCOPES, SCOPES } from '../../domain/scopes.js';
 import type { AppServices } from '../../services.js';
 import { DEVICE_PAGE_PATH, devicePageRoutes } from './device.pages.js';
 import { DEVICE_CLIENTS, pollDeviceAuthorization, startDeviceAuthorization } from './device.service.js';
@@ -126,7 +126,7 @@ export async function oauthRoutes(app: FastifyInstance, services: AppServices): 
   const protectedResource = () => ({
     resource: `${services.config.baseUrl}/mcp`,
     authorization_servers: [services.config.baseUrl],
-    scopes_supported: [...SCOPES],
+    scopes_supported: [...ADVERTISED_SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: 'Intake service agent tools (MCP)',
   });
@@ -157,7 +157,7 @@ export async function oauthRoutes(app: FastifyInstance, services: AppServices): 
         registration_endpoint: `${base}/oauth/register`,
         revocation_endpoint: `${base}/oauth/revoke`,
         device_authorization_endpoint: `${base}/oauth/device_authorization`,
-        scopes_supported: [...SCOPES],
+        scopes_supported: [...ADVERTISED_SCOPES],
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
         grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_GRANT],
@@ -174,7 +174,7 @@ export async function oauthRoutes(app: FastifyInstance, services: AppServices): 
       tags,
       summary: 'Register an OAuth client (RFC 7591)',
       description:
-        'Open registration, as MCP clients expect. Redirect URIs: https, http to a loopback address, or a native app scheme. token_endpoint_auth_method none (public client, PKCE) or a client secret, returned once.',
+        'Open registration, as MCP clients expect. Redirect URIs: https, http to a loopback address, or a native app private-use scheme in reverse-domain form (com.example.app:/callback, RFC 8252). token_endpoint_auth_method none (public client, PKCE) or a client secret, returned once.',
       body: ClientRegistrationBody,
       response: { 201: RegisteredClient, 400: OAuthErrorBody, 429: OAuthErrorBody },
     },
@@ -268,7 +268,7 @@ export async function oauthRoutes(app: FastifyInstance, services: AppServices): 
         if (!scopes) throw new OAuthError('invalid_scope', `Scopes are: ${SCOPES.join(', ')}.`);
         return startDeviceAuthorization(
           db,
-          { clientName, scopes: scopes.length > 0 ? scopes : ['intakes:read', 'intakes:write'] },
+          { clientName, scopes: scopes.length > 0 ? scopes : [...AGENT_SCOPES] },
           services.clock.now(),
           `${services.config.appUrl}${DEVICE_PAGE_PATH}`,
         );

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { pkceS256Matches } from '../../domain/oauth.js';
-import type { Scope } from '../../domain/scopes.js';
+import { scopesNotHeld, type Scope } from '../../domain/scopes.js';
 import { newId, randomBase62 } from '../../lib/ids.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/secrets.js';
 import { insertAuditEntry } from '../audit/audit.service.js';
@@ -14,6 +14,7 @@ import {
   insertCode,
   insertRefreshToken,
   revokeAccessKey,
+  revokeGrant,
   revokeRefreshToken,
   useCode,
   type OAuthClientRow,
@@ -151,7 +152,7 @@ export async function issueCode(
  */
 async function issueTokens(
   db: Kysely<Database>,
-  grant: Grant & { client: OAuthClientRow; resource: string | null },
+  grant: Grant & { client: OAuthClientRow; resource: string | null; grantId: string },
   at: Date,
   requestId: string,
 ): Promise<{ response: TokenResponse; keyId: string }> {
@@ -177,6 +178,7 @@ async function issueTokens(
       scopes: JSON.stringify(grant.scopes),
       resource: grant.resource,
       access_key_id: key.id,
+      grant_id: grant.grantId,
       created_at: at.toISOString(),
       expires_at: new Date(at.getTime() + REFRESH_TOKEN_TTL_MS).toISOString(),
       revoked_at: null,
@@ -205,6 +207,18 @@ async function issueTokens(
   });
 }
 
+/**
+ * A code presented twice was stolen or replayed (OAuth 2.1 §4.1.3): whoever holds it, the tokens
+ * issued from it are revoked, and the request is refused.
+ */
+async function refuseReplayedCode(db: Kysely<Database>, codeHash: string, at: Date): Promise<never> {
+  await revokeGrant(db, codeHash, at.toISOString());
+  throw new OAuthError(
+    'invalid_grant',
+    'This authorization code was already used: the tokens issued from it are revoked. Sign in again.',
+  );
+}
+
 export async function exchangeCode(
   db: Kysely<Database>,
   client: OAuthClientRow,
@@ -216,7 +230,7 @@ export async function exchangeCode(
   const code = await findCode(db, hash);
   if (!code || code.client_id !== client.id)
     throw new OAuthError('invalid_grant', 'Unknown authorization code.');
-  if (code.used_at) throw new OAuthError('invalid_grant', 'This authorization code was already used.');
+  if (code.used_at) await refuseReplayedCode(db, hash, at);
   if (code.expires_at <= at.toISOString())
     throw new OAuthError('invalid_grant', 'The authorization code expired.');
   if (code.redirect_uri !== params.redirectUri) {
@@ -225,9 +239,7 @@ export async function exchangeCode(
   if (!pkceS256Matches(params.codeVerifier, code.code_challenge)) {
     throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE S256).');
   }
-  if (!(await useCode(db, hash, at.toISOString()))) {
-    throw new OAuthError('invalid_grant', 'This authorization code was already used.');
-  }
+  if (!(await useCode(db, hash, at.toISOString()))) await refuseReplayedCode(db, hash, at);
   const { response } = await issueTokens(
     db,
     {
@@ -237,6 +249,7 @@ export async function exchangeCode(
       userId: code.user_id,
       scopes: JSON.parse(code.scopes) as Scope[],
       resource: code.resource,
+      grantId: hash,
     },
     at,
     requestId,
@@ -244,7 +257,11 @@ export async function exchangeCode(
   return response;
 }
 
-/** Refresh token rotation: the old refresh token and its access token stop working, new ones come. */
+/**
+ * Refresh token rotation: the old refresh token and its access token stop working, new ones come. A
+ * refresh token presented again after its rotation was copied (OAuth 2.1 §4.3.1): every token of its
+ * grant is revoked, the thief's and the client's alike, and the user signs in again.
+ */
 export async function refreshTokens(
   db: Kysely<Database>,
   client: OAuthClientRow,
@@ -254,16 +271,18 @@ export async function refreshTokens(
 ): Promise<TokenResponse> {
   const hash = sha256Hex(params.refreshToken);
   const token = await findRefreshToken(db, hash);
-  if (!token || token.client_id !== client.id || token.revoked_at || token.expires_at <= at.toISOString()) {
+  if (!token || token.client_id !== client.id || token.expires_at <= at.toISOString()) {
     throw new OAuthError('invalid_grant', 'The refresh token is unknown, revoked or expired: sign in again.');
   }
+  if (token.revoked_at) await refuseReusedRefreshToken(db, token.grant_id, at);
   const granted = JSON.parse(token.scopes) as Scope[];
   const scopes = params.scopes?.length ? params.scopes : granted;
-  if (!scopes.every((scope) => granted.includes(scope))) {
+  // admin holds every scope, so an admin grant narrows to any of them.
+  if (scopesNotHeld(granted, scopes).length > 0) {
     throw new OAuthError('invalid_scope', 'A refresh can narrow the granted scopes, not widen them.');
   }
   if (!(await revokeRefreshToken(db, hash, at.toISOString()))) {
-    throw new OAuthError('invalid_grant', 'The refresh token was already used.');
+    await refuseReusedRefreshToken(db, token.grant_id, at);
   }
   if (token.access_key_id) await revokeAccessKey(db, token.access_key_id, at.toISOString());
   const { response } = await issueTokens(
@@ -275,11 +294,20 @@ export async function refreshTokens(
       userId: token.user_id,
       scopes,
       resource: token.resource,
+      grantId: token.grant_id,
     },
     at,
     requestId,
   );
   return response;
+}
+
+async function refuseReusedRefreshToken(db: Kysely<Database>, grantId: string, at: Date): Promise<never> {
+  await revokeGrant(db, grantId, at.toISOString());
+  throw new OAuthError(
+    'invalid_grant',
+    'This refresh token was already used: every token of this sign-in is revoked. Sign in again.',
+  );
 }
 
 /**
