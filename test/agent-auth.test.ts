@@ -131,7 +131,9 @@ describe.each(DATABASES)('agent sign-in: OAuth 2.1 for /mcp on %s', (database) =
     const unauthorized = await anonymous.post('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     expectError(unauthorized, 401, 'unauthorized');
     const challenge = unauthorized.headers.get('www-authenticate') ?? '';
-    expect(challenge).toBe(`Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource/mcp"`);
+    expect(challenge).toBe(
+      `Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource/mcp", scope="intakes:read intakes:write"`,
+    );
 
     const resource = await anonymous.get<Body>('/.well-known/oauth-protected-resource/mcp');
     expect(resource.body).toMatchObject({ resource: `${baseUrl}/mcp`, authorization_servers: [baseUrl] });
@@ -360,6 +362,20 @@ describe.each(DATABASES)('agent sign-in: OAuth 2.1 for /mcp on %s', (database) =
     expect(answer.body.error).toBe('rate_limited');
     expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
   });
+});
+
+describe.each(DATABASES)('agent sign-in: grants, scopes and redirects on %s', (database) => {
+  let server: TestServer;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    baseUrl = server.server.services.config.baseUrl;
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
   /** A public client's tokens through the consent page, with the scopes and world the user ticks. */
   async function signIn(browser: SignedInBrowser, scopes: string[]) {
     const registered = await client(baseUrl).post<Body>('/oauth/register', {
@@ -463,7 +479,10 @@ describe.each(DATABASES)('agent sign-in: OAuth 2.1 for /mcp on %s', (database) =
 
   it('registers redirect URIs per RFC 8252: https, loopback http, reverse-domain private-use schemes', async () => {
     const register = (uri: string) =>
-      client(baseUrl).post<Body>('/oauth/register', { redirect_uris: [uri], token_endpoint_auth_method: 'none' });
+      client(baseUrl).post<Body>('/oauth/register', {
+        redirect_uris: [uri],
+        token_endpoint_auth_method: 'none',
+      });
     for (const good of ['https://agent.example/cb', 'http://127.0.0.1:7777/cb', 'com.example.agent:/oauth']) {
       const answer = await register(good);
       expect(answer.status, `${good}: ${answer.text}`).toBe(201);
@@ -478,7 +497,10 @@ describe.each(DATABASES)('agent sign-in: OAuth 2.1 for /mcp on %s', (database) =
   it('asks for least privilege: the 401 names the agent scopes, metadata hides admin, pages tick test and least', async () => {
     const unauthorized = await client(baseUrl).post('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     expect(unauthorized.headers.get('www-authenticate')).toContain('scope="intakes:read intakes:write"');
-    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-authorization-server']) {
+    for (const path of [
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-authorization-server',
+    ]) {
       const metadata = await client(baseUrl).get<{ scopes_supported: string[] }>(path);
       expect(metadata.body.scopes_supported, path).not.toContain('admin');
       expect(metadata.body.scopes_supported, path).toEqual(

@@ -66,7 +66,13 @@ describe.each(DATABASES)('the official MCP Inspector CLI on %s', (database) => {
   afterAll(async () => server.stop());
 
   it('lists the tools and calls one over Streamable HTTP', async () => {
-    const target = [`${server.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${testKey}`];
+    const target = [
+      `${server.url}/mcp`,
+      '--transport',
+      'http',
+      '--header',
+      `Authorization: Bearer ${testKey}`,
+    ];
     const listed = json<ListedTools>(await inspector([...target, '--method', 'tools/list']));
     expect(listed.tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
     expect(listed.tools.find((t) => t.name === 'get_intake_results')?.annotations).toMatchObject({

@@ -501,7 +501,11 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
         const hints = byName.get(spec.name)?.annotations ?? {};
         const routes = spec.choose ? Object.values(spec.choose.routes) : [{ method: spec.method }];
         // A read-only tool only reads; a PATCH replaces values and a DELETE removes: both drop data.
-        if (hints.readOnlyHint) expect(routes.every((r) => r.method === 'GET'), spec.name).toBe(true);
+        if (hints.readOnlyHint)
+          expect(
+            routes.every((r) => r.method === 'GET'),
+            spec.name,
+          ).toBe(true);
         if (routes.some((r) => r.method === 'DELETE' || r.method === 'PATCH')) {
           expect(hints.destructiveHint, spec.name).toBe(true);
         }
@@ -622,7 +626,6 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
         project_name: 'Before a webhook',
         client: { email: 'hooks@example.com' },
         items: ITEMS,
-        send: false,
       });
       const plan = ok<{ follow_up: { recommended: string; webhook: Json } }>(before).follow_up;
       expect(plan.recommended).toBe('schedule');
@@ -643,10 +646,16 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
       expect(created.secret).toMatch(/^whsec_/);
       expect(textOf(createdResult)).toContain('Store its signing secret now');
 
-      const listed = ok<{ webhooks: { id: string }[] }>(await call(mcp, 'manage_webhook', { action: 'list' }));
+      const listed = ok<{ webhooks: { id: string }[] }>(
+        await call(mcp, 'manage_webhook', { action: 'list' }),
+      );
       expect(listed.webhooks.map((w) => w.id)).toContain(created.id);
       const tested = ok<{ outcome: string; event: string }>(
-        await call(mcp, 'manage_webhook', { action: 'test', webhook_id: created.id, event: 'item.submitted' }),
+        await call(mcp, 'manage_webhook', {
+          action: 'test',
+          webhook_id: created.id,
+          event: 'item.submitted',
+        }),
       );
       expect(tested).toMatchObject({ outcome: 'succeeded', event: 'item.submitted' });
       expect(receiver.requests.length).toBeGreaterThanOrEqual(1);
@@ -663,13 +672,13 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
 
       const deleted = await call(mcp, 'manage_webhook', { action: 'delete', webhook_id: created.id });
       expect(deleted.isError ?? false, textOf(deleted)).toBe(false);
-      expect(ok<{ webhooks: unknown[] }>(await call(mcp, 'manage_webhook', { action: 'list' })).webhooks).toEqual(
-        [],
-      );
+      expect(
+        ok<{ webhooks: unknown[] }>(await call(mcp, 'manage_webhook', { action: 'list' })).webhooks,
+      ).toEqual([]);
       // Another account's endpoint id is simply not found; a key without admin is told what it lacks.
-      expect(failure(await call(mcp, 'manage_webhook', { action: 'delete', webhook_id: created.id })).error).toBe(
-        'not_found',
-      );
+      expect(
+        failure(await call(mcp, 'manage_webhook', { action: 'delete', webhook_id: created.id })).error,
+      ).toBe('not_found');
       const reader = await connectHttp(server.url, readOnlyKey);
       const forbidden = failure(await call(reader, 'manage_webhook', { action: 'list' }));
       await reader.close();
@@ -720,8 +729,13 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
       ok(await call(mcp, 'simulate_client', { intake_id, action: 'submit' }));
       // A key without secrets:read: the value is withheld, and the summary says why and what to do.
       const withheld = await call(reader, 'get_intake_results', { intake_id, include_pending: true });
-      const withheldItems = ok<{ items: { key: string; value: unknown; withheld?: string }[] }>(withheld).items;
-      expect(withheldItems.find((i) => i.key === 'password')).toMatchObject({ value: null, withheld: 'secrets:read' });
+      const withheldItems = ok<{ items: { key: string; value: unknown; withheld?: string }[] }>(
+        withheld,
+      ).items;
+      expect(withheldItems.find((i) => i.key === 'password')).toMatchObject({
+        value: null,
+        withheld: 'secrets:read',
+      });
       expect(textOf(withheld)).toContain('lacks the secrets:read scope');
       expect(textOf(withheld)).not.toContain('File URLs');
       // The admin key reveals it once: "store it now".
@@ -743,16 +757,21 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
   it('refuses /mcp requests from a foreign Origin; its own origin, an allowed one and none pass', async () => {
     const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
     const headers = { accept: 'application/json, text/event-stream' };
-    const foreign = await rest.post('/mcp', list, { headers: { ...headers, origin: 'https://evil.example' } });
+    const foreign = await rest.post('/mcp', list, {
+      headers: { ...headers, origin: 'https://evil.example' },
+    });
     expectError(foreign, 403, 'forbidden');
     expect(foreign.text).toContain('MCP_ALLOWED_ORIGINS');
     // Refused before the key is looked at: a rebinding page gets no answer about keys either.
     expectError(
-      await client(server.url).post('/mcp', list, { headers: { ...headers, origin: 'http://evil.localhost' } }),
+      await client(server.url).post('/mcp', list, {
+        headers: { ...headers, origin: 'http://evil.localhost' },
+      }),
       403,
       'forbidden',
     );
-    for (const origin of [new URL(server.url).origin, ALLOWED_ORIGIN]) {
+    // The service's own origin is its BASE_URL's (a rebinding page's Host header proves nothing).
+    for (const origin of [new URL(server.server.services.config.baseUrl).origin, ALLOWED_ORIGIN]) {
       const passed = await rest.post('/mcp', list, { headers: { ...headers, origin } });
       expect(passed.status, `${origin}: ${passed.text}`).toBe(200);
     }

@@ -111,13 +111,19 @@ describe('stdio configuration', () => {
 });
 
 describe('stdio sign-in', () => {
-  const options = { baseUrl: 'http://127.0.0.1:1', credentialsFile: '/nonexistent/credentials.json', note: () => {} };
+  const options = {
+    baseUrl: 'http://127.0.0.1:1',
+    credentialsFile: '/nonexistent/credentials.json',
+    note: () => {},
+  };
 
   it('reports a malformed INTAKE_API_KEY on the first call, naming what to fix', async () => {
     const signIn = new StdioSignIn({ ...options, givenKey: 'svc_live_short' });
     const refused = await signIn.beforeRestCall();
     expect(refused?.isError).toBe(true);
-    expect(refused?.content[0]).toMatchObject({ text: expect.stringContaining('INTAKE_API_KEY is not an API key') });
+    expect(refused?.content[0]).toMatchObject({
+      text: expect.stringContaining('INTAKE_API_KEY is not an API key'),
+    });
   });
 
   it('without a key, points the agent at the login tool; with one, lets calls through', async () => {

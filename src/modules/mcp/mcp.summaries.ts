@@ -50,7 +50,9 @@ function reachProblems(recipients: StatusLike['recipients']): string[] {
         `${person.email}'s reminders stopped after three bounces in a row; manage_recipients action reinstate resumes them.`,
       );
     } else if (person.opted_out_at) {
-      parts.push(`${person.email} opted out of reminders (${person.opted_out_at}); send_chase still reaches them.`);
+      parts.push(
+        `${person.email} opted out of reminders (${person.opted_out_at}); send_chase still reaches them.`,
+      );
     }
   }
   return parts;
@@ -102,7 +104,9 @@ export function resultsSummary(r: ResultsLike): string {
   if (r.items.length === 0) {
     return `No items to return for ${r.intake_id} (${r.status}): nothing approved (since the previous call, with only_new); include_pending also shows submitted items.`;
   }
-  const parts = [`${r.items.length} item${r.items.length === 1 ? '' : 's'} of ${r.intake_id} (${r.status}): ${byStatus(r.items)}.`];
+  const parts = [
+    `${r.items.length} item${r.items.length === 1 ? '' : 's'} of ${r.intake_id} (${r.status}): ${byStatus(r.items)}.`,
+  ];
   const secrets = r.items.filter((item) => item.type === 'secret');
   const revealed = secrets.filter((item) => item.value !== null).map((item) => item.key);
   if (revealed.length > 0) {

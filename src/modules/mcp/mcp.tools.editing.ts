@@ -25,7 +25,6 @@ const intakeId = IntakeParams.shape.id.describe(
 const itemKey = IntakeItemParams.shape.key.describe('The item key within the intake, e.g. logo.');
 const folderId = FolderParams.shape.id.describe('The folder id (fld_…), from list_folders or create_folder.');
 
-
 /** The define_intake summary's last sentence: how to follow up. */
 export function followUpSummary(followUp: FollowUp | undefined): string {
   if (!followUp) return '';

@@ -70,7 +70,6 @@ function queryFlag(flag: z.ZodType) {
 
 const idempotencyHeader = IdempotencyHeaders.shape['idempotency-key'];
 
-
 export const TOOLS: readonly ToolSpec[] = [
   defineTool({
     name: 'define_intake',
@@ -416,7 +415,9 @@ export const TOOLS: readonly ToolSpec[] = [
       r.messages.length === 0
         ? 'The test outbox is empty.'
         : `${r.messages.length} message${r.messages.length === 1 ? '' : 's'}, newest first: ${listed(
-            r.messages.map((m) => `${m.channel} to ${m.to}${m.subject ? ` "${m.subject}"` : ''} (${m.status})`),
+            r.messages.map(
+              (m) => `${m.channel} to ${m.to}${m.subject ? ` "${m.subject}"` : ''} (${m.status})`,
+            ),
             3,
           )}.`,
   }),

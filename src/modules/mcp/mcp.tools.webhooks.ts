@@ -23,7 +23,8 @@ const webhookId = WebhookParams.shape.id.describe(
 );
 
 function summaryOf(action: unknown, body: unknown, args: Readonly<Record<string, unknown>>): string {
-  if (action === 'delete') return `Webhook endpoint ${String(args.webhook_id)} deleted: nothing more is sent to it.`;
+  if (action === 'delete')
+    return `Webhook endpoint ${String(args.webhook_id)} deleted: nothing more is sent to it.`;
   if (action === 'list') {
     const list = WebhookList.safeParse(body);
     if (!list.success) return 'Webhook endpoints listed.';

@@ -45,8 +45,9 @@ export function scopeChoices(requested: readonly string[]): Html {
 export function modeChoices(): Html {
   return html`<fieldset>
     <legend>Data</legend>
-    <label><input type="radio" name="mode" value="test" checked /> Test: the separate test world (emails go
-      to the test inbox)</label
+    <label
+      ><input type="radio" name="mode" value="test" checked /> Test: the separate test world (emails go to the
+      test inbox)</label
     >
     <label><input type="radio" name="mode" value="live" /> Live: real clients</label>
   </fieldset>`;
