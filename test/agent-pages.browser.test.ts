@@ -52,6 +52,12 @@ describe.skipIf(!available)('billing and agent sign-in pages in a browser', () =
   async function checkPage(name: string): Promise<void> {
     expect(await seriousAccessibilityProblems(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    // A phone and a wide desktop, to look at.
+    for (const width of [360, 1280]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1024, height: 800 });
   }
 
   it('approves a device code on the device page', async () => {
