@@ -317,6 +317,18 @@ describe.each(DATABASES)('editing after sending, decisions and follow-up on %s',
       expect(invitation.text_body).toContain('About you');
       expect(invitation.text_body).not.toContain('Budget approved?');
 
+      // Open decisions: in the status object as owner items, in results (include_pending) with the proposal.
+      const before = await live.get<Status>(`/v1/intakes/${id}/status`);
+      expect(before.body.items.find((i) => i.key === 'launch_plan')).toMatchObject({ assignee: 'owner' });
+      expect(before.body.items.find((i) => i.key === 'about')).toMatchObject({ assignee: 'client' });
+      const pending = await live.get<Results>(`/v1/intakes/${id}/results?include_pending=true`);
+      expect(pending.body.items.find((i) => i.key === 'launch_plan')).toMatchObject({
+        status: 'pending',
+        value: null,
+        proposed: { value: 'phases' },
+      });
+      expect(pending.body.items.find((i) => i.key === 'budget_ok')).toMatchObject({ proposed: null });
+
       await portal.call('PUT', `/portal/api/${id}/items/about`, { body: { value: 'Hi' } });
       await portal.post(`/portal/api/${id}/items/about/submit`);
       await live.post(`/v1/intakes/${id}/items/about/approve`);

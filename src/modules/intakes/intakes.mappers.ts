@@ -145,6 +145,7 @@ export function toStatusObject(
       status: row.status,
       submitted_at: row.submitted_at,
       label: row.definition.label,
+      assignee: row.definition.assignee ?? 'client',
     })),
     // CONTRACT: every chase sent, bounced, failed or cancelled, plus the next scheduled one.
     chases,

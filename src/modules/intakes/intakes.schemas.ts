@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
 import { DECIDED_BY } from '../../domain/decisions.js';
-import { ASSIGNEES, ItemDefinition, ItemOption, Constraints } from '../../domain/items.js';
+import { ASSIGNEES, ItemDefinition, ItemOption, Constraints, Proposal } from '../../domain/items.js';
 import { LanguageTag, PageLimit, Timestamp, optional } from '../../http/schemas.js';
 import { ChaseSettingsFields } from './chase-settings.js';
 import { AlsoNotify, Recipient } from './people.schemas.js';
@@ -296,6 +296,9 @@ export const IntakeStatusObject = z
         status: z.enum(ITEM_STATUSES),
         submitted_at: Timestamp.nullable(),
         label: z.string(),
+        assignee: z.enum(ASSIGNEES).meta({
+          description: "owner: a decision for the account's people, not counted in progress",
+        }),
       }),
     ),
     chases: z.array(ChaseRecord),
@@ -393,6 +396,10 @@ export const ResultItem = z.object({
     .nullable()
     .optional()
     .meta({ description: 'Decisions (owner items) only: owner or agent_proposal' }),
+  proposed: Proposal.nullable().optional().meta({
+    description:
+      'Open decisions only (include_pending): the proposal a person will accept or override in the dashboard, null when there is none',
+  }),
 });
 
 export const Results = z

@@ -69,7 +69,9 @@ export async function collectResults(
     const chosen = items.filter((item) => {
       if (item.status === 'approved')
         return !options.onlyNew || (item.approval_seq ?? 0) > intake.results_cursor;
-      return options.includePending && item.status === 'submitted';
+      if (!options.includePending) return false;
+      // An open decision waits for a person: shown with its proposal, so the agent knows what is asked.
+      return item.status === 'submitted' || (item.status === 'pending' && isOwnerItem(item.definition));
     });
     const now = world.clock.now();
     const results: z.infer<typeof ResultItem>[] = [];
@@ -96,6 +98,7 @@ async function resultOf(
     approved_at: item.approved_at,
     // Decisions say who answered: a person (owner) or the adopted proposal (decisions.service.ts).
     ...(isOwnerItem(def) ? { decided_by: (item.decided_by ?? null) as DecidedBy | null } : {}),
+    ...(isOwnerItem(def) && item.status === 'pending' ? { proposed: def.proposed ?? null } : {}),
   };
   if (isFileType(def.type))
     return { ...base, value: fileValue(services, await filesOf(trx, intake.id, item.key)) };

@@ -28,6 +28,20 @@ describe('statusSummary', () => {
     expect(text).toContain('An email reminder is scheduled.');
   });
 
+  it('does not list open decisions among the client items, and says who decides them', () => {
+    const text = statusSummary('in_1', {
+      ...status,
+      recipients: [],
+      items: [
+        { key: 'about', status: 'pending', assignee: 'client' },
+        { key: 'budget_ok', status: 'pending', assignee: 'owner' },
+      ],
+    });
+    expect(text).toContain('Items: pending: about.');
+    expect(text).toContain('Open decisions for the account');
+    expect(text).toContain('budget_ok');
+  });
+
   it('uses the right article for sms', () => {
     const text = statusSummary('in_1', {
       ...status,
@@ -53,6 +67,18 @@ describe('resultsSummary', () => {
       items: [{ key: 'logo', type: 'image', status: 'approved', value: { files: [{ file_id: 'f' }] } }],
     });
     expect(files).toContain('File URLs expire 24 hours from now');
+  });
+
+  it("names an open decision's proposal", () => {
+    const text = resultsSummary({
+      ...base,
+      items: [
+        { key: 'plan', type: 'select', status: 'pending', value: null, proposed: { value: 'phases' } },
+        { key: 'ok', type: 'boolean', status: 'pending', value: null, proposed: null },
+      ],
+    });
+    expect(text).toContain('Decision plan is open, with the proposal "phases"');
+    expect(text).toContain('Decision ok is open, without a proposal');
   });
 
   it('says "store it now" when a secret is revealed, and why one is withheld', () => {

@@ -19,7 +19,7 @@ export interface StatusLike {
   status: string;
   client_last_seen: string | null;
   progress: { submitted: number; total: number; outstanding: number; percent: number };
-  items: readonly { key: string; status: string }[];
+  items: readonly { key: string; status: string; assignee?: string }[];
   chases: readonly { channel: string; status: string; sent_at: string | null }[];
   recipients?: readonly {
     email: string;
@@ -63,7 +63,15 @@ export function statusSummary(intakeId: unknown, s: StatusLike): string {
   const parts = [
     `${id} is ${s.status}: ${s.progress.submitted} of ${s.progress.total} items submitted (${s.progress.percent}%), ${s.progress.outstanding} outstanding.`,
   ];
-  if (s.items.length > 0) parts.push(`Items: ${byStatus(s.items)}.`);
+  const clientItems = s.items.filter((item) => item.assignee !== 'owner');
+  const decisions = s.items.filter((item) => item.assignee === 'owner');
+  if (clientItems.length > 0) parts.push(`Items: ${byStatus(clientItems)}.`);
+  const open = decisions.filter((item) => item.status === 'pending').map((item) => item.key);
+  if (open.length > 0) {
+    parts.push(
+      `Open decisions for the account's people (not counted above; a person decides them in the dashboard): ${listed(open)}.`,
+    );
+  }
   parts.push(
     s.client_last_seen
       ? `Client last seen ${s.client_last_seen}.`
@@ -87,6 +95,7 @@ export interface ResultsLike {
     value: unknown;
     withheld?: string | undefined;
     decided_by?: string | null | undefined;
+    proposed?: { value: unknown } | null | undefined;
   }[];
 }
 
@@ -124,6 +133,13 @@ export function resultsSummary(r: ResultsLike): string {
   if (shown.length > 0) {
     parts.push(
       `Secret ${listed(shown)} withheld: it was revealed once already (revealed_at); request_revision asks the client for it again.`,
+    );
+  }
+  for (const item of r.items.filter((entry) => entry.proposed !== undefined)) {
+    parts.push(
+      item.proposed
+        ? `Decision ${item.key} is open, with the proposal ${JSON.stringify(item.proposed.value)}: a person accepts or overrides it in the dashboard (completion adopts it).`
+        : `Decision ${item.key} is open, without a proposal: a person decides it in the dashboard.`,
     );
   }
   if (r.items.some((item) => hasFiles(item.value))) {
