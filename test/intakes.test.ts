@@ -475,10 +475,12 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
     expect(list.body.total).toBe(1);
     expect(list.body.intakes[0]).toEqual({
       id,
+      intake_id: id,
       projectName: 'Listed',
       clientEmail: 'list@example.com',
       status: 'sent',
       createdAt: expect.any(String),
+      portal_url: mine.body.portal_url,
       awaiting_review: 0,
     });
     expect(
