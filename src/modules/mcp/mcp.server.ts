@@ -49,11 +49,35 @@ export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonS
       else delete jsonSchema.required;
     },
   }) as JsonSchema;
-  const { $ref, ...rest } = json;
+  const definitions = (json.definitions ?? {}) as Record<string, JsonSchema>;
+  const inlined = inlineRefs(json, definitions, []);
+  if (typeof inlined !== 'object' || inlined === null || Array.isArray(inlined)) return json;
+  const { definitions: _definitions, ...rest } = inlined as JsonSchema;
+  // A recursive shape keeps its references, and so the definitions they point into.
+  return JSON.stringify(rest).includes('"$ref"') ? (inlined as JsonSchema) : rest;
+}
+
+/**
+ * Replaces every `$ref` into `definitions` by the definition itself: many MCP clients (and the models
+ * behind them) do not follow references, so a tool's schema must stand on its own. A reference back
+ * into a definition being inlined (a recursive shape) stays a reference, with its definition kept.
+ */
+function inlineRefs(node: unknown, definitions: Record<string, JsonSchema>, within: string[]): unknown {
+  if (Array.isArray(node)) return node.map((entry) => inlineRefs(entry, definitions, within));
+  if (typeof node !== 'object' || node === null) return node;
+  const { $ref, ...rest } = node as JsonSchema;
   const name = typeof $ref === 'string' ? /^#\/definitions\/(.+)$/.exec($ref)?.[1] : undefined;
-  const definitions = (rest.definitions ?? {}) as Record<string, JsonSchema>;
-  const root = name === undefined ? undefined : definitions[name];
-  return root ? { ...rest, ...root } : json;
+  const resolved: JsonSchema = {};
+  if (name !== undefined) {
+    const definition = definitions[name];
+    if (!definition || within.includes(name)) return node;
+    Object.assign(resolved, inlineRefs(definition, definitions, [...within, name]) as JsonSchema);
+  }
+  for (const [key, value] of Object.entries(rest)) {
+    if (key === 'definitions') continue;
+    resolved[key] = inlineRefs(value, definitions, within);
+  }
+  return resolved;
 }
 
 function listedTool(tool: ToolSpec): Tool {
