@@ -231,6 +231,9 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
       expect(tool.description?.length, where).toBeGreaterThan(60);
       expect(compileJsonSchema(tool.inputSchema), where).toBeUndefined();
       if (tool.outputSchema) expect(compileJsonSchema(tool.outputSchema), where).toBeUndefined();
+      // Self-contained: clients that do not follow references read every schema whole.
+      expect(JSON.stringify(tool.inputSchema), where).not.toContain('"$ref"');
+      expect(JSON.stringify(tool.outputSchema ?? {}), where).not.toContain('"$ref"');
 
       // A tool over a few endpoints of one resource (manage_recipients): each call is one of them.
       if (spec.choose) {
