@@ -856,5 +856,5 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
     } finally {
       await mcp.close();
     }
-  });
+  }, 60_000);
 });
