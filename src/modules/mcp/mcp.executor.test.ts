@@ -137,3 +137,26 @@ describe('stdio sign-in', () => {
     expect(given.caller(() => Promise.resolve({ status: 200, text: '' })).livemode).toBe(false);
   });
 });
+
+describe('derived idempotency keys', () => {
+  const headerOf = (args: Record<string, unknown>) => {
+    const built = restRequestOf(tool('define_intake'), args);
+    if (!('request' in built)) throw new Error('refused');
+    return built.request.headers['Idempotency-Key'];
+  };
+  const args = { project_name: 'P', client: { email: 'a@example.com', name: 'A' }, items: [{ key: 'a' }] };
+
+  it('derives one key from the canonical arguments: order and null optionals do not matter', () => {
+    const derived = headerOf(args);
+    expect(derived).toMatch(/^mcp-args-[0-9a-f]{64}$/);
+    expect(
+      headerOf({ items: [{ key: 'a' }], client: { name: 'A', email: 'a@example.com' }, project_name: 'P' }),
+    ).toBe(derived);
+    expect(headerOf({ ...args, due_date: null })).toBe(derived);
+    expect(headerOf({ ...args, project_name: 'Q' })).not.toBe(derived);
+  });
+
+  it('keeps a given idempotency_key as it is', () => {
+    expect(headerOf({ ...args, idempotency_key: 'mine-1' })).toBe('mine-1');
+  });
+});
