@@ -526,6 +526,10 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
         expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(true);
       }
       expect(byName.get('define_intake')?.annotations?.openWorldHint).toBe(true);
+      // An item's type and a file item's formats are enums a client can offer and check.
+      const schema = JSON.stringify(byName.get('define_intake')?.inputSchema);
+      expect(schema).toContain('"enum":["image","file","file_list","text"');
+      expect(schema).toContain('"enum":["png","jpg","svg"');
     });
 
     it('define_intake without an idempotency_key is safe to retry: an identical call returns the first intake', async () => {

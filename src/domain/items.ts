@@ -59,15 +59,22 @@ export function canonicalFormat(name: string): Format | undefined {
   return Object.hasOwn(FORMAT_ALIASES, lower) ? FORMAT_ALIASES[lower] : undefined;
 }
 
+/** What `formats` takes: the canonical names and their aliases (checked case-insensitively, 422 otherwise). */
+const FORMAT_NAMES = [...Object.keys(FORMATS), ...Object.keys(FORMAT_ALIASES)];
+
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().min(0);
 
 export const Constraints = z
   .strictObject({
-    formats: z.array(z.string().min(1)).min(1).optional().meta({
-      description:
-        'File formats: png, jpg, svg, heic, webp, gif, pdf, docx, xlsx, pptx, zip, txt, csv, mp4, mov, mp3',
-    }),
+    formats: z
+      .array(z.string().min(1).meta({ enum: FORMAT_NAMES }))
+      .min(1)
+      .optional()
+      .meta({
+        description:
+          'File formats: png, jpg, svg, heic, webp, gif, pdf, docx, xlsx, pptx, zip, txt, csv, mp4, mov, mp3',
+      }),
     min_width: positiveInt.optional().meta({ description: 'Images: minimum width in pixels' }),
     min_height: positiveInt.optional().meta({ description: 'Images: minimum height in pixels' }),
     transparent_background: z.boolean().optional().meta({
@@ -141,7 +148,8 @@ export const ItemDefinition = z
         description:
           'An example answer, shown to the client as the field placeholder and in the message when an answer does not fit (e.g. "DE89 3704 0044 0532 0130 00" for a pattern)',
       }),
-    type: z.string().meta({ description: `One of: ${ITEM_TYPES.join(', ')}` }),
+    // Checked with the other definition rules (422 naming the types); the enum tells clients the choices.
+    type: z.string().meta({ description: `One of: ${ITEM_TYPES.join(', ')}`, enum: [...ITEM_TYPES] }),
     required: z
       .boolean()
       .nullish()
