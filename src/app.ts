@@ -10,6 +10,7 @@ import { jsonHasNul, nulRefused, registerNulGuard } from './http/input-safety.js
 import { registerOpenApi } from './http/openapi.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { timeoutOptions } from './http/timeouts.js';
+import { fastifyTrustProxy } from './http/trust-proxy.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { registerAuditHook } from './modules/audit/audit.hook.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
@@ -62,7 +63,8 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
     bodyLimit: JSON_BODY_LIMIT,
     // Path parameters include email addresses (recipients): up to 254 characters, each percent-encoded.
     routerOptions: { maxParamLength: 254 * 3 },
-    trustProxy: false,
+    // Off unless TRUST_PROXY names the proxies in front: only they may say who the client is.
+    trustProxy: fastifyTrustProxy(services.config.trustProxy),
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,
     ...timeoutOptions(services.config.httpTimeouts),

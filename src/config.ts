@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { HttpTimeouts } from './http/timeouts.js';
+import { ensurePrivateDirectory } from './lib/private-files.js';
+import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 
 /** Every environment variable the service reads, with its default. Documented in README.md. */
 const EnvSchema = z.object({
@@ -39,6 +41,7 @@ const EnvSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(86_400_000).optional(),
   HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
+  TRUST_PROXY: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
@@ -73,11 +76,16 @@ export interface Config {
   urlsFollowPort: boolean;
   /** How long readiness answers 503 on SIGTERM before the listener closes (load balancers notice). */
   shutdownGraceMs: number;
+  /**
+   * Proxies whose `X-Forwarded-For` names the client (TRUST_PROXY: addresses, CIDRs or a hop count);
+   * false: the connecting address is the client's. Per-address limits (sign-in, portal writes) use it.
+   */
+  trustProxy: TrustProxy;
   /** Slow-client deadlines (src/http/timeouts.ts); unset ones keep the defaults there. */
   httpTimeouts?: Partial<HttpTimeouts>;
   /**
    * How long a worker's claim on a job (and on a webhook delivery) lasts before another worker may take
-   * it over; undefined keeps each engine's default (jobs 5 minutes, webhook deliveries 90 seconds).
+   * it over; undefined keeps the worker's default (30 seconds, renewed every 10 while a job runs).
    */
   jobLeaseMs: number | undefined;
   /** Jobs one worker runs at once; undefined keeps the worker's default (DEFAULT_CONCURRENCY). */
@@ -124,6 +132,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && !e.SECRET_KEY) {
     throw new ConfigError('SECRET_KEY is required when NODE_ENV=production (at least 32 characters).');
   }
+  let trustProxy: TrustProxy;
+  try {
+    trustProxy = parseTrustProxy(e.TRUST_PROXY);
+  } catch (error) {
+    throw new ConfigError(`Invalid environment:\n  TRUST_PROXY: ${(error as Error).message}`);
+  }
   const allowPrivate = e.WEBHOOK_ALLOW_PRIVATE
     ? ['on', 'true', '1'].includes(e.WEBHOOK_ALLOW_PRIVATE)
     : !production;
@@ -145,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpAllowedOrigins: originList(e.MCP_ALLOWED_ORIGINS),
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    trustProxy,
     httpTimeouts: {
       ...(e.HTTP_HEADERS_TIMEOUT_MS ? { headersMs: e.HTTP_HEADERS_TIMEOUT_MS } : {}),
       ...(e.HTTP_REQUEST_TIMEOUT_MS ? { requestMs: e.HTTP_REQUEST_TIMEOUT_MS } : {}),
@@ -172,7 +187,7 @@ function generatedSecretKey(dataDir: string): string {
   try {
     return readFileSync(file, 'utf8').trim();
   } catch {
-    mkdirSync(dataDir, { recursive: true });
+    ensurePrivateDirectory(dataDir);
     const secret = randomBytes(32).toString('hex');
     try {
       writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });

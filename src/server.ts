@@ -20,6 +20,7 @@ import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.j
 import { smsProviderFromUrl, type SmsProvider } from './modules/notify/sms.js';
 import { closeWebhookDelivery } from './modules/webhooks/attempt.js';
 import type { AppServices } from './services.js';
+import { ensurePrivateDirectory } from './lib/private-files.js';
 
 function chooseStorage(config: Config): Storage {
   if (config.storageUrl) {
@@ -29,6 +30,7 @@ function chooseStorage(config: Config): Storage {
       `STORAGE_URL must start with s3:// (s3://bucket?endpoint=…&region=…)${scheme ? `, not ${scheme}://` : ''}; leave it unset to store files in DATA_DIR.`,
     );
   }
+  ensurePrivateDirectory(config.dataDir);
   return new LocalStorage(join(config.dataDir, 'files'));
 }
 

@@ -573,6 +573,34 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(byWorker.b).toBeGreaterThan(0);
   });
 
+  it("moves a killed worker's claimed backlog to another worker 30 seconds after its last renewal", async () => {
+    // A claims a backlog (webhook attempts to one endpoint) and dies in the first one: no renewal, no release.
+    let releaseHung: () => void = () => {};
+    let hungStarted = false;
+    const a = newWorker(dbs.a);
+    a.register(Keyed, () => {
+      hungStarted = true;
+      return new Promise<void>((resolve) => (releaseHung = resolve));
+    });
+    const ran: number[] = [];
+    const b = newWorker(dbs.b);
+    b.register(Keyed, async (job) => {
+      await tick();
+      ran.push(job.payload.n);
+    });
+    for (let n = 0; n < 6; n++) await enqueue(Keyed, { n });
+    const aRun = a.runDue();
+    await waitFor(() => hungStarted);
+    clock.advance(29_000);
+    expect(await b.runDue(), 'claims still valid').toBe(0);
+    clock.advance(1_001);
+    expect(await b.runDue()).toBe(6);
+    expect(ran.sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    releaseHung();
+    await aRun;
+    expect(await jobCount()).toBe(0);
+  });
+
   it('lets another worker take a job whose worker hung (lease expired); the late finisher changes nothing', async () => {
     let releaseHung: () => void = () => {};
     let hungStarted = false;

@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
+import { ensurePrivateDirectory, ensurePrivateFile } from '../lib/private-files.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -35,8 +35,10 @@ export interface DatabaseOptions {
  */
 export function openDatabase(options: DatabaseOptions): Db {
   if (options.databaseUrl) return openPostgres(options.databaseUrl);
-  mkdirSync(options.dataDir, { recursive: true });
-  return openSqlite(join(options.dataDir, 'intake.sqlite'));
+  ensurePrivateDirectory(options.dataDir);
+  const file = join(options.dataDir, 'intake.sqlite');
+  ensurePrivateFile(file);
+  return openSqlite(file);
 }
 
 function openSqlite(file: string): Db {

@@ -77,3 +77,12 @@ export function registerSecurityHeaders(app: FastifyInstance, config: Config): v
     done(null, payload);
   });
 }
+
+/**
+ * Whether cookies carry `Secure`: behind an https APP_URL, and always in production, where TLS is
+ * terminated in front of the service even when APP_URL was written with http (a session cookie must
+ * never travel in clear text; a browser on http://localhost still accepts it).
+ */
+export function secureCookies(config: { production: boolean; appUrl: string }): boolean {
+  return config.production || config.appUrl.startsWith('https://');
+}

@@ -55,7 +55,17 @@ export interface SettledFilter {
   exceptKinds?: readonly AnyJobKind[];
 }
 
-export const DEFAULT_LEASE_MS = 5 * 60_000;
+/**
+ * A claim lasts 30 seconds and is renewed every 10 seconds while its handler runs (the heartbeat), so a
+ * live worker keeps its jobs however long they take, and the jobs of a worker that was killed (a whole
+ * backlog of webhook attempts it had claimed) move to another worker within 30 seconds, not minutes.
+ */
+export const DEFAULT_LEASE_MS = 30_000;
+/**
+ * How long a handler of a kind without a time-out of its own may run, when the lease is the default
+ * (the heartbeat keeps its claim meanwhile). With JOB_LEASE_MS set it is derived from that lease.
+ */
+export const DEFAULT_JOB_TIMEOUT_MS = 270_000;
 const DEFAULT_BATCH_SIZE = 20;
 /**
  * Jobs of one kind one worker runs at once: a job that waits (a slow mail relay, a provider's
@@ -223,9 +233,12 @@ export class Worker {
     this.logger = options.logger;
     this.pollIntervalMs = options.pollIntervalMs;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    // Well inside the lease, so a slow handler is given up before another worker may take its job.
+    // With a chosen lease, well inside it, so a slow handler is given up before another worker may take its job.
     this.jobTimeoutMs =
-      options.jobTimeoutMs ?? Math.max(1_000, Math.floor(this.leaseMs * 0.75), this.leaseMs - 30_000);
+      options.jobTimeoutMs ??
+      (options.leaseMs === undefined
+        ? DEFAULT_JOB_TIMEOUT_MS
+        : Math.max(1_000, Math.floor(this.leaseMs * 0.75), this.leaseMs - 30_000));
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
     this.prefetch = Math.max(0, Math.floor(options.prefetch ?? DEFAULT_PREFETCH));

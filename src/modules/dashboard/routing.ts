@@ -4,7 +4,7 @@ import { portalSecurityHeaders } from '../portal/portal.security.js';
 import type { AppServices } from '../../services.js';
 import type { DashboardAssets } from './assets.js';
 import { dashboardContext, type DashboardContext } from './context.js';
-import { assertCsrf } from '../sessions/session.js';
+import { assertCsrf, safeReturnPath } from '../sessions/session.js';
 
 /** Form fields as posted (application/x-www-form-urlencoded). */
 export type Form = URLSearchParams;
@@ -28,9 +28,11 @@ export function sendHtml(reply: FastifyReply, status: number, body: string): Fas
 
 /** Post/redirect/get: after an action, the page it belongs to (with a notice key, never free text). */
 export function redirect(reply: FastifyReply, path: string, notice?: string): FastifyReply {
+  // Every dashboard redirect stays on this site, whatever a form or a query put in `path`.
+  const safePath = safeReturnPath(path) ?? '/dashboard';
   const target = notice
-    ? `${path}${path.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`
-    : path;
+    ? `${safePath}${safePath.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`
+    : safePath;
   return reply.code(303).header('Location', target).send();
 }
 

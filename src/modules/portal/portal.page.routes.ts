@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
+import { secureCookies } from '../../http/security-headers.js';
 import type { AppServices } from '../../services.js';
 import { portalAssets, type PortalAssets } from './page/assets.js';
 import { renderCard } from './page/card.js';
@@ -148,7 +149,7 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
     if (picked) {
       reply.header(
         'Set-Cookie',
-        `${LANGUAGE_COOKIE}=${picked}; Path=/portal; HttpOnly; SameSite=Lax${services.config.appUrl.startsWith('https:') ? '; Secure' : ''}`,
+        `${LANGUAGE_COOKIE}=${picked}; Path=/portal; HttpOnly; SameSite=Lax${secureCookies(services.config) ? '; Secure' : ''}`,
       );
     }
     if (state.kind === 'ready' && notice === 'sent') {

@@ -10,13 +10,16 @@
  * - `assertCsrf(request, token)`: throws 403 `forbidden` unless the token belongs to this browser.
  *
  * The cookie holds only a random id (256 bits); the database keeps its SHA-256. Cookies are HttpOnly,
- * SameSite=Lax, Secure (and `__Host-` prefixed) when APP_URL is https. Sessions end 12 hours after
+ * SameSite=Lax, Secure (and `__Host-` prefixed) in production and whenever APP_URL is https
+ * (`secureCookies`). Sessions end 12 hours after
  * sign-in, on sign-out, or when the user is removed.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
+import { secureCookies } from '../../http/security-headers.js';
 import { deriveKey } from '../../lib/crypto.js';
+import { safeReturnPath } from '../../domain/return-path.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
 import { deleteExpired, findLiveSession, insertSession, updateSession } from './sessions.repository.js';
@@ -53,7 +56,7 @@ declare module 'fastify' {
 
 /** Makes sessions available to every route (call once, on the root app, before the routes). */
 export function registerDashboardSessions(app: FastifyInstance, services: AppServices): void {
-  const secure = services.config.appUrl.startsWith('https://');
+  const secure = secureCookies(services.config);
   const prefix = secure ? '__Host-' : '';
   app.decorate('dashboardSessions', {
     services,
@@ -123,12 +126,8 @@ async function resolveUser(ctx: SessionContext, request: FastifyRequest): Promis
   };
 }
 
-/** A landing path is kept only when it is a path of this site (no open redirect). */
-export function safeReturnPath(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length > 500) return null;
-  if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return null;
-  return value;
-}
+/** A landing path is kept only when it is a path of this site (no open redirect): domain/return-path.ts. */
+export { safeReturnPath };
 
 export function redirectToSignIn(
   request: FastifyRequest,
