@@ -43,6 +43,7 @@ const EnvSchema = z.object({
   HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
   TRUST_PROXY: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BILLING_ALLOW_LOCAL: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   STRIPE_PRICE_SOLO: z.string().optional(),
@@ -92,6 +93,11 @@ export interface Config {
   workerConcurrency: number | undefined;
   /** Billing: Stripe when secretKey is set, else the local provider (src/modules/billing). */
   stripe: StripeConfig;
+  /**
+   * Whether the local billing provider (plan changes without payment) may serve when Stripe is not
+   * configured: yes outside production; in production only with BILLING_ALLOW_LOCAL=on.
+   */
+  billingAllowLocal: boolean;
 }
 
 export interface StripeConfig {
@@ -132,6 +138,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && !e.SECRET_KEY) {
     throw new ConfigError('SECRET_KEY is required when NODE_ENV=production (at least 32 characters).');
   }
+  const billingAllowLocal = e.BILLING_ALLOW_LOCAL
+    ? ['on', 'true', '1'].includes(e.BILLING_ALLOW_LOCAL)
+    : !production;
   let trustProxy: TrustProxy;
   try {
     trustProxy = parseTrustProxy(e.TRUST_PROXY);
@@ -174,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       priceIds: { solo: e.STRIPE_PRICE_SOLO, agency: e.STRIPE_PRICE_AGENCY },
       apiUrl: e.STRIPE_API_URL,
     },
+    billingAllowLocal,
   };
 }
 

@@ -20,6 +20,10 @@ export interface Plan {
     custom_chase_schedules: boolean;
     custom_branding: boolean;
     max_webhook_endpoints: number;
+    /** Templates an account (each mode) may keep. */
+    max_templates: number;
+    /** API keys (live and test, not revoked) an account may hold; OAuth access tokens, which expire within the hour, aside. */
+    max_api_keys: number;
   };
 }
 
@@ -41,6 +45,8 @@ export const PLANS: Readonly<Record<PlanId, Plan>> = {
       custom_chase_schedules: false,
       custom_branding: false,
       max_webhook_endpoints: 2,
+      max_templates: 10,
+      max_api_keys: 5,
     },
   },
   solo: {
@@ -57,6 +63,8 @@ export const PLANS: Readonly<Record<PlanId, Plan>> = {
       custom_chase_schedules: true,
       custom_branding: false,
       max_webhook_endpoints: 10,
+      max_templates: 100,
+      max_api_keys: 25,
     },
   },
   agency: {
@@ -73,6 +81,8 @@ export const PLANS: Readonly<Record<PlanId, Plan>> = {
       custom_chase_schedules: true,
       custom_branding: true,
       max_webhook_endpoints: 50,
+      max_templates: 500,
+      max_api_keys: 100,
     },
   },
 };

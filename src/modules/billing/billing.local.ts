@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { ApiError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { BillingProvider, BillingRequest } from './billing.provider.js';
 import { insertBillingSession } from './billing.repository.js';
@@ -13,6 +14,10 @@ export const LOCAL_BILLING_PATH = '/billing/local';
  * The provider used without Stripe keys: a checkout or portal "session" is a row whose random id is
  * the capability of a page on this service (`/billing/local/:id`). The page's form POSTs back to the
  * same URL and the POST applies the plan change at once; no payment is taken.
+ *
+ * Because anyone with an account could take any plan for free, it serves only where that is wanted:
+ * outside production, or with BILLING_ALLOW_LOCAL=on. Otherwise (production without Stripe keys)
+ * checkout and portal answer 503 and its pages change nothing.
  */
 export class LocalBillingProvider implements BillingProvider {
   readonly kind = 'local';
@@ -21,6 +26,8 @@ export class LocalBillingProvider implements BillingProvider {
     private readonly db: Kysely<Database>,
     /** Read at each request: with PORT=0 the address is known only once the server listens. */
     private readonly config: { appUrl: string },
+    /** Plan changes without payment are allowed here (not production, or BILLING_ALLOW_LOCAL=on). */
+    readonly allowed: boolean,
   ) {}
 
   checkout(request: BillingRequest & { plan: 'solo' | 'agency' }): Promise<{ url: string }> {
@@ -31,11 +38,21 @@ export class LocalBillingProvider implements BillingProvider {
     return this.session('portal', request, null);
   }
 
+  /** Throws 503 unless plan changes without payment are allowed on this server. */
+  assertAllowed(): void {
+    if (this.allowed) return;
+    throw new ApiError(
+      'service_unavailable',
+      'Billing is not configured on this server: the operator sets STRIPE_SECRET_KEY (and STRIPE_WEBHOOK_SECRET) to take payments. Plan changes without payment are off in production unless BILLING_ALLOW_LOCAL=on.',
+    );
+  }
+
   private async session(
     kind: 'checkout' | 'portal',
     request: BillingRequest,
     plan: string | null,
   ): Promise<{ url: string }> {
+    this.assertAllowed();
     const id = newId(kind === 'checkout' ? 'bcs' : 'bps');
     await insertBillingSession(this.db, {
       id,

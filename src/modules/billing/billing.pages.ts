@@ -9,7 +9,7 @@ import { insertAuditEntry } from '../audit/audit.service.js';
 import { assertCsrf, requireUser, safeReturnPath } from '../sessions/session.js';
 import { acceptForms, field, sendPage } from '../oauth/page.js';
 import { html, type Html } from '../portal/page/html.js';
-import { LOCAL_BILLING_PATH } from './billing.local.js';
+import { LOCAL_BILLING_PATH, LocalBillingProvider } from './billing.local.js';
 import type { BillingProvider } from './billing.provider.js';
 import { completeBillingSession, findBillingSession, type BillingSessionRow } from './billing.repository.js';
 import { changePlan } from './billing.service.js';
@@ -139,11 +139,15 @@ export function billingPageRoutes(
   acceptForms(app);
   const schema = { hide: true };
   const db = services.db.kysely;
+  // A link made before the server lost its permission (production without BILLING_ALLOW_LOCAL) is dead.
+  const localAllowed = provider instanceof LocalBillingProvider && provider.allowed;
+  const refused: Problem = [404, 'This billing link does not exist.'];
 
   app.get<{ Params: { session_id: string } }>(
     `${LOCAL_BILLING_PATH}/:session_id`,
     { schema },
     async (request, reply) => {
+      if (!localAllowed) return problemPage(reply, refused);
       const found = await usableSession(db, request.params.session_id, services.clock.now());
       if ('problem' in found) return problemPage(reply, found.problem);
       const { session } = found;
@@ -159,6 +163,7 @@ export function billingPageRoutes(
     `${LOCAL_BILLING_PATH}/:session_id`,
     { schema },
     async (request, reply) => {
+      if (!localAllowed) return problemPage(reply, refused);
       const now = services.clock.now();
       const found = await usableSession(db, request.params.session_id, now);
       if ('problem' in found) return problemPage(reply, found.problem);
@@ -207,8 +212,9 @@ export function billingPageRoutes(
     try {
       url = (await openBillingSession(services, provider, account, wanted)).url;
     } catch (error) {
-      // A refusal (already on the plan, no subscription yet) is a page for a person, not JSON.
-      if (error instanceof ApiError && error.status < 500)
+      // A refusal (already on the plan, no subscription yet, billing not configured) is a page for a
+      // person, not JSON.
+      if (error instanceof ApiError && (error.status < 500 || error.code === 'service_unavailable'))
         return problemPage(reply, [error.status, error.message]);
       throw error;
     }

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type Stripe from 'stripe';
 import { authOf } from '../../http/auth.js';
 import { ApiError, invalid } from '../../http/errors.js';
+import { ErrorBody } from '../../http/schemas.js';
 import type { AppServices } from '../../services.js';
 import type { BillingProvider } from './billing.provider.js';
 import { billingPageRoutes } from './billing.pages.js';
@@ -27,9 +28,10 @@ export async function billingRoutes(app: FastifyInstance, services: AppServices)
       tags: ['Account'],
       summary: 'Start a checkout to change the plan',
       description:
-        "Answers with the URL of a checkout page: Stripe Checkout (subscription mode) when the service has STRIPE_SECRET_KEY, otherwise the built-in local provider's page, whose form applies the change at once without payment. The new plan's limits apply as soon as the change completes. 409 when the account is already on that plan or (Stripe) already has a subscription: use the portal. Live keys only.",
+        "Answers with the URL of a checkout page: Stripe Checkout (subscription mode) when the service has STRIPE_SECRET_KEY, otherwise the built-in local provider's page, whose form applies the change at once without payment (in production only with BILLING_ALLOW_LOCAL=on; otherwise 503). The new plan's limits apply as soon as the change completes. 409 when the account is already on that plan or (Stripe) already has a subscription: use the portal. Live keys only.",
       body: CheckoutBody,
-      response: { 200: BillingSession },
+      // 503: production without Stripe keys, where the local provider is off (BILLING_ALLOW_LOCAL).
+      response: { 200: BillingSession, 503: ErrorBody },
     },
     handler: async (request) => {
       const auth = authOf(request);
@@ -48,9 +50,10 @@ export async function billingRoutes(app: FastifyInstance, services: AppServices)
       tags: ['Account'],
       summary: 'Open subscription management',
       description:
-        "Answers with the URL of a subscription-management page: Stripe's Billing Portal (409 before a first checkout), or the local provider's page, where any plan can be chosen, free included. Live keys only.",
+        "Answers with the URL of a subscription-management page: Stripe's Billing Portal (409 before a first checkout), or the local provider's page, where any plan can be chosen, free included (in production only with BILLING_ALLOW_LOCAL=on; otherwise 503). Live keys only.",
       body: PortalBody.nullish(),
-      response: { 200: BillingSession },
+      // 503: production without Stripe keys, where the local provider is off (BILLING_ALLOW_LOCAL).
+      response: { 200: BillingSession, 503: ErrorBody },
     },
     handler: async (request) => {
       const auth = authOf(request);

@@ -9,7 +9,10 @@ import { LocalBillingProvider } from './billing.local.js';
 import type { BillingProvider } from './billing.provider.js';
 import { StripeBillingProvider, stripeClient } from './billing.stripe.js';
 
-/** Stripe when STRIPE_SECRET_KEY is set, else the local provider. Chosen once per app. */
+/**
+ * Stripe when STRIPE_SECRET_KEY is set, else the local provider (which refuses to serve in production
+ * unless BILLING_ALLOW_LOCAL=on). Chosen once per app.
+ */
 export function chooseBillingProvider(services: AppServices): BillingProvider {
   const { stripe } = services.config;
   if (stripe.secretKey) {
@@ -19,7 +22,7 @@ export function chooseBillingProvider(services: AppServices): BillingProvider {
       stripe,
     );
   }
-  return new LocalBillingProvider(services.db.kysely, services.config);
+  return new LocalBillingProvider(services.db.kysely, services.config, services.config.billingAllowLocal);
 }
 
 /** Where the provider's page returns to: a URL on APP_URL (no open redirect), by default the dashboard. */

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { PostgresAdapter, type Kysely, type Selectable } from 'kysely';
 import { preparedQuery } from '../../db/prepared.js';
 import type { AccountsTable, ApiKeysTable, Database } from '../../db/schema.js';
 import { systemClock } from '../../lib/clock.js';
@@ -124,4 +124,30 @@ export async function revokeKey(
 
 export async function touchKey(db: Kysely<Database>, keyId: string, at: string): Promise<void> {
   await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute();
+}
+
+/**
+ * Serializes key creations of one account until the transaction ends, so two at once cannot both pass
+ * the plan's cap: the account row's lock on PostgreSQL; SQLite runs one write transaction at a time.
+ */
+export async function lockAccountKeys(db: Kysely<Database>, accountId: string): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await db.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+}
+
+/** Keys that count against the plan: not revoked, and without an expiry (OAuth access tokens have one). */
+export async function countLastingKeys(db: Kysely<Database>, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function accountPlan(db: Kysely<Database>, accountId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('accounts').select('plan').where('id', '=', accountId).executeTakeFirst();
+  return row?.plan;
 }

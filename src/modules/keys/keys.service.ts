@@ -7,7 +7,16 @@ import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 import { generateApiKey, type KeyMode } from './keys.domain.js';
-import { insertKey, listKeys, revokeKey, type ApiKeyRow } from './keys.repository.js';
+import { planOf } from '../../domain/plans.js';
+import {
+  accountPlan,
+  countLastingKeys,
+  insertKey,
+  listKeys,
+  lockAccountKeys,
+  revokeKey,
+  type ApiKeyRow,
+} from './keys.repository.js';
 import type { ApiKey, CreatedApiKey } from './keys.schemas.js';
 
 export function toApiKey(row: ApiKeyRow): z.infer<typeof ApiKey> {
@@ -22,12 +31,35 @@ export function toApiKey(row: ApiKeyRow): z.infer<typeof ApiKey> {
   };
 }
 
-/** Creates a key and returns it with its secret: the only time the secret is ever seen. */
+/**
+ * Every key has its own rate limit, so the plan caps how many lasting keys an account holds
+ * (`max_api_keys`, both modes): minting keys does not multiply the plan's requests per hour.
+ * 402 plan_required beyond it, as for webhook endpoints. Call inside the creating transaction.
+ */
+async function assertPlanAllowsAnotherKey(db: Kysely<Database>, accountId: string): Promise<void> {
+  await lockAccountKeys(db, accountId);
+  const plan = planOf((await accountPlan(db, accountId)) ?? 'free');
+  const limit = plan.features.max_api_keys;
+  const used = await countLastingKeys(db, accountId);
+  if (used >= limit) {
+    throw new ApiError(
+      'plan_required',
+      `The ${plan.name} plan allows ${limit} API keys (live and test together), and ${used} exist; revoke one or upgrade the plan.`,
+      { limit },
+    );
+  }
+}
+
+/**
+ * Creates a key and returns it with its secret: the only time the secret is ever seen. A lasting key
+ * (no expiry) counts against the plan's `max_api_keys`.
+ */
 export async function createKey(
   db: Kysely<Database>,
   owner: { accountId: string; createdByKeyId: string | null; at: string },
   request: { name: string; mode: KeyMode; scopes: string[]; expiresAt?: string },
 ): Promise<z.infer<typeof CreatedApiKey>> {
+  if (request.expiresAt === undefined) await assertPlanAllowsAnotherKey(db, owner.accountId);
   const generated = generateApiKey(request.mode);
   const row: ApiKeyRow = {
     id: newId('key'),

@@ -27,6 +27,7 @@ import {
   CreateTemplateBody,
   Template,
   TemplateList,
+  TemplateListQuery,
   TemplateParams,
 } from '../templates/templates.schemas.js';
 import { Outbox, OutboxQuery } from '../notify/notify.routes.js';
@@ -334,10 +335,10 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'list_templates',
     title: 'List templates',
     description:
-      'List the saved item lists (templates) of this account. Pass a template_id to define_intake instead of items to reuse one.',
+      'List the saved item lists (templates) of this account, newest first; paged with limit (default 20, at most 100) and starting_after (the last id of the previous page) while has_more is true. Pass a template_id to define_intake instead of items to reuse one.',
     method: 'GET',
     path: '/v1/templates',
-    input: z.strictObject({}),
+    input: TemplateListQuery,
     output: TemplateList,
     annotations: READ_ONLY,
     summarize: (r) =>
@@ -345,7 +346,7 @@ export const TOOLS: readonly ToolSpec[] = [
         ? 'No templates yet.'
         : `${r.templates.length} templates: ${listed(
             r.templates.map((t) => `${t.id} "${t.name}" (${t.items.length} items)`),
-          )}.`,
+          )}.${r.has_more ? ' More with starting_after.' : ''}`,
   }),
   defineTool({
     name: 'get_template',

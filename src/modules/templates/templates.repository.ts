@@ -25,6 +25,59 @@ export async function insertTemplate(db: Kysely<Database>, record: TemplateRecor
     .execute();
 }
 
+/**
+ * One page of the world's templates, newest first, after the template `startingAfter` (a cursor);
+ * undefined when that cursor is not one of the world's templates. Asks one row more than the page, so
+ * the caller knows whether there is more.
+ */
+export async function templatePage(
+  db: Kysely<Database>,
+  world: World,
+  page: { limit: number; startingAfter: string | undefined },
+): Promise<TemplateRecord[] | undefined> {
+  let rows = inWorld(db, world);
+  if (page.startingAfter !== undefined) {
+    const cursor = await inWorld(db, world).where('id', '=', page.startingAfter).executeTakeFirst();
+    if (!cursor) return undefined;
+    rows = rows.where((eb) =>
+      eb.or([
+        eb('created_at', '<', cursor.created_at),
+        eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
+      ]),
+    );
+  }
+  const found = await rows
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+  return found.map(recordOf);
+}
+
+/**
+ * How many templates the world has, and its account's plan, read with the account row locked on
+ * PostgreSQL (SQLite has one writer), so two creations at once cannot both pass the plan's cap.
+ */
+export async function countTemplatesForCreation(
+  db: Kysely<Database>,
+  world: World,
+  dialect: 'sqlite' | 'postgres',
+): Promise<{ plan: string | undefined; count: number }> {
+  const account = await db
+    .selectFrom('accounts')
+    .select('plan')
+    .where('id', '=', world.accountId)
+    .$if(dialect === 'postgres', (query) => query.forUpdate())
+    .executeTakeFirst();
+  const { n } = await db
+    .selectFrom('templates')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .executeTakeFirstOrThrow();
+  return { plan: account?.plan, count: Number(n) };
+}
+
 /** The world's templates, newest first. */
 export async function templatesOf(db: Kysely<Database>, world: World): Promise<TemplateRecord[]> {
   const rows = await inWorld(db, world).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();

@@ -8,6 +8,7 @@ import {
   CreateTemplateBody,
   Template,
   TemplateList,
+  TemplateListQuery,
   TemplateParams,
   UpdateTemplateBody,
 } from './templates.schemas.js';
@@ -15,7 +16,7 @@ import {
   createTemplate,
   deleteTemplate,
   getTemplate,
-  listTemplates,
+  listTemplatePage,
   updateTemplate,
 } from './templates.service.js';
 
@@ -26,9 +27,21 @@ export function templateRoutes(app: FastifyInstance, services: AppServices): voi
 
   api.post('/v1/templates', {
     config: { scope: 'intakes:write', audit: { action: 'template.create', resourceType: 'template' } },
-    schema: { tags, summary: 'Create a template', body: CreateTemplateBody, response: { 201: Template } },
+    schema: {
+      tags,
+      summary: 'Create a template',
+      description:
+        "A world (account and mode) keeps at most its plan's `max_templates` (see /pricing.json): 402 plan_required beyond it.",
+      body: CreateTemplateBody,
+      response: { 201: Template },
+    },
     handler: async (request, reply) => {
-      const template = await createTemplate(db, worldOfAuth(authOf(request)), request.body);
+      const template = await createTemplate(
+        db,
+        worldOfAuth(authOf(request)),
+        request.body,
+        services.db.dialect,
+      );
       request.auditResourceId = template.id;
       return reply.code(201).send(template);
     },
@@ -36,8 +49,15 @@ export function templateRoutes(app: FastifyInstance, services: AppServices): voi
 
   api.get('/v1/templates', {
     config: { scope: 'intakes:read' },
-    schema: { tags, summary: 'List templates', response: { 200: TemplateList } },
-    handler: async (request) => ({ templates: await listTemplates(db, worldOfAuth(authOf(request))) }),
+    schema: {
+      tags,
+      summary: 'List templates',
+      description:
+        'Newest first, with cursor pagination (limit, default 20, at most 100; starting_after; has_more).',
+      querystring: TemplateListQuery,
+      response: { 200: TemplateList },
+    },
+    handler: (request) => listTemplatePage(db, worldOfAuth(authOf(request)), request.query),
   });
 
   api.get('/v1/templates/:id', {

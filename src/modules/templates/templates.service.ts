@@ -2,16 +2,25 @@ import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
-import { ApiError, notFound } from '../../http/errors.js';
+import { planOf } from '../../domain/plans.js';
+import { ApiError, invalid, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { compileJsonSchema } from '../../lib/json-schema.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 import type { World } from '../../kernel/world.js';
-import type { CreateTemplateBody, Template, UpdateTemplateBody } from './templates.schemas.js';
+import type {
+  CreateTemplateBody,
+  Template,
+  TemplateList,
+  TemplateListQuery,
+  UpdateTemplateBody,
+} from './templates.schemas.js';
 import {
+  countTemplatesForCreation,
   deleteTemplateRow,
   findTemplate,
   insertTemplate,
+  templatePage,
   templatesOf,
   updateTemplateRow,
   type TemplateRecord,
@@ -21,10 +30,33 @@ function toTemplate(record: TemplateRecord): z.infer<typeof Template> {
   return { id: record.id, name: record.name, items: record.items, created_at: record.created_at };
 }
 
+/**
+ * The plan caps the templates of a world (`max_templates`): each is up to 100 items with their
+ * schemas, so an unbounded number would let one account fill the database. 402 plan_required beyond
+ * it, as for webhook endpoints and keys. Call inside the creating transaction.
+ */
+async function assertPlanAllowsAnotherTemplate(
+  db: Kysely<Database>,
+  world: World,
+  dialect: 'sqlite' | 'postgres',
+): Promise<void> {
+  const { plan: planId, count: used } = await countTemplatesForCreation(db, world, dialect);
+  const plan = planOf(planId ?? 'free');
+  const limit = plan.features.max_templates;
+  if (used >= limit) {
+    throw new ApiError(
+      'plan_required',
+      `The ${plan.name} plan allows ${limit} templates per mode, and ${used} exist; delete one or upgrade the plan.`,
+      { limit },
+    );
+  }
+}
+
 export async function createTemplate(
   db: Kysely<Database>,
   world: World,
   body: z.output<typeof CreateTemplateBody>,
+  dialect: 'sqlite' | 'postgres',
 ): Promise<z.infer<typeof Template>> {
   const problems = definitionProblems(body.items, compileJsonSchema);
   if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
@@ -37,14 +69,30 @@ export async function createTemplate(
     created_at: world.clock.now().toISOString(),
   };
   await db.transaction().execute(async (trx) => {
+    await assertPlanAllowsAnotherTemplate(trx, world, dialect);
     await insertTemplate(trx, record);
     await auditInTransaction(trx, record.id);
   });
   return toTemplate(record);
 }
 
+/** Every template of the world, newest first (the dashboard; at most the plan's max_templates). */
 export async function listTemplates(db: Kysely<Database>, world: World): Promise<z.infer<typeof Template>[]> {
   return (await templatesOf(db, world)).map(toTemplate);
+}
+
+/** GET /v1/templates: one page, newest first; `starting_after` is the last id of the previous page. */
+export async function listTemplatePage(
+  db: Kysely<Database>,
+  world: World,
+  query: z.output<typeof TemplateListQuery>,
+): Promise<z.infer<typeof TemplateList>> {
+  const page = await templatePage(db, world, {
+    limit: query.limit,
+    startingAfter: query.starting_after,
+  });
+  if (!page) throw invalid(`starting_after: no template with id ${query.starting_after ?? ''}.`);
+  return { templates: page.slice(0, query.limit).map(toTemplate), has_more: page.length > query.limit };
 }
 
 export async function getTemplate(

@@ -89,7 +89,7 @@ function templateRoutes(scope: FastifyInstance, deps: Deps): void {
     }
     return refusedTemplate(ctx, reply, null, form, async () => {
       await asUserAction(ctx, 'template.create', 'template', null, () =>
-        createTemplate(ctx.services.db.kysely, ctx.world, parsed.data),
+        createTemplate(ctx.services.db.kysely, ctx.world, parsed.data, ctx.services.db.dialect),
       );
     });
   });

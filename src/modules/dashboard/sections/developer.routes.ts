@@ -74,12 +74,19 @@ export function developerRoutes(scope: FastifyInstance, deps: Deps): void {
       reply.code(400);
       return keysPage(ctx, await listKeysAs(db, ctx.auth), { error: describeIssues(parsed.error) });
     }
-    const created = await asUserAction(ctx, 'api_key.create', 'api_key', null, () =>
-      createKeyAs(db, ctx.auth, { ...parsed.data, mode: undefined }),
+    // Beyond the plan's keys (402) the page says so, with the keys to revoke.
+    return orPageWithError(
+      reply,
+      async () => {
+        const created = await asUserAction(ctx, 'api_key.create', 'api_key', null, () =>
+          createKeyAs(db, ctx.auth, { ...parsed.data, mode: undefined }),
+        );
+        return keysPage(ctx, await listKeysAs(db, ctx.auth), {
+          created: { name: created.name, key: created.key },
+        });
+      },
+      async (error) => keysPage(ctx, await listKeysAs(db, ctx.auth), { error }),
     );
-    return keysPage(ctx, await listKeysAs(db, ctx.auth), {
-      created: { name: created.name, key: created.key },
-    });
   });
   action<IdParams>(scope, deps, '/dashboard/keys/:id/revoke', async (ctx, _form, request, reply) => {
     await asUserAction(ctx, 'api_key.revoke', 'api_key', request.params.id, () =>
