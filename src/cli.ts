@@ -8,6 +8,8 @@ import { CreateAccountInput } from './modules/accounts/accounts.schemas.js';
 import { createAccount, setRateLimitOverride } from './modules/accounts/accounts.service.js';
 import { mcpStdioConfig, serveMcpOverStdio } from './modules/mcp/mcp.stdio.js';
 import { credentialsPath, deviceLogin, keyHint, storeCredential } from './modules/oauth/device.client.js';
+import { issueSignInLink } from './modules/sessions/sign-in.service.js';
+import { systemClock } from './lib/clock.js';
 import { startServer, startWorker, WORKER_POLL_INTERVAL_MS } from './server.js';
 
 function positiveInt(value: string): number {
@@ -149,6 +151,22 @@ program
     } finally {
       await db.close();
     }
+  });
+
+program
+  .command('sign-in-link')
+  .description(
+    "print a one-time dashboard sign-in link (15 minutes) for a user's address: the way in without SMTP_URL",
+  )
+  .requiredOption('--email <email>', "the user's email address")
+  .action(async (options: { email: string }) => {
+    const config = loadConfig();
+    const url = await withDatabase((db) =>
+      issueSignInLink({ db, clock: systemClock, config }, options.email),
+    );
+    if (!url) throw new ConfigError(`No dashboard user has the address ${options.email}.`);
+    // On the operator's terminal only: the server never logs a link.
+    process.stdout.write(url + '\n');
   });
 
 const accounts = program.command('accounts').description('manage accounts');

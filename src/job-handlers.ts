@@ -12,6 +12,8 @@ import { runRetentionPurge } from './modules/intakes/retention.service.js';
 import { runAutoApproval } from './modules/intakes/review.service.js';
 import { runWebhookAttempt } from './modules/webhooks/attempt.js';
 import { WEBHOOK_ATTEMPT } from './modules/webhooks/webhooks.jobs.js';
+import { SEND_SIGN_IN_LINK } from './modules/sessions/sign-in.jobs.js';
+import { runSignInLinkJob } from './modules/sessions/sign-in.service.js';
 import type { AppServices } from './services.js';
 import { definedKinds } from './jobs/jobs.js';
 import type { Worker } from './jobs/worker.js';
@@ -35,5 +37,6 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(SWEEP_ORPHAN_FILES, (job) => runOrphanSweep(services, job.id));
   worker.register(OWNER_NOTICE_BATCH, (job) => runNoticeBatch(services, job));
   worker.register(OWNER_NOTICE_DIGEST, (job) => runNoticeDigest(services, job));
+  worker.register(SEND_SIGN_IN_LINK, (job) => runSignInLinkJob(services, job.payload));
   worker.assertHandlers(definedKinds());
 }

@@ -16,6 +16,7 @@ import { jobConcurrencyKey } from './0014_job_concurrency_key.js';
 import { ownerNotices } from './0015_owner_notices.js';
 import { sendsAreJobs } from './0016_sends_are_jobs.js';
 import { itemsAwaitingReview } from './0017_items_awaiting_review.js';
+import { signInCooldown } from './0022_sign_in_cooldown.js';
 import { oauthGrants } from './0024_oauth_grants.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0015_owner_notices': ownerNotices,
   '0016_sends_are_jobs': sendsAreJobs,
   '0017_items_awaiting_review': itemsAwaitingReview,
+  '0022_sign_in_cooldown': signInCooldown,
   '0024_oauth_grants': oauthGrants,
 };
 

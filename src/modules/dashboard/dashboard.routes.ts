@@ -124,7 +124,15 @@ function signInRoutes(scope: FastifyInstance, services: AppServices, assets: Das
       const message = chrome.t('sign_in.bad_email', 'Enter a valid email address.');
       return sendHtml(reply, 422, signInPage(chrome, returnTo, message));
     }
-    await requestSignInLink(services, request.log, { email, ip: request.ip, returnTo });
+    try {
+      await requestSignInLink(services, { email, ip: request.ip, returnTo });
+    } catch (error) {
+      // Production without SMTP_URL: the form says why nobody can sign in by email.
+      if (error instanceof ApiError && error.code === 'service_unavailable') {
+        return sendHtml(reply, 503, signInPage(chrome, returnTo, error.message));
+      }
+      throw error;
+    }
     return sendHtml(reply, 200, linkSentPage(chrome, email));
   });
 

@@ -52,6 +52,22 @@ export async function insertSignInToken(
     .execute();
 }
 
+export async function deleteSignInToken(db: Kysely<Database>, tokenHash: string): Promise<void> {
+  await db.deleteFrom('sign_in_tokens').where('token_hash', '=', tokenHash).execute();
+}
+
+/** When the user's latest link was made (used or not, until it is cleaned up after expiry). */
+export async function lastSignInTokenAt(db: Kysely<Database>, userId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('sign_in_tokens')
+    .select('created_at')
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.created_at;
+}
+
 /**
  * Marks a link used, atomically: of two concurrent clicks exactly one wins. Expired and used links
  * match nothing. Returns the link's user and landing path when this call consumed it.

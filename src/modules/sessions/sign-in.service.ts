@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../../http/errors.js';
+import { enqueueJob } from '../../jobs/jobs.js';
 import { translator } from '../../i18n/index.js';
 import { newId } from '../../lib/ids.js';
 import { sha256Hex } from '../../lib/secrets.js';
@@ -11,19 +11,28 @@ import { recordMessageCopy } from '../notify/notify.service.js';
 import { transmit } from '../notify/notify.service.js';
 import {
   consumeSignInToken,
+  deleteSignInToken,
   findUserByEmail,
   insertSignInToken,
   insertUser,
+  lastSignInTokenAt,
   markSignedIn,
   type UserRow,
 } from './sessions.repository.js';
+import { SEND_SIGN_IN_LINK } from './sign-in.jobs.js';
 
 /** A sign-in link works once, for 15 minutes. */
 export const SIGN_IN_LINK_TTL_MS = 15 * 60_000;
-/** Link requests per rolling hour: per address (no mailbox flooding) and per network address. */
-export const SIGN_IN_LIMITS = { perEmail: 5, perIp: 30 } as const;
+/** Link requests per rolling hour from one network address (the client's, behind TRUST_PROXY). */
+export const SIGN_IN_LIMITS = { perIp: 30 } as const;
+/**
+ * At most one email per address in this long (no mailbox flooding). Not a refusal: the page says
+ * "check your email" either way, and the link sent within the cool-down still works (15 minutes), so a
+ * stranger asking for someone's address cannot lock them out, only trigger the link they receive.
+ */
+export const SIGN_IN_EMAIL_COOLDOWN_MS = 60_000;
 
-export function signInUrl(services: AppServices, token: string): string {
+export function signInUrl(services: { config: { appUrl: string } }, token: string): string {
   return `${services.config.appUrl}/dashboard/sign-in/confirm?token=${token}`;
 }
 
@@ -37,20 +46,57 @@ interface LinkEmail {
 }
 
 /**
- * Sends a one-time sign-in link through the mail path every email takes: SMTP when configured,
- * otherwise the development outbox (stored like any captured email, and the link printed to the
- * server log, so a laptop install can sign in without a mail server).
+ * Without SMTP_URL, production has no way to deliver a sign-in link (development keeps it in the
+ * outbox, and `intake sign-in-link` prints one): say so plainly instead of pretending to send it.
  */
-async function sendLink(services: AppServices, log: FastifyBaseLogger, mail: LinkEmail): Promise<void> {
+export function assertSignInDeliverable(config: { production: boolean; smtpUrl: string | undefined }): void {
+  if (!config.production || config.smtpUrl) return;
+  throw new ApiError(
+    'service_unavailable',
+    'Email sign-in is not set up on this server: its operator must set SMTP_URL (see the deployment guide). Until then, the operator can print a one-time link with `intake sign-in-link --email <address>`.',
+  );
+}
+
+/** A new one-time link for a user (15 minutes, one use): only its hash is stored. */
+async function mintSignInToken(
+  services: Pick<AppServices, 'db' | 'clock'>,
+  user: UserRow,
+  returnTo: string | null,
+): Promise<{ token: string; tokenHash: string }> {
   const token = randomBytes(32).toString('base64url');
+  const tokenHash = sha256Hex(token);
   const now = services.clock.now();
   await insertSignInToken(services.db.kysely, {
-    token_hash: sha256Hex(token),
-    user_id: mail.user.id,
-    return_to: mail.returnTo,
+    token_hash: tokenHash,
+    user_id: user.id,
+    return_to: returnTo,
     expires_at: new Date(now.getTime() + SIGN_IN_LINK_TTL_MS).toISOString(),
     created_at: now.toISOString(),
   });
+  return { token, tokenHash };
+}
+
+/**
+ * The operator's way in without a mail server (`intake sign-in-link`): a one-time link for the user
+ * of this address, printed on the operator's terminal, never logged; undefined for an unknown address.
+ */
+export async function issueSignInLink(
+  services: Pick<AppServices, 'db' | 'clock' | 'config'>,
+  email: string,
+): Promise<string | undefined> {
+  const user = await findUserByEmail(services.db.kysely, email.trim().toLowerCase());
+  if (!user) return undefined;
+  const { token } = await mintSignInToken(services, user, null);
+  return signInUrl(services, token);
+}
+
+/**
+ * Sends a one-time sign-in link through the mail path every email takes: SMTP when configured,
+ * otherwise the development outbox (stored like any captured email). The link is never logged.
+ */
+async function sendLink(services: AppServices, mail: LinkEmail): Promise<void> {
+  const now = services.clock.now();
+  const { token, tokenHash } = await mintSignInToken(services, mail.user, mail.returnTo);
   const url = signInUrl(services, token);
   const t = translator(mail.language, 'dashboard');
   const vars = {
@@ -108,11 +154,11 @@ async function sendLink(services: AppServices, log: FastifyBaseLogger, mail: Lin
       createdAt: now.toISOString(),
       sentAt: null,
     });
-    // Development only (no SMTP_URL): the outbox is the mailbox, and the log is where people look.
-    log.info({ to: mail.user.email }, `Dashboard sign-in link (development outbox): ${url}`);
     return;
   }
   if (outcome.outcome !== 'sent') {
+    // Not sent: the link never existed, so it does not hold the address's cool-down either.
+    await deleteSignInToken(services.db.kysely, tokenHash);
     throw new ApiError('service_unavailable', 'The sign-in email could not be sent. Try again in a minute.');
   }
 }
@@ -130,26 +176,47 @@ async function limitOrThrow(services: AppServices, bucket: string, limit: number
 }
 
 /**
- * Emails a sign-in link when the address belongs to a user. The answer never says whether it does
- * (no account enumeration): the caller shows the same "check your email" page either way.
+ * Queues a sign-in link for an address, and nothing else: whether the address belongs to a user is
+ * decided by the job (SEND_SIGN_IN_LINK), so the answer takes the same time either way (no account
+ * enumeration by timing) and the caller shows the same "check your email" page. Limited per network
+ * address only; the per-address cool-down is the job's, and never refuses a request.
  */
 export async function requestSignInLink(
   services: AppServices,
-  log: FastifyBaseLogger,
   input: { email: string; ip: string; returnTo: string | null },
 ): Promise<void> {
+  assertSignInDeliverable(services.config);
   const email = input.email.trim().toLowerCase();
   await limitOrThrow(services, `dashboard-sign-in-ip:${input.ip}`, SIGN_IN_LIMITS.perIp);
-  await limitOrThrow(services, `dashboard-sign-in:${sha256Hex(email)}`, SIGN_IN_LIMITS.perEmail);
-  const user = await findUserByEmail(services.db.kysely, email);
+  const addressHash = sha256Hex(email);
+  await enqueueJob(services.db.kysely, {
+    accountId: 'system',
+    livemode: true,
+    kind: SEND_SIGN_IN_LINK,
+    subjectId: `sign-in/${addressHash}`,
+    payload: { email, return_to: input.returnTo },
+    dueAt: services.clock.now().getTime(),
+    uniqueKey: `send_sign_in_link:${addressHash}`,
+  });
+}
+
+/** The SEND_SIGN_IN_LINK job: a link to the address's user, unless one went out within the cool-down. */
+export async function runSignInLinkJob(
+  services: AppServices,
+  payload: { email: string; return_to: string | null },
+): Promise<void> {
+  const user = await findUserByEmail(services.db.kysely, payload.email);
   if (!user) return;
+  const last = await lastSignInTokenAt(services.db.kysely, user.id);
+  const now = services.clock.now().getTime();
+  if (last && now - Date.parse(last) < SIGN_IN_EMAIL_COOLDOWN_MS) return;
   const account = await accountOf(services, user.account_id);
-  await sendLink(services, log, {
+  await sendLink(services, {
     kind: 'sign_in',
     user,
     accountName: account.name,
     language: account.default_language,
-    returnTo: input.returnTo,
+    returnTo: payload.return_to,
   });
 }
 
@@ -194,10 +261,10 @@ export async function redeemSignInLink(
 /** Adds a user to the account and emails them a sign-in link. 409 when the address already has a user. */
 export async function inviteUser(
   services: AppServices,
-  log: FastifyBaseLogger,
   inviter: { userId: string; accountId: string; email: string },
   email: string,
 ): Promise<UserRow> {
+  assertSignInDeliverable(services.config);
   const address = email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(address) || address.length > 254) {
     throw new ApiError('invalid_request', `email: ${email} is not an email address.`);
@@ -216,7 +283,7 @@ export async function inviteUser(
   };
   await insertUser(services.db.kysely, user);
   const account = await accountOf(services, inviter.accountId);
-  await sendLink(services, log, {
+  await sendLink(services, {
     kind: 'invitation',
     user,
     accountName: account.name,

@@ -273,7 +273,7 @@ export function accountRoutes(scope: FastifyInstance, deps: Deps): void {
 
   action(scope, deps, '/dashboard/settings/users', async (ctx, form, request, reply) => {
     try {
-      const user = await inviteUser(ctx.services, request.log, ctx.user, form.get('email') ?? '');
+      const user = await inviteUser(ctx.services, ctx.user, form.get('email') ?? '');
       await auditUserAction(ctx, 'user.invite', 'user', user.id);
     } catch (error) {
       if (error instanceof ApiError && error.status < 500) {
