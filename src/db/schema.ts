@@ -391,6 +391,8 @@ export interface SignInTokensTable {
   expires_at: string;
   used_at: string | null;
   created_at: string;
+  /** `sign_in` (asked for on the sign-in page: the per-address cool-down counts these) or `invitation`. */
+  purpose: Generated<string>;
 }
 
 /** A dashboard browser session; the cookie holds a random id, this row its SHA-256. */

@@ -44,6 +44,7 @@ export async function insertSignInToken(
     return_to: string | null;
     expires_at: string;
     created_at: string;
+    purpose: 'sign_in' | 'invitation';
   },
 ): Promise<void> {
   await db
@@ -56,12 +57,22 @@ export async function deleteSignInToken(db: Kysely<Database>, tokenHash: string)
   await db.deleteFrom('sign_in_tokens').where('token_hash', '=', tokenHash).execute();
 }
 
-/** When the user's latest link was made (used or not, until it is cleaned up after expiry). */
-export async function lastSignInTokenAt(db: Kysely<Database>, userId: string): Promise<string | undefined> {
+/**
+ * When the user's latest sign-in link that still works was made: not used, not expired (a user who
+ * used their link, or let it expire, gets a new one at once).
+ */
+export async function lastUsableSignInLinkAt(
+  db: Kysely<Database>,
+  userId: string,
+  nowIso: string,
+): Promise<string | undefined> {
   const row = await db
     .selectFrom('sign_in_tokens')
     .select('created_at')
     .where('user_id', '=', userId)
+    .where('purpose', '=', 'sign_in')
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', nowIso)
     .orderBy('created_at', 'desc')
     .limit(1)
     .executeTakeFirst();

@@ -15,7 +15,7 @@ import {
   findUserByEmail,
   insertSignInToken,
   insertUser,
-  lastSignInTokenAt,
+  lastUsableSignInLinkAt,
   markSignedIn,
   type UserRow,
 } from './sessions.repository.js';
@@ -26,9 +26,10 @@ export const SIGN_IN_LINK_TTL_MS = 15 * 60_000;
 /** Link requests per rolling hour from one network address (the client's, behind TRUST_PROXY). */
 export const SIGN_IN_LIMITS = { perIp: 30 } as const;
 /**
- * At most one email per address in this long (no mailbox flooding). Not a refusal: the page says
- * "check your email" either way, and the link sent within the cool-down still works (15 minutes), so a
- * stranger asking for someone's address cannot lock them out, only trigger the link they receive.
+ * At most one email per address in this long while its last link is unused (no mailbox flooding).
+ * Not a refusal: the page says "check your email" either way, and the link sent within the cool-down
+ * still works (15 minutes), so a stranger asking for someone's address cannot lock them out, only
+ * trigger the link they receive. A used or expired link holds nothing: the next request sends at once.
  */
 export const SIGN_IN_EMAIL_COOLDOWN_MS = 60_000;
 
@@ -62,6 +63,7 @@ async function mintSignInToken(
   services: Pick<AppServices, 'db' | 'clock'>,
   user: UserRow,
   returnTo: string | null,
+  purpose: 'sign_in' | 'invitation',
 ): Promise<{ token: string; tokenHash: string }> {
   const token = randomBytes(32).toString('base64url');
   const tokenHash = sha256Hex(token);
@@ -72,6 +74,7 @@ async function mintSignInToken(
     return_to: returnTo,
     expires_at: new Date(now.getTime() + SIGN_IN_LINK_TTL_MS).toISOString(),
     created_at: now.toISOString(),
+    purpose,
   });
   return { token, tokenHash };
 }
@@ -86,7 +89,7 @@ export async function issueSignInLink(
 ): Promise<string | undefined> {
   const user = await findUserByEmail(services.db.kysely, email.trim().toLowerCase());
   if (!user) return undefined;
-  const { token } = await mintSignInToken(services, user, null);
+  const { token } = await mintSignInToken(services, user, null, 'invitation');
   return signInUrl(services, token);
 }
 
@@ -96,7 +99,7 @@ export async function issueSignInLink(
  */
 async function sendLink(services: AppServices, mail: LinkEmail): Promise<void> {
   const now = services.clock.now();
-  const { token, tokenHash } = await mintSignInToken(services, mail.user, mail.returnTo);
+  const { token, tokenHash } = await mintSignInToken(services, mail.user, mail.returnTo, mail.kind);
   const url = signInUrl(services, token);
   const t = translator(mail.language, 'dashboard');
   const vars = {
@@ -207,9 +210,9 @@ export async function runSignInLinkJob(
 ): Promise<void> {
   const user = await findUserByEmail(services.db.kysely, payload.email);
   if (!user) return;
-  const last = await lastSignInTokenAt(services.db.kysely, user.id);
-  const now = services.clock.now().getTime();
-  if (last && now - Date.parse(last) < SIGN_IN_EMAIL_COOLDOWN_MS) return;
+  const now = services.clock.now();
+  const last = await lastUsableSignInLinkAt(services.db.kysely, user.id, now.toISOString());
+  if (last && now.getTime() - Date.parse(last) < SIGN_IN_EMAIL_COOLDOWN_MS) return;
   const account = await accountOf(services, user.account_id);
   await sendLink(services, {
     kind: 'sign_in',
