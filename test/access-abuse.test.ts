@@ -2,6 +2,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueSignInLink } from '../src/modules/sessions/sign-in.service.js';
 import { DATABASES } from './helpers/env.js';
 import { client } from './helpers/http.js';
 import { startSmtpServer } from './helpers/mail.js';
@@ -274,6 +275,20 @@ describe.each(DATABASES)('production settings on %s', (database) => {
     expect(
       await db.selectFrom('messages').select('id').where('to_address', '=', email).execute(),
     ).toHaveLength(0);
+  });
+
+  it("gives the operator a link without a mail server (the sign-in-link command's service)", async () => {
+    const account = await server.createAccount();
+    const email = await ownerEmail(server, account.account_id);
+    expect(await issueSignInLink(server.server.services, 'nobody@example.com')).toBeUndefined();
+    const link = new URL((await issueSignInLink(server.server.services, email.toUpperCase())) ?? '');
+    const browser = dashboardClient(server.url);
+    const landing = await browser.get(link.pathname + link.search);
+    const confirmed = await browser.post('/dashboard/sign-in/confirm', {
+      token: link.searchParams.get('token') ?? '',
+      _csrf: csrfOf(landing.text),
+    });
+    expect(confirmed.status).toBe(303);
   });
 
   it('marks cookies Secure (and __Host-) in production, even on an http APP_URL', async () => {
