@@ -42,6 +42,7 @@ import { templateRoutes } from './modules/templates/templates.routes.js';
 import { usageRoutes } from './modules/usage/usage.routes.js';
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import type { Worker } from './jobs/worker.js';
+import { registerHttpMetrics } from './http/metrics.js';
 import type { AppServices } from './services.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -84,6 +85,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   });
 
   registerErrorHandling(app);
+  registerHttpMetrics(app);
   registerSecurityHeaders(app, services.config);
   registerNulGuard(app);
   registerAuth(app, services, apiKeyStore(services.db));

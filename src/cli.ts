@@ -1,8 +1,18 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, loadDataLocation } from './config.js';
+import { BackupError, backupDataDir, restoreDataDir } from './db/backup.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { PLAN_IDS } from './domain/plans.js';
+import {
+  formatJobTable,
+  JOB_STATES,
+  listJobs,
+  parseAge,
+  purgeFailedJobs,
+  retryFailedJobs,
+  type JobState,
+} from './jobs/admin.js';
 import { ApiError } from './http/errors.js';
 import { CreateAccountInput } from './modules/accounts/accounts.schemas.js';
 import { createAccount, setRateLimitOverride } from './modules/accounts/accounts.service.js';
@@ -10,7 +20,20 @@ import { mcpStdioConfig, serveMcpOverStdio } from './modules/mcp/mcp.stdio.js';
 import { credentialsPath, deviceLogin, keyHint, storeCredential } from './modules/oauth/device.client.js';
 import { issueSignInLink } from './modules/sessions/sign-in.service.js';
 import { systemClock } from './lib/clock.js';
+import { runExitHooks } from './lib/exit-hooks.js';
 import { startServer, startWorker, WORKER_POLL_INTERVAL_MS } from './server.js';
+
+function jobStateOption(value: string): JobState {
+  const state = JOB_STATES.find((s) => s === value);
+  if (!state) throw new InvalidArgumentError(`expected one of ${JOB_STATES.join(', ')}`);
+  return state;
+}
+
+function ageOption(value: string): number {
+  const ms = parseAge(value);
+  if (ms === null) throw new InvalidArgumentError('expected an age such as 30d, 12h or 45m');
+  return ms;
+}
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -31,6 +54,7 @@ async function serve(options: { runWorker: boolean }): Promise<void> {
       ? 'Background worker: running in this process.'
       : 'Background worker: not in this process (run `worker` processes for reminders, webhooks and purges).',
   );
+  if (server.metricsUrl) console.log(`Metrics: ${server.metricsUrl}`);
   console.log('Create a first account and its API keys with:');
   console.log('  npm run --silent cli -- accounts create --email you@example.com --plan free --json');
   let signals = 0;
@@ -39,7 +63,7 @@ async function serve(options: { runWorker: boolean }): Promise<void> {
     if (signals > 1) process.exit(1);
     server.app.log.info({ signal }, 'draining: finishing in-flight requests');
     server.stop(config.shutdownGraceMs).then(
-      () => process.exit(0),
+      () => runExitHooks().then(() => process.exit(0)),
       (error: unknown) => {
         console.error(error);
         process.exit(1);
@@ -57,13 +81,14 @@ async function work(): Promise<void> {
   console.log(
     `Intake worker running (database: ${running.services.db.dialect}; polling every ${WORKER_POLL_INTERVAL_MS} ms)`,
   );
+  if (running.metricsUrl) console.log(`Metrics: ${running.metricsUrl}`);
   let signals = 0;
   const shutdown = (signal: string) => {
     signals++;
     if (signals > 1) process.exit(1);
     console.log(`${signal}: finishing the jobs in flight`);
     running.stop().then(
-      () => process.exit(0),
+      () => runExitHooks().then(() => process.exit(0)),
       (error: unknown) => {
         console.error(error);
         process.exit(1);
@@ -225,10 +250,115 @@ accounts
     );
   });
 
+const jobs = program.command('jobs').description('see, retry and purge background jobs');
+jobs
+  .command('list')
+  .description('jobs oldest due first: queued (waiting), running (a worker holds it), failed (given up)')
+  .option('--state <state>', `only jobs in this state: ${JOB_STATES.join(', ')}`, jobStateOption)
+  .option('--kind <kind>', 'only jobs of this kind')
+  .option('--limit <n>', 'at most this many', positiveInt, 1000)
+  .option('--json', 'print a JSON array, one object per job')
+  .action(async (options: { state?: JobState; kind?: string; limit: number; json?: boolean }) => {
+    const listed = await withDatabase((db) =>
+      listJobs(
+        db.kysely,
+        {
+          limit: options.limit,
+          ...(options.state ? { state: options.state } : {}),
+          ...(options.kind ? { kind: options.kind } : {}),
+        },
+        Date.now(),
+      ),
+    );
+    console.log(options.json ? JSON.stringify(listed) : formatJobTable(listed));
+  });
+jobs
+  .command('retry')
+  .description('run a failed job again now (its attempts start from zero); --failed: every failed job')
+  .argument('[id]', 'the job id (job_…)')
+  .option('--failed', 'retry every failed job (with --kind: of that kind)')
+  .option('--kind <kind>', 'with --failed: only jobs of this kind')
+  .action(async (id: string | undefined, options: { failed?: boolean; kind?: string }) => {
+    if ((id === undefined) === (options.failed !== true))
+      throw new ConfigError('Give either a job id or --failed.');
+    const retried = await withDatabase((db) =>
+      retryFailedJobs(
+        db.kysely,
+        id !== undefined ? { id } : options.kind ? { kind: options.kind } : {},
+        Date.now(),
+      ),
+    );
+    if (id !== undefined && retried.length === 0)
+      throw new ConfigError(
+        `No failed job ${id} (only failed jobs can be retried; see jobs list --state failed).`,
+      );
+    console.log(
+      `Retried ${retried.length} job${retried.length === 1 ? '' : 's'}${retried.length ? `: ${retried.join(', ')}` : '.'}`,
+    );
+  });
+jobs
+  .command('purge')
+  .description('delete failed jobs whose last attempt is older than the given age')
+  .requiredOption('--failed', 'purge failed jobs (the only kind of purge)')
+  .requiredOption('--older-than <age>', 'e.g. 30d, 12h', ageOption)
+  .option('--kind <kind>', 'only jobs of this kind')
+  .action(async (options: { olderThan: number; kind?: string }) => {
+    const purged = await withDatabase((db) =>
+      purgeFailedJobs(db.kysely, {
+        before: Date.now() - options.olderThan,
+        ...(options.kind ? { kind: options.kind } : {}),
+      }),
+    );
+    console.log(`Purged ${purged} failed job${purged === 1 ? '' : 's'}.`);
+  });
+
+program
+  .command('backup')
+  .description(
+    'copy the SQLite database (online, consistent), the files and the secret key of DATA_DIR into one archive',
+  )
+  .requiredOption('--out <file>', 'the archive to write (.tar.gz)')
+  .option('--json', 'print exactly one JSON object')
+  .action(async (options: { out: string; json?: boolean }) => {
+    const location = loadDataLocation();
+    if (location.databaseUrl) {
+      throw new ConfigError(
+        'DATABASE_URL is set: back up PostgreSQL with pg_dump (pg_dump --format=custom "$DATABASE_URL" > intake.dump) and the bucket with its own tools; this command copies the embedded SQLite deployment only.',
+      );
+    }
+    const summary = await backupDataDir(location.dataDir, options.out);
+    if (options.json) {
+      console.log(JSON.stringify(summary));
+      return;
+    }
+    console.log(
+      `Backup written to ${summary.archive} (${summary.bytes} bytes): database at migration ${summary.migration ?? 'none'}, ${summary.files} file${summary.files === 1 ? '' : 's'}${summary.secret_key ? ', secret key' : ''}.`,
+    );
+    if (location.storageUrl)
+      console.log('Files are in the bucket (STORAGE_URL): back it up with its own tools.');
+  });
+
+program
+  .command('restore')
+  .description('unpack a backup into an empty DATA_DIR and check the database (stop the service first)')
+  .requiredOption('--from <file>', 'the archive written by backup')
+  .action(async (options: { from: string }) => {
+    const location = loadDataLocation();
+    if (location.databaseUrl) {
+      throw new ConfigError(
+        'DATABASE_URL is set: restore PostgreSQL with pg_restore; this command restores the embedded SQLite deployment only.',
+      );
+    }
+    const summary = await restoreDataDir(options.from, location.dataDir);
+    console.log(
+      `Restored into ${summary.data_dir}: backup of ${summary.created_at}, database at migration ${summary.migration ?? 'none'} (integrity ok), ${summary.files} file${summary.files === 1 ? '' : 's'}.`,
+    );
+  });
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof ApiError) {
+  if (error instanceof ConfigError || error instanceof ApiError || error instanceof BackupError) {
     console.error(`error: ${error.message}`);
   } else {
     console.error(error);

@@ -42,6 +42,9 @@ const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(86_400_000).optional(),
   HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
   TRUST_PROXY: z.string().optional(),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  WEBHOOK_LOG_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BILLING_ALLOW_LOCAL: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
   STRIPE_SECRET_KEY: z.string().optional(),
@@ -91,6 +94,15 @@ export interface Config {
   jobLeaseMs: number | undefined;
   /** Jobs one worker runs at once; undefined keeps the worker's default (DEFAULT_CONCURRENCY). */
   workerConcurrency: number | undefined;
+  /**
+   * Prometheus metrics at /metrics on a listener of their own (never the public port); undefined:
+   * off. 0 picks a free port (tests).
+   */
+  metricsPort: number | undefined;
+  /** The metrics listener's address (default loopback). */
+  metricsHost: string;
+  /** Webhook attempt logs and finished deliveries older than this many days are swept (default 30). */
+  webhookLogDays: number;
   /** Billing: Stripe when secretKey is set, else the local provider (src/modules/billing). */
   stripe: StripeConfig;
   /**
@@ -123,15 +135,32 @@ function originList(text: string | undefined): string[] {
     });
 }
 
-/** Reads the environment once, at start; an invalid value stops the process with a message naming it. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+function parseEnv(env: NodeJS.ProcessEnv): z.output<typeof EnvSchema> {
   const blankless = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const parsed = EnvSchema.safeParse(blankless);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid environment:\n  ${problems.join('\n  ')}`);
   }
-  const e = parsed.data;
+  return parsed.data;
+}
+
+/**
+ * Where the data lives, read from the same variables as loadConfig but touching nothing: restore
+ * needs DATA_DIR untouched (loadConfig would generate a secret key into it).
+ */
+export function loadDataLocation(env: NodeJS.ProcessEnv = process.env): {
+  dataDir: string;
+  databaseUrl: string | undefined;
+  storageUrl: string | undefined;
+} {
+  const e = parseEnv(env);
+  return { dataDir: resolve(e.DATA_DIR), databaseUrl: e.DATABASE_URL, storageUrl: e.STORAGE_URL };
+}
+
+/** Reads the environment once, at start; an invalid value stops the process with a message naming it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const e = parseEnv(env);
   const production = e.NODE_ENV === 'production';
   const dataDir = resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
@@ -177,6 +206,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobLeaseMs: e.JOB_LEASE_MS,
     workerConcurrency: e.WORKER_CONCURRENCY,
     urlsFollowPort: !e.BASE_URL && !e.APP_URL,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
+    webhookLogDays: e.WEBHOOK_LOG_DAYS,
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,

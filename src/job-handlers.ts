@@ -16,7 +16,24 @@ import { SEND_SIGN_IN_LINK } from './modules/sessions/sign-in.jobs.js';
 import { runSignInLinkJob } from './modules/sessions/sign-in.service.js';
 import type { AppServices } from './services.js';
 import { definedKinds } from './jobs/jobs.js';
+import { recurringHandler, type RecurringJob } from './jobs/recurring.js';
+import { SWEEP_EXPIRED_AUTH } from './modules/oauth/oauth.jobs.js';
+import { purgeExpiredOAuth } from './modules/oauth/oauth.service.js';
+import { SWEEP_ABANDONED_UPLOADS, TUS_EXPIRE_AFTER_MS } from './modules/portal/portal.jobs.js';
+import { sweepAbandonedUploads } from './modules/portal/tus-backend.js';
+import { purgeExpiredSessions } from './modules/sessions/sessions.service.js';
+import { sweepWebhookLogs } from './modules/webhooks/webhooks.service.js';
+import { SWEEP_WEBHOOK_LOGS } from './modules/webhooks/webhooks.jobs.js';
 import type { Worker } from './jobs/worker.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/** The retention sweepers: recurring system jobs, planned when a worker starts (src/jobs/recurring.ts). */
+export const RECURRING_JOBS = {
+  expiredAuth: { kind: SWEEP_EXPIRED_AUTH, everyMs: HOUR_MS },
+  webhookLogs: { kind: SWEEP_WEBHOOK_LOGS, everyMs: HOUR_MS },
+  abandonedUploads: { kind: SWEEP_ABANDONED_UPLOADS, everyMs: HOUR_MS },
+} satisfies Record<string, RecurringJob>;
 
 /**
  * Registers the handler of every production job kind on a worker, then checks that defined kinds
@@ -38,5 +55,24 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(OWNER_NOTICE_BATCH, (job) => runNoticeBatch(services, job));
   worker.register(OWNER_NOTICE_DIGEST, (job) => runNoticeDigest(services, job));
   worker.register(SEND_SIGN_IN_LINK, (job) => runSignInLinkJob(services, job.payload));
+  const db = services.db.kysely;
+  const now = () => services.clock.now().getTime();
+  const { expiredAuth, webhookLogs, abandonedUploads } = RECURRING_JOBS;
+  worker.register(
+    SWEEP_EXPIRED_AUTH,
+    recurringHandler(db, expiredAuth, now, async () => {
+      const at = services.clock.now();
+      await purgeExpiredOAuth(db, at);
+      await purgeExpiredSessions(db, at.toISOString());
+    }),
+  );
+  worker.register(
+    SWEEP_WEBHOOK_LOGS,
+    recurringHandler(db, webhookLogs, now, () => sweepWebhookLogs(services)),
+  );
+  worker.register(
+    SWEEP_ABANDONED_UPLOADS,
+    recurringHandler(db, abandonedUploads, now, () => sweepAbandonedUploads(services, TUS_EXPIRE_AFTER_MS)),
+  );
   worker.assertHandlers(definedKinds());
 }

@@ -7,12 +7,14 @@ import { migrateToLatest, openDatabase } from './db/database.js';
 import type { RateLimiter } from './http/rate-limit/limiter.js';
 import { MemoryRateLimiter } from './http/rate-limit/memory.js';
 import { RedisRateLimiter } from './http/rate-limit/redis.js';
-import { registerJobHandlers } from './job-handlers.js';
+import { RECURRING_JOBS, registerJobHandlers } from './job-handlers.js';
 import './subscribers.js';
 import { noJobRunner } from './jobs/jobs.js';
+import { planRecurringJobs } from './jobs/recurring.js';
 import { listenForDueJobs, type JobListener } from './jobs/wakeup.js';
 import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
+import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import { S3Storage } from './modules/files/s3-storage.js';
 import { scheduleOrphanSweep } from './modules/files/stored-files.service.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
@@ -102,6 +104,18 @@ function startPolling(services: AppServices, worker: Worker): JobListener | unde
   return listenForDueJobs(databaseUrl, () => worker.nudge(), logger);
 }
 
+function startMetrics(services: AppServices): Promise<MetricsServer | undefined> {
+  const { metricsPort, metricsHost } = services.config;
+  if (metricsPort === undefined) return Promise.resolve(undefined);
+  return startMetricsServer(services, { port: metricsPort, host: metricsHost });
+}
+
+/** At a worker's start: the recurring system jobs, each planned unless it already is. */
+async function planBackgroundWork(services: AppServices): Promise<void> {
+  await scheduleOrphanSweep(services);
+  await planRecurringJobs(services.db.kysely, Object.values(RECURRING_JOBS), services.clock.now().getTime());
+}
+
 export interface StartServerOptions {
   /** Run the job worker in this process (`serve`, the default); `api` leaves it to `worker` processes. */
   runWorker?: boolean;
@@ -113,6 +127,8 @@ export interface RunningServer {
   /** The job worker (polling only when started with runWorker); test_helpers/advance_clock runs due jobs with it. */
   worker: Worker;
   url: string;
+  /** The metrics listener's /metrics address (METRICS_PORT set), else undefined. */
+  metricsUrl: string | undefined;
   /** Drains: readiness turns 503, new work is refused, in-flight requests finish, pools close. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -137,13 +153,16 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const services = await createServices(config);
   let worker: Worker;
   let app: FastifyInstance;
+  let metrics: MetricsServer | undefined;
   const runWorker = options.runWorker ?? true;
   try {
     worker = createWorker(services);
-    if (runWorker) await scheduleOrphanSweep(services);
+    if (runWorker) await planBackgroundWork(services);
     app = await buildApp(services, worker);
+    metrics = await startMetrics(services);
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
+    await metrics?.close();
     await closeServices(services);
     throw error;
   }
@@ -160,6 +179,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
     services,
     worker,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    metricsUrl: metrics?.url,
     stop(graceMs = 0) {
       stopping ??= (async () => {
         services.lifecycle.draining = true;
@@ -167,6 +187,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
         await worker.stop();
         if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs));
         await closeApp(app);
+        await metrics?.close();
         await closeWebhookDelivery(services);
         await closeServices(services);
       })();
@@ -178,6 +199,8 @@ export async function startServer(config: Config, options: StartServerOptions = 
 export interface RunningWorker {
   services: AppServices;
   worker: Worker;
+  /** The metrics listener's /metrics address (METRICS_PORT set), else undefined. */
+  metricsUrl: string | undefined;
   /** Stops polling, waits for the jobs in flight, closes the pools. */
   stop(): Promise<void>;
 }
@@ -186,9 +209,11 @@ export interface RunningWorker {
 export async function startWorker(config: Config): Promise<RunningWorker> {
   const services = await createServices(config);
   let worker: Worker;
+  let metrics: MetricsServer | undefined;
   try {
     worker = createWorker(services);
-    await scheduleOrphanSweep(services);
+    await planBackgroundWork(services);
+    metrics = await startMetrics(services);
   } catch (error) {
     await closeServices(services);
     throw error;
@@ -198,11 +223,13 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
   return {
     services,
     worker,
+    metricsUrl: metrics?.url,
     stop() {
       stopping ??= (async () => {
         services.lifecycle.draining = true;
         await listener?.close();
         await worker.stop();
+        await metrics?.close();
         await closeWebhookDelivery(services);
         await closeServices(services);
       })();

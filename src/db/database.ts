@@ -18,6 +18,8 @@ export interface Db {
    * engine offers one (SQLite's `PRAGMA data_version`); caches of rows are safe only where it exists.
    */
   changeVersion?: () => number;
+  /** Connections of the pool now (metrics): open, idle, and queries waiting for one. */
+  poolUse(): { max: number; total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -68,6 +70,8 @@ function openSqlite(file: string): Db {
     kysely,
     dialect: 'sqlite',
     changeVersion,
+    // One connection, used synchronously: never idle-waiting, never queued.
+    poolUse: () => ({ max: 1, total: 1, idle: 0, waiting: 0 }),
     close: async () => {
       await kysely.destroy();
       watcher.close();
@@ -102,9 +106,10 @@ function openPostgres(databaseUrl: string): Db {
   if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error('The schema parameter of DATABASE_URL must be a lower-case SQL identifier.');
   }
+  const max = 10;
   const pool = new pg.Pool({
     connectionString: url.toString(),
-    max: 10,
+    max,
     // A database that stops answering (no refusal, no reset) fails requests instead of hanging them.
     connectionTimeoutMillis: 10_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
@@ -120,6 +125,7 @@ function openPostgres(databaseUrl: string): Db {
   return {
     kysely,
     dialect: 'postgres',
+    poolUse: () => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => kysely.destroy(),
   };
 }

@@ -171,6 +171,8 @@ export interface JobsTable {
   unique_key: Generated<string | null>;
   /** What the job competes for (a webhook endpoint): its kind's keyConcurrency applies per key. */
   concurrency_key: Generated<string | null>;
+  /** The W3C traceparent of the enqueueing request's span (tracing on), for the job's span to join. */
+  trace_context: Generated<string | null>;
 }
 
 export interface EventsTable {

@@ -1,3 +1,4 @@
+import { context, propagation } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../db/schema.js';
@@ -126,6 +127,13 @@ export interface NewJob<Input = unknown> {
   concurrencyKey?: string;
 }
 
+/** The active span's W3C traceparent (tracing on, inside a traced request or job), else null. */
+function currentTraceparent(): string | null {
+  const carrier: { traceparent?: string } = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
 /**
  * Writes a job, usually in the caller's transaction. The payload is validated with the kind's schema
  * (a bad payload throws here, at the caller, not later in the worker). Returns the job id (`job_…`).
@@ -153,6 +161,7 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     created_at: new Date().toISOString(),
     unique_key: job.uniqueKey ?? null,
     concurrency_key: job.concurrencyKey ?? null,
+    trace_context: currentTraceparent(),
   });
   if (job.uniqueKey === undefined) {
     await insert.execute();

@@ -1,7 +1,9 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, JobsTable } from '../db/schema.js';
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Clock } from '../lib/clock.js';
+import { jobFailures, jobRuns } from '../lib/metrics.js';
 import {
   JobLeaseLostError,
   jobDefinition,
@@ -709,20 +711,22 @@ export class Worker {
       if (!registration) throw new Error(`no handler for job kind "${row.kind}"`);
       const parsed = registration.definition.schema.safeParse(JSON.parse(row.payload));
       if (!parsed.success) throw new Error(`invalid payload: ${parsed.error.message}`);
-      await withDeadline(
-        registration.handler({
-          id: row.id,
-          accountId: row.account_id,
-          livemode: row.livemode === 1,
-          kind: row.kind,
-          subjectId: row.subject_id,
-          payload: parsed.data,
-          attempts: row.attempts - 1,
-          signal: controller.signal,
-          complete: (trx) => this.complete(job, trx),
-        }),
-        controller,
-        registration.definition.timeoutMs ?? this.jobTimeoutMs,
+      await traced(row, () =>
+        withDeadline(
+          registration.handler({
+            id: row.id,
+            accountId: row.account_id,
+            livemode: row.livemode === 1,
+            kind: row.kind,
+            subjectId: row.subject_id,
+            payload: parsed.data,
+            attempts: row.attempts - 1,
+            signal: controller.signal,
+            complete: (trx) => this.complete(job, trx),
+          }),
+          controller,
+          registration.definition.timeoutMs ?? this.jobTimeoutMs,
+        ),
       );
     } catch (error) {
       this.runningJobs.delete(job);
@@ -734,10 +738,13 @@ export class Worker {
       }
       this.logger.warn({ ...context, err: error }, 'job failed');
       const last = atMostOnce || retryDelayMs(row.attempts) === null;
+      jobRuns.inc({ kind: row.kind, outcome: last ? 'failed' : 'retry' });
+      jobFailures.inc({ kind: row.kind });
       await this.settle(job, last ? 'give_up' : 'retry', error);
       return;
     }
     this.runningJobs.delete(job);
+    jobRuns.inc({ kind: row.kind, outcome: 'succeeded' });
     if (!job.completed) await this.settle(job, 'done');
   }
 
@@ -907,6 +914,38 @@ export class Worker {
         .execute();
     }
   }
+}
+
+const tracer = trace.getTracer('intake-jobs');
+
+/**
+ * Runs a job's attempt in a span of its own, a child of the span that enqueued it (the request's,
+ * carried in trace_context), so one trace shows a request and the work it caused. Without tracing
+ * (no SDK started) these are no-ops.
+ */
+function traced<T>(row: JobRow, run: () => Promise<T>): Promise<T> {
+  const parent = row.trace_context
+    ? propagation.extract(ROOT_CONTEXT, { traceparent: row.trace_context })
+    : ROOT_CONTEXT;
+  return tracer.startActiveSpan(
+    `job ${row.kind}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: { 'job.id': row.id, 'job.kind': row.kind, 'job.attempt': row.attempts },
+    },
+    parent,
+    async (span) => {
+      try {
+        return await run();
+      } catch (error) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 function parsePayload(text: string): unknown {

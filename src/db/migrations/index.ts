@@ -18,6 +18,7 @@ import { sendsAreJobs } from './0016_sends_are_jobs.js';
 import { itemsAwaitingReview } from './0017_items_awaiting_review.js';
 import { signInCooldown } from './0022_sign_in_cooldown.js';
 import { oauthGrants } from './0024_oauth_grants.js';
+import { operations } from './0025_operations.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0017_items_awaiting_review': itemsAwaitingReview,
   '0022_sign_in_cooldown': signInCooldown,
   '0024_oauth_grants': oauthGrants,
+  '0025_operations': operations,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -151,3 +151,16 @@ export async function accountPlan(db: Kysely<Database>, accountId: string): Prom
   const row = await db.selectFrom('accounts').select('plan').where('id', '=', accountId).executeTakeFirst();
   return row?.plan;
 }
+
+/**
+ * Retention: OAuth access tokens (keys with an expiry) past their expiry. Such a key no longer
+ * authenticates nor shows in lists; its row only waits here. Returns how many.
+ */
+export async function deleteExpiredKeys(db: Kysely<Database>, nowIso: string): Promise<number> {
+  const result = await db
+    .deleteFrom('api_keys')
+    .where('expires_at', 'is not', null)
+    .where('expires_at', '<', nowIso)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -126,4 +126,4 @@ export async function revokeKeyAs(db: Kysely<Database>, auth: AuthContext, keyId
 }
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */
-export { findActiveKeyByHash, listKeys } from './keys.repository.js';
+export { deleteExpiredKeys, findActiveKeyByHash, listKeys } from './keys.repository.js';

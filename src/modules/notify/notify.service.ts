@@ -3,6 +3,7 @@ import type { Database, MessageStatus, MessagesTable } from '../../db/schema.js'
 import { outstandingItems } from '../../domain/chases.js';
 import { unsentAnswer } from '../../domain/intake-state.js';
 import { isEmptyValue } from '../../domain/values.js';
+import { messagesSent } from '../../lib/metrics.js';
 import { enqueueJob, jobIdsUnder, type Job } from '../../jobs/jobs.js';
 import { raise } from '../../kernel/domain-events.js';
 import { retryDelayMs } from '../../jobs/worker.js';
@@ -122,6 +123,17 @@ export function senderAddress(services: AppServices): string {
  * `signal` (the sending job's) abandons the provider call: the outcome is then thrown, unknown.
  */
 export async function transmit(
+  services: AppServices,
+  livemode: boolean,
+  envelope: Envelope,
+  signal?: AbortSignal,
+): Promise<Transmission> {
+  const transmission = await handOver(services, livemode, envelope, signal);
+  messagesSent.inc({ channel: envelope.channel, outcome: transmission.outcome });
+  return transmission;
+}
+
+async function handOver(
   services: AppServices,
   livemode: boolean,
   envelope: Envelope,

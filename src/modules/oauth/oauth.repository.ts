@@ -129,8 +129,22 @@ export async function recordDevicePoll(
 }
 
 /** Old device authorizations go once they expired a day ago (their codes are worthless by then). */
-export async function deleteExpiredDevices(db: Kysely<Database>, beforeIso: string): Promise<void> {
-  await db.deleteFrom('device_authorizations').where('expires_at', '<', beforeIso).execute();
+export async function deleteExpiredDevices(db: Kysely<Database>, beforeIso: string): Promise<number> {
+  const result = await db
+    .deleteFrom('device_authorizations')
+    .where('expires_at', '<', beforeIso)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Retention: authorization codes and refresh tokens past their expiry. Returns how many. */
+export async function deleteExpiredGrants(db: Kysely<Database>, nowIso: string): Promise<number> {
+  const codes = await db.deleteFrom('oauth_codes').where('expires_at', '<', nowIso).executeTakeFirst();
+  const refresh = await db
+    .deleteFrom('oauth_refresh_tokens')
+    .where('expires_at', '<', nowIso)
+    .executeTakeFirst();
+  return Number(codes.numDeletedRows) + Number(refresh.numDeletedRows);
 }
 
 /**

@@ -5,8 +5,10 @@ import { scopesNotHeld, type Scope } from '../../domain/scopes.js';
 import { newId, randomBase62 } from '../../lib/ids.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/secrets.js';
 import { insertAuditEntry } from '../audit/audit.service.js';
-import { createKey } from '../keys/keys.service.js';
+import { createKey, deleteExpiredKeys } from '../keys/keys.service.js';
 import {
+  deleteExpiredDevices,
+  deleteExpiredGrants,
   findClient,
   findCode,
   findRefreshToken,
@@ -335,4 +337,19 @@ export async function revokeToken(
     .where('oauth_refresh_tokens.client_id', '=', client.id)
     .executeTakeFirst();
   if (key) await revokeAccessKey(db, key.id, at.toISOString());
+}
+
+/**
+ * Retention (the sweep_expired_auth job): authorization codes, refresh tokens and OAuth access tokens
+ * past their expiry, device authorizations a day after theirs; none of them can be used any more.
+ * Returns how many rows.
+ */
+export async function purgeExpiredOAuth(db: Kysely<Database>, at: Date): Promise<number> {
+  const nowIso = at.toISOString();
+  return (
+    (await deleteExpiredGrants(db, nowIso)) +
+    // A day late, as on the way in startDeviceAuthorization: a late poll still hears "expired".
+    (await deleteExpiredDevices(db, new Date(at.getTime() - 86_400_000).toISOString())) +
+    (await deleteExpiredKeys(db, nowIso))
+  );
 }

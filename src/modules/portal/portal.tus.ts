@@ -11,6 +11,7 @@ import { languageChoice, type LanguageChoice } from './page/language.js';
 import { loadPage, uploadErrorMessage } from './page/page.service.js';
 import { acceptReceivedFile, uploadAllowance } from './portal.service.js';
 import { portalSecurityHeaders } from './portal.security.js';
+import { TUS_EXPIRE_AFTER_MS } from './portal.jobs.js';
 import { createTusBackend } from './tus-backend.js';
 
 /**
@@ -22,9 +23,6 @@ locked through Redis, see tus-backend.ts); when the last byte arrives,
  * Before any byte is accepted the routes check the intake, the item and the declared Upload-Length.
  */
 const UPLOAD_ID = /^[0-9a-f]{32}$/;
-/** Unfinished uploads are kept a week, so a client can resume days later. */
-const EXPIRE_AFTER_MS = 7 * 24 * 60 * 60 * 1000;
-const CLEANUP_EVERY_MS = 60 * 60 * 1000;
 
 interface UploadContext {
   intakeId: string;
@@ -60,7 +58,7 @@ function errorBody(requestId: string, error: ApiError, clientMessage: string | u
 
 export async function portalTusRoutes(app: FastifyInstance, services: AppServices): Promise<void> {
   // Local files, or segments in S3 with locks in Redis (any API process resumes any upload).
-  const backend = await createTusBackend(services, EXPIRE_AFTER_MS);
+  const backend = await createTusBackend(services, TUS_EXPIRE_AFTER_MS);
   const { datastore } = backend;
   app.addHook('onClose', () => backend.close());
   const contexts = new WeakMap<IncomingMessage, UploadContext>();
@@ -107,12 +105,6 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
       }
     },
   });
-
-  const cleanup = setInterval(() => {
-    tus.cleanUpExpiredUploads().catch((error: unknown) => app.log.warn({ err: error }, 'tus cleanup failed'));
-  }, CLEANUP_EVERY_MS);
-  cleanup.unref();
-  app.addHook('onClose', () => clearInterval(cleanup));
 
   /** Checks that need our error envelope, before tus sees the request. */
   async function admit(request: FastifyRequest<{ Params: TusParams }>): Promise<UploadContext> {

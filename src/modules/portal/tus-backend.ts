@@ -57,3 +57,15 @@ export async function createTusBackend(services: AppServices, expireAfterMs: num
     close: () => Promise.resolve(),
   };
 }
+
+/**
+ * Retention (the sweep_abandoned_uploads job): unfinished uploads begun more than `expireAfterMs` ago,
+ * bytes and bookkeeping. Local uploads only: in S3 the bucket's lifecycle rule on `tus/` does it
+ * (SegmentStore cannot list the bucket), see docs/deploy.md. Returns how many were removed.
+ */
+export async function sweepAbandonedUploads(services: AppServices, expireAfterMs: number): Promise<number> {
+  if (services.storage.kind === 's3') return 0;
+  const directory = join(services.config.dataDir, 'tmp-tus');
+  await mkdir(directory, { recursive: true });
+  return new FileStore({ directory, expirationPeriodInMilliseconds: expireAfterMs }).deleteExpired();
+}

@@ -104,9 +104,10 @@ export async function consumeSignInToken(
 }
 
 /** Expired links and sessions, removed on the way (no table grows without bound). */
-export async function deleteExpired(db: Kysely<Database>, nowIso: string): Promise<void> {
-  await db.deleteFrom('sign_in_tokens').where('expires_at', '<', nowIso).execute();
-  await db.deleteFrom('user_sessions').where('expires_at', '<', nowIso).execute();
+export async function deleteExpired(db: Kysely<Database>, nowIso: string): Promise<number> {
+  const links = await db.deleteFrom('sign_in_tokens').where('expires_at', '<', nowIso).executeTakeFirst();
+  const sessions = await db.deleteFrom('user_sessions').where('expires_at', '<', nowIso).executeTakeFirst();
+  return Number(links.numDeletedRows) + Number(sessions.numDeletedRows);
 }
 
 export async function insertSession(db: Kysely<Database>, row: SessionRow): Promise<void> {

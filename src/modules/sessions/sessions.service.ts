@@ -3,6 +3,8 @@
  * Signing in lives in sign-in.service.ts, the request side (cookies, CSRF) in session.ts.
  */
 export {
+  /** Retention: expired sign-in links and sessions (the sweep_expired_auth job). Returns how many. */
+  deleteExpired as purgeExpiredSessions,
   deleteSession,
   deleteSessionsOfUser,
   deleteUser,

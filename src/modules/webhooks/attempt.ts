@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { pino, type Logger } from 'pino';
 import type { Database } from '../../db/schema.js';
 import { cancelJobs, enqueueJob, type Job } from '../../jobs/jobs.js';
+import { webhookAttempts, webhookDeliveries } from '../../lib/metrics.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
@@ -284,7 +285,7 @@ async function record(
     outcome: http.outcome,
     next_attempt_at: nextAttemptAt,
   };
-  return services.db.kysely.transaction().execute(async (trx) => {
+  const recorded = await services.db.kysely.transaction().execute(async (trx) => {
     // First the job's end: a job no longer ours (taken over) throws here and nothing is recorded.
     await end(trx);
     const settled = await settleDelivery(
@@ -308,4 +309,9 @@ async function record(
     }
     return row;
   });
+  if (recorded !== 'stale') {
+    webhookAttempts.inc({ outcome: http.outcome });
+    if (status !== 'pending') webhookDeliveries.inc({ outcome: status });
+  }
+  return recorded;
 }

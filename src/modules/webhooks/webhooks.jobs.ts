@@ -28,3 +28,6 @@ export const WEBHOOK_ATTEMPT = defineJob(
     timeoutMs: 2 * WEBHOOK_TIMEOUT_MS,
   },
 );
+
+/** Retention: attempt logs and finished deliveries older than WEBHOOK_LOG_DAYS (recurring, system). */
+export const SWEEP_WEBHOOK_LOGS = defineJob('sweep_webhook_logs', z.object({}).strict());

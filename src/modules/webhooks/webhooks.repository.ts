@@ -282,3 +282,28 @@ export async function listAttempts(
     .execute();
   return { rows, cursorFound: true };
 }
+
+/** Retention: attempt logs requested before the cutoff (ISO), of every account. Returns how many. */
+export async function deleteAttemptsBefore(db: Kysely<Database>, cutoffIso: string): Promise<number> {
+  const result = await db
+    .deleteFrom('webhook_attempts')
+    .where('requested_at', '<', cutoffIso)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Retention: deliveries that ended (succeeded, failed, cancelled) before the cutoff (ISO), with their
+ * attempts (cascade). A pending delivery stays whatever its age. Returns how many.
+ */
+export async function deleteFinishedDeliveriesBefore(
+  db: Kysely<Database>,
+  cutoffIso: string,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('webhook_deliveries')
+    .where('status', '!=', 'pending')
+    .where('completed_at', '<', cutoffIso)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -20,7 +20,9 @@ import {
 } from './webhooks.events.js';
 import {
   countEnabledEndpoints,
+  deleteAttemptsBefore,
   deleteEndpoint,
+  deleteFinishedDeliveriesBefore,
   deliveryIdsOfEndpoint,
   enabledEndpoints,
   findEndpoint,
@@ -272,6 +274,20 @@ export async function listDeliveries(
     deliveries: rows.slice(0, query.limit).map(toDeliveryAttempt),
     has_more: rows.length > query.limit,
   };
+}
+
+/**
+ * Retention (the sweep_webhook_logs job): attempt logs older than WEBHOOK_LOG_DAYS, and deliveries that
+ * ended before then (with their attempts). Pending deliveries are kept whatever their age.
+ */
+export async function sweepWebhookLogs(
+  services: AppServices,
+): Promise<{ attempts: number; deliveries: number }> {
+  const db = services.db.kysely;
+  const cutoff = new Date(services.clock.now().getTime() - services.config.webhookLogDays * 86_400_000);
+  const deliveries = await deleteFinishedDeliveriesBefore(db, cutoff.toISOString());
+  const attempts = await deleteAttemptsBefore(db, cutoff.toISOString());
+  return { attempts, deliveries };
 }
 
 /** The event types each enabled endpoint of the world subscribes to, one list per endpoint. */

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify';
+import { httpRequestDuration, httpRequests, rateLimitRejections } from '../lib/metrics.js';
+
+/**
+ * Counts every answer by its route's pattern (`/v1/intakes/:id`, never the id itself, so the label set
+ * stays small) and status; requests that matched no route share the pattern `unmatched`. A 429 is
+ * also counted as a rate-limit rejection.
+ */
+export function registerHttpMetrics(app: FastifyInstance): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
+    httpRequests.inc(labels);
+    httpRequestDuration.observe(labels, reply.elapsedTime / 1000);
+    // Every limiter answers 429 (API keys, the portal, sign-in links, OAuth): counted here, once.
+    if (reply.statusCode === 429) rateLimitRejections.inc({ route: labels.route });
+    done();
+  });
+}
