@@ -16,12 +16,10 @@ import {
 import { ApiError } from './http/errors.js';
 import { CreateAccountInput } from './modules/accounts/accounts.schemas.js';
 import { createAccount, setRateLimitOverride } from './modules/accounts/accounts.service.js';
-import { mcpStdioConfig, serveMcpOverStdio } from './modules/mcp/mcp.stdio.js';
 import { credentialsPath, deviceLogin, keyHint, storeCredential } from './modules/oauth/device.client.js';
 import { issueSignInLink } from './modules/sessions/sign-in.service.js';
 import { systemClock } from './lib/clock.js';
 import { runExitHooks } from './lib/exit-hooks.js';
-import { startServer, startWorker, WORKER_POLL_INTERVAL_MS } from './server.js';
 
 function jobStateOption(value: string): JobState {
   const state = JOB_STATES.find((s) => s === value);
@@ -43,6 +41,8 @@ function positiveInt(value: string): number {
 
 async function serve(options: { runWorker: boolean }): Promise<void> {
   const config = loadConfig();
+  // Loaded here, not at the top: the admin commands (jobs, backup…) start without the whole service.
+  const { startServer } = await import('./server.js');
   const server = await startServer(config, options);
   const shown = config.baseUrl;
   console.log(`Intake service listening on ${server.url} (public address ${shown})`);
@@ -77,6 +77,7 @@ async function serve(options: { runWorker: boolean }): Promise<void> {
 /** The worker role alone: claims and runs due jobs, no HTTP. Stops gracefully on SIGTERM/SIGINT. */
 async function work(): Promise<void> {
   const config = loadConfig();
+  const { startWorker, WORKER_POLL_INTERVAL_MS } = await import('./server.js');
   const running = await startWorker(config);
   console.log(
     `Intake worker running (database: ${running.services.db.dialect}; polling every ${WORKER_POLL_INTERVAL_MS} ms)`,
@@ -133,7 +134,10 @@ program
   .description(
     'the agent tools (MCP) over stdio against BASE_URL, with the key in INTAKE_API_KEY (else the one `login` stored, else a device sign-in)',
   )
-  .action(() => serveMcpOverStdio());
+  .action(async () => {
+    const { serveMcpOverStdio } = await import('./modules/mcp/mcp.stdio.js');
+    await serveMcpOverStdio();
+  });
 
 program
   .command('login')
@@ -146,6 +150,7 @@ program
     'intakes:read,intakes:write',
   )
   .action(async (options: { scopes: string }) => {
+    const { mcpStdioConfig } = await import('./modules/mcp/mcp.stdio.js');
     const { baseUrl } = mcpStdioConfig(process.env);
     const file = credentialsPath(process.env);
     const credential = await deviceLogin({

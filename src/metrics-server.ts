@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { Gauge, Registry } from 'prom-client';
-import { jobBacklog } from './jobs/admin.js';
+import { jobBacklog, type KindBacklog } from './jobs/admin.js';
 import { definedKinds } from './jobs/jobs.js';
 import { metricsRegistry } from './lib/metrics.js';
 import type { AppServices } from './services.js';
@@ -18,31 +18,39 @@ export interface MetricsServer {
 
 function databaseGauges(services: AppServices): Registry {
   const registry = new Registry();
+  // One query per scrape for both job gauges (a scrape collects them concurrently).
+  let reading: Promise<Map<string, KindBacklog>> | undefined;
+  const backlog = () =>
+    (reading ??= jobBacklog(services.db.kysely, services.clock.now().getTime())
+      .then((rows) => new Map(rows.map((row) => [row.kind, row])))
+      .finally(() => setImmediate(() => (reading = undefined))));
+  const kinds = (byKind: Map<string, KindBacklog>) => new Set([...definedKinds(), ...byKind.keys()]);
   new Gauge({
     name: 'intake_jobs',
     help: 'Jobs in the job table, by kind and state (queued, running, failed)',
     labelNames: ['kind', 'state'] as const,
     registers: [registry],
     async collect() {
+      const byKind = await backlog();
       this.reset();
-      const backlog = await jobBacklog(services.db.kysely, services.clock.now().getTime());
-      const byKind = new Map(backlog.map((row) => [row.kind, row]));
-      for (const kind of new Set([...definedKinds(), ...byKind.keys()])) {
+      for (const kind of kinds(byKind)) {
         const row = byKind.get(kind);
         this.set({ kind, state: 'queued' }, row?.queued ?? 0);
         this.set({ kind, state: 'running' }, row?.running ?? 0);
         this.set({ kind, state: 'failed' }, row?.failed ?? 0);
       }
-      lag.reset();
-      for (const kind of new Set([...definedKinds(), ...byKind.keys()]))
-        lag.set({ kind }, (byKind.get(kind)?.oldestDueLagMs ?? 0) / 1000);
     },
   });
-  const lag = new Gauge({
+  new Gauge({
     name: 'intake_job_oldest_due_lag_seconds',
     help: 'How long the oldest due job waits for a worker, by kind (0: none waiting)',
     labelNames: ['kind'] as const,
     registers: [registry],
+    async collect() {
+      const byKind = await backlog();
+      this.reset();
+      for (const kind of kinds(byKind)) this.set({ kind }, (byKind.get(kind)?.oldestDueLagMs ?? 0) / 1000);
+    },
   });
   new Gauge({
     name: 'intake_db_pool_connections',
