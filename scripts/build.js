@@ -5,6 +5,9 @@
 //
 //   node scripts/build.js [--out DIR]     (default: dist)
 import { cpSync, readdirSync, rmSync } from 'node:fs';
+import console from 'node:console';
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
