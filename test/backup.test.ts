@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,7 +71,7 @@ describe('backup and restore of the embedded deployment (SQLite)', () => {
     expect(during).toBeGreaterThan(0);
     const summary = JSON.parse(output) as Record<string, unknown>;
     expect(summary).toMatchObject({ format: 1, files: 1, secret_key: true, archive });
-    expect(existsSync(archive)).toBe(true);
+    expect(statSync(archive).mode & 0o777).toBe(0o600);
 
     const restored = join(scratch, 'restored');
     const restoreEnv = { ...server.env, DATA_DIR: restored };

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { newId } from '../src/lib/ids.js';
@@ -159,5 +161,15 @@ describe.each(DATABASES)('metrics on %s', (database) => {
     expect(value(samples, 'intake_db_pool_connections', { state: 'total' })).toBeGreaterThanOrEqual(1);
     expect(value(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(value(samples, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
+
+    // The Grafana dashboard in deploy/ reads only series this scrape has.
+    const dashboard = readFileSync(
+      join(import.meta.dirname, '..', 'deploy', 'grafana-dashboard.json'),
+      'utf8',
+    );
+    const used = new Set(dashboard.match(/\b(?:intake|process|nodejs)_\w+/g));
+    expect(used.size).toBeGreaterThan(10);
+    const present = new Set(samples.map((sample) => sample.name));
+    for (const name of used) expect(present.has(name), name).toBe(true);
   });
 });

@@ -116,6 +116,8 @@ export async function backupDataDir(
     await writeFile(join(staging, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
     const partial = `${archive}.partial`;
     await createTar({ gzip: true, file: partial, cwd: staging, portable: true, follow: true }, entries);
+    // The archive holds every client's data and the secret key: readable by its owner only.
+    await chmod(partial, 0o600);
     await rename(partial, archive);
     return {
       ...manifest,
