@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import {
+  chmod,
   copyFile,
   mkdir,
   mkdtemp,
