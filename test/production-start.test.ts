@@ -210,7 +210,9 @@ describe.each(DATABASES)('the compiled service on %s', (database) => {
         // PostgreSQL queries are traced too (the request's inserts among them).
         expect(
           otlp.spans.some(
-            (span) => span.traceId === request.traceId && attribute(span, 'db.system') === 'postgresql',
+            (span) =>
+              span.traceId === request.traceId &&
+              (attribute(span, 'db.system.name') ?? attribute(span, 'db.system')) === 'postgresql',
           ),
         ).toBe(true);
       }
