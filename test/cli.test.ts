@@ -100,7 +100,7 @@ describe('serve', () => {
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
   it('starts on a fresh data directory, then drains on SIGTERM: readiness 503, exit 0', async () => {
-    // tsx (what npm start runs) relays signals to the server and exits with its code.
+    // tsx (what `npm run cli` runs) relays signals to the server and exits with its code.
     const child = spawn(process.execPath, [tsxCli, 'src/cli.ts', 'serve'], {
       env: childEnv({ DATA_DIR: dataDir, PORT: '0', SHUTDOWN_GRACE_MS: '1500', LOG_LEVEL: 'warn' }),
       stdio: ['ignore', 'pipe', 'pipe'],
