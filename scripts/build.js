@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The production build: every module of src/ compiled to plain JavaScript in dist/ (one file per
-// module, the same layout), plus the files read at run time (the translations). Type checking is
-// `npm run typecheck`'s job; this only strips the types, so it takes about a second.
+// module, the same layout), plus the files read at run time (the translations) and the browser
+// bundles of web/ (dist/web/<name>/). Type checking is `npm run typecheck`'s job; this only strips
+// the types, so it takes about a second.
 //
 //   node scripts/build.js [--out DIR]     (default: dist)
 import { cpSync, readdirSync, rmSync } from 'node:fs';
@@ -9,7 +10,7 @@ import console from 'node:console';
 import process from 'node:process';
 import { performance } from 'node:perf_hooks';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,5 +41,11 @@ await build({
   logLevel: 'warning',
 });
 cpSync(join(src, 'i18n', 'locales'), join(out, 'i18n', 'locales'), { recursive: true });
+// The browser scripts and stylesheets, bundled now so the service does not bundle them at start-up.
+// The modules that declare them are imported from the build (declaring is all they do on import).
+for (const declaring of ['modules/portal/page/assets.js', 'modules/dashboard/assets.js'])
+  await import(pathToFileURL(join(out, declaring)).href);
+const { prebuildWebAssets } = await import(pathToFileURL(join(out, 'lib', 'web-assets.js')).href);
+const bundles = await prebuildWebAssets(join(out, 'web'));
 const ms = Math.round(performance.now() - started);
-console.log(`Built ${relative(process.cwd(), out) || '.'} in ${ms} ms`);
+console.log(`Built ${relative(process.cwd(), out) || '.'} (web bundles: ${bundles.join(', ')}) in ${ms} ms`);

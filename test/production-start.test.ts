@@ -105,12 +105,14 @@ beforeAll(() => {
 afterAll(() => build.remove());
 
 describe('the build', () => {
-  it('compiles every module of src/ (no test) and copies the translations', () => {
+  it('compiles every module of src/ (no test), copies the translations and bundles the browser scripts', () => {
     const dist = join(build.bin, '..', '..', 'dist');
     expect(existsSync(join(dist, 'main.js'))).toBe(true);
     expect(existsSync(join(dist, 'cli.js'))).toBe(true);
     expect(existsSync(join(dist, 'i18n', 'locales', 'en'))).toBe(true);
     expect(existsSync(join(dist, 'i18n', 'index.test.js'))).toBe(false);
+    for (const name of ['portal', 'dashboard'])
+      expect(existsSync(join(dist, 'web', name, 'bundle.js'))).toBe(true);
   });
 });
 
@@ -126,14 +128,20 @@ describe.each(DATABASES)('the compiled service on %s', (database) => {
     try {
       const health = await fetch(`${running.url}/healthz`);
       expect(health.status).toBe(200);
-      const [service, ...others] = processTree(running.pid);
-      // The bin imports dist/ in its own process: no second node, no loader. The only other process
-      // is esbuild's service, which bundles the portal's and dashboard's browser scripts at start-up.
-      expect(service?.slice(1)).toEqual([build.bin, 'serve']);
-      for (const other of others) expect(other[0]).toMatch(/\/esbuild$/);
+      // A page and its script, bundled by the build (dist/web/), not at start-up.
+      const page = await fetch(`${running.url}/dashboard/sign-in`);
+      expect(page.status).toBe(200);
+      const script = /src="(\/dashboard\/assets\/dashboard\.[0-9a-f]+\.js)"/.exec(await page.text())?.[1];
+      expect(script).toBeDefined();
+      expect((await fetch(`${running.url}${script ?? ''}`)).status).toBe(200);
+      const tree = processTree(running.pid);
+      // The bin imports dist/ in its own process: no second process (no tsx, no bundler), no loader.
+      expect(tree).toHaveLength(1);
+      const [service = []] = tree;
+      expect(service.slice(1)).toEqual([build.bin, 'serve']);
       const environ = readFileSync(`/proc/${running.pid}/environ`, 'utf8');
       expect(environ).not.toMatch(/NODE_OPTIONS=[^\0]*(tsx|--import|--loader)/);
-      expect([service, ...others].flat().join(' ')).not.toMatch(/tsx|ts-node|--loader|--import/);
+      expect(service.join(' ')).not.toMatch(/tsx|ts-node|--loader|--import/);
     } finally {
       await running.stop();
     }

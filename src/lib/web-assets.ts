@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
 
 /**
  * A front end's script and stylesheet (web/<name>), bundled at start-up (esbuild, a few hundred
  * milliseconds) and kept in memory: nothing to build by hand, nothing generated to commit, and the
  * served files always match the sources. Names carry a content hash, so they are cached for a year.
+ * The production build (`npm run build`) bundles them once into dist/web/<name>/, which the compiled
+ * service reads instead: no bundler in the production process.
  */
 export interface Asset {
   path: string;
@@ -55,7 +57,11 @@ function asset(bundle: WebBundle, ext: string, contentType: string, text: string
   };
 }
 
-async function bundleWeb(bundle: WebBundle): Promise<WebAssets> {
+/** Where the production build writes the bundles: dist/web/, beside the compiled modules. */
+const PREBUILT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'web');
+
+async function compile(bundle: WebBundle): Promise<{ js: string; css: string }> {
+  const { build } = await import('esbuild');
   const dir = join(WEB_ROOT, bundle.name);
   const result = await build({
     entryPoints: [join(dir, bundle.script), join(dir, bundle.style)],
@@ -71,13 +77,38 @@ async function bundleWeb(bundle: WebBundle): Promise<WebAssets> {
   const js = result.outputFiles.find((f) => f.path.endsWith('.js'));
   const css = result.outputFiles.find((f) => f.path.endsWith('.css'));
   if (!js || !css) throw new Error(`The ${bundle.name} bundle is missing its script or stylesheet`);
-  const script = asset(bundle, 'js', 'text/javascript; charset=utf-8', js.text);
-  const style = asset(bundle, 'css', 'text/css; charset=utf-8', css.text);
+  return { js: js.text, css: css.text };
+}
+
+async function bundleWeb(bundle: WebBundle): Promise<WebAssets> {
+  const prebuilt = join(PREBUILT_ROOT, bundle.name);
+  const { js, css } = existsSync(join(prebuilt, 'bundle.js'))
+    ? {
+        js: await readFile(join(prebuilt, 'bundle.js'), 'utf8'),
+        css: await readFile(join(prebuilt, 'bundle.css'), 'utf8'),
+      }
+    : await compile(bundle);
+  const script = asset(bundle, 'js', 'text/javascript; charset=utf-8', js);
+  const style = asset(bundle, 'css', 'text/css; charset=utf-8', css);
   return { script, style, byPath: new Map([script, style].map((a) => [a.path, a])) };
+}
+
+const declared: WebBundle[] = [];
+
+/** The production build: every declared bundle compiled into `webDir`/<name>/bundle.{js,css}. */
+export async function prebuildWebAssets(webDir: string): Promise<string[]> {
+  for (const bundle of declared) {
+    const { js, css } = await compile(bundle);
+    await mkdir(join(webDir, bundle.name), { recursive: true });
+    await writeFile(join(webDir, bundle.name, 'bundle.js'), js);
+    await writeFile(join(webDir, bundle.name, 'bundle.css'), css);
+  }
+  return declared.map((bundle) => bundle.name);
 }
 
 /** The bundle, built once per process on first use (a failed build is tried again next time). */
 export function webAssets(bundle: WebBundle): () => Promise<WebAssets> {
+  declared.push(bundle);
   let building: Promise<WebAssets> | undefined;
   return () => {
     building ??= bundleWeb(bundle).catch((error: unknown) => {
