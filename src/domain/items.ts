@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { conditionProblems, ShowIf, type ConditionalDefinition } from './conditions.js';
 import { cachedPattern } from './pattern.js';
 
 /**
@@ -179,6 +180,18 @@ export const ItemDefinition = z
           'client (default): the client answers in the portal. owner: a decision for the account holder, answered in the dashboard; it never reaches the portal, reminders or progress.',
       }),
     proposed: Proposal.nullish().transform((v) => v ?? undefined),
+    section: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .nullish()
+      .transform((v) => v ?? undefined)
+      .meta({
+        description:
+          'A section title: consecutive items with the same section form one group, with its own heading and progress in the portal',
+      }),
+    show_if: ShowIf.nullish().transform((v) => v ?? undefined),
   })
   .meta({
     id: 'ItemDefinition',
@@ -214,6 +227,8 @@ export const ItemDefinitionRecord = z
         rationale: z.string(),
       })
       .optional(),
+    section: z.string().optional(),
+    show_if: ShowIf.optional(),
   })
   .meta({ id: 'ItemDefinitionRecord' });
 export type ItemDefinitionInput = z.input<typeof ItemDefinition>;
@@ -370,6 +385,25 @@ function assigneeProblems(item: ItemDefinition, type: ItemType): DefinitionProbl
     return [problem('assignee', `owner items take a value; use one of ${OWNER_TYPES.join(', ')}`)];
   }
   return [];
+}
+
+/**
+ * Everything wrong with a request's items: each new definition's own problems, and the conditions of
+ * the whole list (the existing items first, in order, then the new ones).
+ */
+export function requestProblems(
+  items: readonly ItemDefinition[],
+  compileSchema: SchemaCompiler,
+  existing: readonly ConditionalDefinition[] = [],
+): DefinitionProblem[] {
+  return [
+    ...definitionProblems(
+      items,
+      compileSchema,
+      existing.map((e) => e.key),
+    ),
+    ...conditionProblems([...existing, ...items]),
+  ];
 }
 
 export function describeProblems(problems: readonly DefinitionProblem[]): string {

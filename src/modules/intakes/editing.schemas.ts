@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ShowIf } from '../../domain/conditions.js';
 import { Constraints, ItemDefinition, ItemOption } from '../../domain/items.js';
 import { LanguageTag, optional } from '../../http/schemas.js';
 import { ChaseSettingsFields } from './chase-settings.js';
@@ -52,6 +53,8 @@ export const UpdateItemBody = z
     constraints: optional(Constraints),
     schema: z.record(z.string(), z.unknown()).nullable().optional(),
     options: z.array(ItemOption).max(200).nullable().optional(),
+    section: z.string().trim().min(1).max(100).nullable().optional(),
+    show_if: ShowIf.nullable().optional(),
     discard_submitted_value: z.boolean().optional().meta({
       description:
         "Confirms that the client's answer may be thrown away when it no longer fits the new definition (otherwise 409 item_answer_would_be_discarded).",
@@ -60,5 +63,5 @@ export const UpdateItemBody = z
   .meta({
     id: 'UpdateItem',
     description:
-      "Fields left out stay as they are; null removes help, example, schema or options. When the client's answer (draft or submitted) would no longer be valid, the change needs discard_submitted_value: true; the item then starts over as pending.",
+      "Fields left out stay as they are; null removes help, example, schema, options, section or show_if. When the client's answer (draft or submitted) would no longer be valid, the change needs discard_submitted_value: true; the item then starts over as pending.",
   });

@@ -9,6 +9,7 @@ import type { Database, IntakesTable } from '../../db/schema.js';
 import { proposalProblems } from '../../domain/decisions.js';
 import { intakeAcceptsOwnerChanges } from '../../domain/intake-state.js';
 import { answerLostBy, type StoredAnswer } from '../../domain/item-edit.js';
+import { conditionProblems } from '../../domain/conditions.js';
 import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
 import { ApiError } from '../../http/errors.js';
 import { cancelJobs } from '../../jobs/jobs.js';
@@ -138,6 +139,8 @@ function patchedDefinition(before: ItemDefinition, body: Body<typeof UpdateItemB
   if (body.example !== undefined) after.example = body.example ?? undefined;
   if (body.schema !== undefined) after.schema = body.schema ?? undefined;
   if (body.options !== undefined) after.options = body.options ?? undefined;
+  if (body.section !== undefined) after.section = body.section ?? undefined;
+  if (body.show_if !== undefined) after.show_if = body.show_if ?? undefined;
   return after;
 }
 
@@ -210,9 +213,13 @@ export async function updateItemDefinition(
     const item = await requireItem(trx, intake, key);
     const before = item.definition;
     const after = patchedDefinition(before, body);
-    const others = (await itemsOf(trx, intake.id)).filter((row) => row.key !== key).map((row) => row.key);
+    const all = await itemsOf(trx, intake.id);
+    const others = all.filter((row) => row.key !== key).map((row) => row.key);
+    // The conditions of the whole list as it would be: the changed item in its place.
+    const listAfter = all.map((row) => (row.key === key ? after : row.definition));
     const problems = [
       ...definitionProblems([after], compileJsonSchema, others),
+      ...conditionProblems(listAfter),
       ...proposalProblems([after]),
     ];
     if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
@@ -255,6 +262,13 @@ export async function deleteItem(
     const all = await itemsOf(trx, intake.id);
     if (all.length === 1)
       throw new ApiError('conflict', `${key} is the intake's only item; an intake needs one.`);
+    const dependants = all.filter((row) => row.definition.show_if?.item_key === key).map((row) => row.key);
+    if (dependants.length > 0) {
+      throw new ApiError(
+        'conflict',
+        `${dependants.join(', ')} ${dependants.length > 1 ? 'are' : 'is'} shown only depending on ${key}; change or remove their show_if first.`,
+      );
+    }
     const files = await filesOf(trx, intake.id, key);
     const states = itemStates(all);
     await removeFileRows(trx, world, intake.id, files);

@@ -11,18 +11,27 @@ import { emitIntakeEvent } from '../../kernel/public-events.js';
 import { adoptProposals } from './decisions.adopt.js';
 import { raise } from '../../kernel/domain-events.js';
 import { cancelJobs, enqueueJob } from '../../jobs/jobs.js';
-import { itemsOf, updateIntake, type IntakeRow, type ItemRow } from './intakes.repository.js';
+import {
+  applicableItemKeys,
+  itemsOf,
+  updateIntake,
+  type IntakeRow,
+  type ItemRow,
+} from './intakes.repository.js';
 import { RETENTION_PURGE } from './intakes.jobs.js';
 import { realTimeOf, type World } from '../../kernel/world.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_RETENTION_DAYS = 90;
 
+/** The items' states for completion and progress, from all of an intake's rows in order. */
 export function itemStates(rows: readonly ItemRow[]): ItemState[] {
+  const applies = applicableItemKeys(rows);
   return rows.map((row) => {
     const def = row.definition;
-    // A decision (owner item) never blocks completion and is not the client's progress.
-    return isOwnerItem(def)
+    // A decision (owner item), or an item an earlier answer hides, never blocks completion and is
+    // not the client's progress.
+    return isOwnerItem(def) || !applies.has(row.key)
       ? { required: false, status: row.status, clientFacing: false }
       : { required: def.required, status: row.status };
   });

@@ -36,6 +36,8 @@ export function definitionBasics(def: ItemDefinition) {
     constraints: def.constraints,
     schema: def.schema ?? null,
     options: def.options ?? null,
+    section: def.section ?? null,
+    show_if: def.show_if ?? null,
   };
 }
 

@@ -2,6 +2,7 @@ import { sql, type Insertable, type Kysely, type Selectable, type Updateable } f
 import { cancelJobsUnder } from '../../jobs/jobs.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import type { IntakeStatus } from '../../domain/intake-state.js';
+import { applicableKeys } from '../../domain/conditions.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
 import type { World } from '../../kernel/world.js';
 
@@ -39,9 +40,25 @@ export function canonicalIntakeId(id: string): string {
   return id.startsWith('int_') ? `in_${id.slice(4)}` : id;
 }
 
-/** The items the client answers: owner items (decisions) never reach the portal, reminders or progress. */
-export function clientItems<T extends Pick<ItemRow, 'definition'>>(rows: readonly T[]): T[] {
-  return rows.filter((row) => !isOwnerItem(row.definition));
+type AnswerFacts = Pick<ItemRow, 'key' | 'definition' | 'value'>;
+
+/**
+ * The keys of the items that apply given the answers saved so far (domain/conditions.ts), for rows
+ * in the intake's order: the one rule behind the portal, completion, progress, reminders and results.
+ */
+export function applicableItemKeys(rows: readonly AnswerFacts[]): Set<string> {
+  return applicableKeys(
+    rows.map((row) => ({ key: row.key, show_if: row.definition.show_if, value: row.value })),
+  );
+}
+
+/**
+ * The items the client answers now, from all of an intake's rows in order: owner items (decisions)
+ * never reach the portal, reminders or progress, and neither do items an earlier answer hides.
+ */
+export function clientItems<T extends AnswerFacts>(rows: readonly T[]): T[] {
+  const applies = applicableItemKeys(rows);
+  return rows.filter((row) => applies.has(row.key) && !isOwnerItem(row.definition));
 }
 
 export async function insertIntake(db: Kysely<Database>, row: Insertable<IntakesTable>): Promise<void> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
+import { ShowIf } from '../../domain/conditions.js';
 import { DECIDED_BY } from '../../domain/decisions.js';
 import { ASSIGNEES, ItemDefinition, ItemOption, Constraints, Proposal } from '../../domain/items.js';
 import { LanguageTag, PageLimit, Timestamp, optional } from '../../http/schemas.js';
@@ -143,6 +144,11 @@ export const ItemBasics = z.object({
   constraints: Constraints,
   schema: z.record(z.string(), z.unknown()).nullable(),
   options: z.array(ItemOption).nullable(),
+  section: z
+    .string()
+    .nullable()
+    .meta({ description: 'The section the item belongs to (consecutive items share it)' }),
+  show_if: ShowIf.nullable(),
   status: z.enum(ITEM_STATUSES),
   revision_note: z.string().nullable(),
   review_note: z.string().nullable().meta({

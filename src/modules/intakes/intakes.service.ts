@@ -3,12 +3,7 @@ import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { archiveTransition, intakeAcceptsOwnerChanges, sendTransition } from '../../domain/intake-state.js';
 import { proposalProblems } from '../../domain/decisions.js';
-import {
-  definitionProblems,
-  describeProblems,
-  isOwnerItem,
-  type ItemDefinition,
-} from '../../domain/items.js';
+import { describeProblems, isOwnerItem, requestProblems, type ItemDefinition } from '../../domain/items.js';
 import { planOf } from '../../domain/plans.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { idempotentCreate } from '../../http/idempotency.js';
@@ -33,6 +28,7 @@ import {
   insertIntake,
   insertItems,
   itemRows,
+  clientItems,
   itemsOf,
   listIntakes,
   lockIntake,
@@ -58,12 +54,9 @@ export async function requireIntake(db: Kysely<Database>, world: World, id: stri
 
 function assertValidDefinitions(
   items: readonly ItemDefinition[],
-  existingKeys: readonly string[] = [],
+  existing: readonly ItemDefinition[] = [],
 ): void {
-  const problems = [
-    ...definitionProblems(items, compileJsonSchema, existingKeys),
-    ...proposalProblems(items),
-  ];
+  const problems = [...requestProblems(items, compileJsonSchema, existing), ...proposalProblems(items)];
   if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
 }
 
@@ -274,7 +267,7 @@ export async function addItems(
     const existing = await itemsOf(trx, intake.id);
     assertValidDefinitions(
       body.items,
-      existing.map((i) => i.key),
+      existing.map((row) => row.definition),
     );
     const before = itemStates(existing);
     const at = world.clock.now().toISOString();
@@ -372,6 +365,7 @@ function checkAlsoNotify(clientEmail: string, list: readonly { email: string }[]
 
 /** What other modules read of intakes (their rows are this module's). */
 export {
+  applicableItemKeys,
   canonicalIntakeId,
   clientItems,
   filesOf,

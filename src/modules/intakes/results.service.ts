@@ -10,6 +10,7 @@ import type { AppServices } from '../../services.js';
 import { toFileRecord } from '../files/files.schemas.js';
 import { signFileUrl } from '../files/signed-url.js';
 import {
+  applicableItemKeys,
   filesOf,
   itemsOf,
   updateIntake,
@@ -66,7 +67,10 @@ export async function collectResults(
   const found = await requireIntake(db, world, id);
   return withLockedIntake(db, found, async (trx, intake) => {
     const items = await itemsOf(trx, intake.id);
+    // An item an earlier answer hides is not part of the answer (its saved value stays, should it apply again).
+    const applies = applicableItemKeys(items);
     const chosen = items.filter((item) => {
+      if (!applies.has(item.key)) return false;
       if (item.status === 'approved')
         return !options.onlyNew || (item.approval_seq ?? 0) > intake.results_cursor;
       if (!options.includePending) return false;

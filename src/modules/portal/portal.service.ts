@@ -12,7 +12,7 @@ import {
   unsentAnswer,
   type ItemStatus,
 } from '../../domain/intake-state.js';
-import { isFileType } from '../../domain/items.js';
+import { isFileType, isOwnerItem } from '../../domain/items.js';
 import { clientCountry } from '../../domain/phone.js';
 import { planOf, type Plan } from '../../domain/plans.js';
 import {
@@ -71,7 +71,7 @@ const CLIENT_VIEW_EVERY_MS = 30 * 60 * 1000;
 /** An item the client answers; decisions (owner items) do not exist as far as the portal is concerned. */
 async function requireItem(db: Kysely<Database>, intake: IntakeRow, key: string): Promise<ItemRow> {
   const item = await requireAnyItem(db, intake, key);
-  if (clientItems([item]).length === 0) {
+  if (isOwnerItem(item.definition)) {
     throw new ApiError('not_found', `Intake ${intake.id} has no item with key ${key}.`);
   }
   return item;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../../db/schema.js';
-import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
+import { describeProblems, requestProblems, type ItemDefinition } from '../../domain/items.js';
 import { planOf } from '../../domain/plans.js';
 import { ApiError, invalid, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -58,7 +58,7 @@ export async function createTemplate(
   body: z.output<typeof CreateTemplateBody>,
   dialect: 'sqlite' | 'postgres',
 ): Promise<z.infer<typeof Template>> {
-  const problems = definitionProblems(body.items, compileJsonSchema);
+  const problems = requestProblems(body.items, compileJsonSchema);
   if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
   const record: TemplateRecord = {
     id: newId('tmpl'),
@@ -131,7 +131,7 @@ export async function updateTemplate(
   body: z.output<typeof UpdateTemplateBody>,
 ): Promise<z.infer<typeof Template>> {
   if (body.items) {
-    const problems = definitionProblems(body.items, compileJsonSchema);
+    const problems = requestProblems(body.items, compileJsonSchema);
     if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
   }
   await db.transaction().execute(async (trx) => {

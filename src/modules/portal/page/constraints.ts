@@ -59,6 +59,8 @@ export function formatsOf(def: PageItemDef): Format[] | undefined {
     options: undefined,
     assignee: undefined,
     proposed: undefined,
+    section: undefined,
+    show_if: undefined,
   });
 }
 
