@@ -35,6 +35,8 @@ import { intakeEditingRoutes } from './modules/intakes/editing.routes.js';
 import { briefFileRoutes } from './modules/intakes/brief-files.routes.js';
 import { folderRoutes } from './modules/folders/folders.routes.js';
 import { portalApiRoutes } from './modules/portal/portal.routes.js';
+import { portalCommentRoutes } from './modules/portal/portal.comments.js';
+import { commentRoutes } from './modules/comments/comments.routes.js';
 import { portalPageRoutes } from './modules/portal/portal.page.routes.js';
 import { registerPortalSecurity } from './modules/portal/portal.security.js';
 import { portalTusRoutes } from './modules/portal/portal.tus.js';
@@ -105,6 +107,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   simulateRoutes(app, services);
   intakeRoutes(app, services);
   intakeEditingRoutes(app, services);
+  commentRoutes(app, services);
   folderRoutes(app, services);
   await briefFileRoutes(app, services);
   chaseRoutes(app, services);
@@ -116,6 +119,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   webhookRoutes(app, services);
   registerPortalSecurity(app, services);
   await portalApiRoutes(app, services);
+  portalCommentRoutes(app, services);
   await portalPageRoutes(app, services);
   await portalTusRoutes(app, services);
   await dashboardRoutes(app, services);

@@ -1,5 +1,6 @@
 import { DISPATCH_CHASE, INTAKE_OVERDUE } from './modules/chases/chases.jobs.js';
 import { runOverdueCheck } from './modules/chases/chases.overdue.js';
+import { CLIENT_COMMENT_EMAIL, runCommentEmail } from './modules/chases/comment-emails.js';
 import { DELETE_STORED_FILES, SWEEP_ORPHAN_FILES } from './modules/files/files.jobs.js';
 import { runOrphanSweep, runStoredFileDeletion } from './modules/files/stored-files.service.js';
 import { recordCutOffChase, runChaseDispatch } from './modules/chases/chases.service.js';
@@ -74,5 +75,6 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
     SWEEP_ABANDONED_UPLOADS,
     recurringHandler(db, abandonedUploads, now, () => sweepAbandonedUploads(services, TUS_EXPIRE_AFTER_MS)),
   );
+  worker.register(CLIENT_COMMENT_EMAIL, (job) => runCommentEmail(services, job));
   worker.assertHandlers(definedKinds());
 }

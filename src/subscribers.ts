@@ -15,6 +15,8 @@ import {
   stopChases,
   syncChases,
 } from './modules/chases/chases.service.js';
+import { planCommentEmail } from './modules/chases/comment-emails.js';
+import { deleteCommentsOf } from './modules/comments/comments.service.js';
 import { recordEvent } from './modules/events/events.repository.js';
 import { referencedStorageKeys } from './modules/intakes/intakes.service.js';
 import {
@@ -74,8 +76,17 @@ subscribe('intakeArchived', async (trx, { world, intakeId }) => {
   await stopChases(trx, world, intakeId);
 });
 subscribe('intakeDeleted', async (trx, { intakeId }) => {
+  await deleteCommentsOf(trx, intakeId);
   await deleteChaseData(trx, intakeId);
   await deleteNoticesOfIntake(trx, intakeId);
+});
+// The conversation on items is the client's content: it goes with the rest when retention purges it.
+subscribe('intakePurged', async (trx, { intakeId }) => {
+  await deleteCommentsOf(trx, intakeId);
+});
+// The owner's comments reach the client in one batched email per intake (opt-out, quiet hours).
+subscribe('ownerCommented', async (trx, { world, intake }) => {
+  await planCommentEmail(trx, world, intake);
 });
 subscribe('intakeAnonymized', async (trx, { intakeId, anonymize }) => {
   await deleteMessagesOfIntake(trx, intakeId);

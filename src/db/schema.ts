@@ -129,6 +129,26 @@ export interface IntakeItemsTable {
   review_note?: string | null;
 }
 
+/** A comment on an item: the owner's or the client's (see migration 0026). */
+export interface ItemCommentsTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  intake_id: string;
+  item_key: string;
+  /** owner | client */
+  author: string;
+  /** Who acted: api_key | user | client (the audit log's actor types). */
+  actor_type: string;
+  actor_id: string | null;
+  body: string;
+  created_at: string;
+  /** Order within the intake (creation times of one instant stay in the order they were made). */
+  seq: number;
+  /** An owner's comment: when the batched email to the client took it (null while it waits). */
+  emailed_at: string | null;
+}
+
 export interface ItemFilesTable {
   id: string;
   intake_id: string;
@@ -480,6 +500,7 @@ export interface Database {
   item_history: ItemHistoryTable;
   intakes: IntakesTable;
   intake_items: IntakeItemsTable;
+  item_comments: ItemCommentsTable;
   item_files: ItemFilesTable;
   templates: TemplatesTable;
   jobs: JobsTable;

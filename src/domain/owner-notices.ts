@@ -25,6 +25,7 @@ export const NOTICE_EVENT_TYPES = [
   'intake.stalled',
   'intake.overdue',
   'chase.opted_out',
+  'comment.created',
   // Not a public event: an email other than a reminder (the portal link…) bounced (clientEmailBounced).
   'message.bounced',
 ] as const;
@@ -33,6 +34,8 @@ export type NoticeEventType = (typeof NOTICE_EVENT_TYPES)[number];
 /** What a notice keeps of its event: only what the email says (keys, not labels: read when sent). */
 export interface NoticeData {
   item_key?: string;
+  /** comment.created: what the client wrote (the email quotes it, escaped). */
+  body?: string;
   address?: string;
   due_date?: string;
   missing_items?: string[];
@@ -69,6 +72,11 @@ export function noticeOfEvent(
     case 'intake.completed':
     case 'intake.complete':
       return { type, data: {} };
+    case 'comment.created': {
+      const key = stringOf(payload.item_key);
+      const body = stringOf(payload.body);
+      return key && body ? { type, data: { item_key: key, body } } : null;
+    }
     case 'chase.bounced':
     case 'chase.opted_out': {
       const address = stringOf(payload.client_email);
@@ -125,6 +133,8 @@ export interface NoticeSummary {
   /** The due date that passed, with the required items then missing. */
   overdue: { dueDate: string | null; missingKeys: string[] } | null;
   optedOut: string[];
+  /** The client's comments, in the order they came. */
+  comments: { itemKey: string; body: string }[];
 }
 
 function pushOnce(list: string[], value: string | undefined): void {
@@ -141,6 +151,7 @@ export function summarize(notices: readonly Notice[]): NoticeSummary {
     stalled: false,
     overdue: null,
     optedOut: [],
+    comments: [],
   };
   for (const notice of ordered) {
     switch (notice.type) {
@@ -169,6 +180,9 @@ export function summarize(notices: readonly Notice[]): NoticeSummary {
       case 'chase.opted_out':
         pushOnce(summary.optedOut, notice.data.address ?? '');
         break;
+      case 'comment.created':
+        summary.comments.push({ itemKey: notice.data.item_key ?? '', body: notice.data.body ?? '' });
+        break;
     }
   }
   // Complete (all approved) says more than ready for review (all in).
@@ -177,7 +191,8 @@ export function summarize(notices: readonly Notice[]): NoticeSummary {
 }
 
 /** What the subject line leads with: the most pressing thing the summary says. */
-export type Headline = 'stalled' | 'bounced' | 'overdue' | 'complete' | 'ready' | 'answers' | 'opted_out';
+export type Headline =
+  'stalled' | 'bounced' | 'overdue' | 'complete' | 'ready' | 'answers' | 'comments' | 'opted_out';
 
 export function headlineOf(summary: NoticeSummary): Headline | null {
   if (summary.stalled) return 'stalled';
@@ -186,6 +201,7 @@ export function headlineOf(summary: NoticeSummary): Headline | null {
   if (summary.complete) return 'complete';
   if (summary.readyForReview) return 'ready';
   if (summary.submittedKeys.length > 0) return 'answers';
+  if (summary.comments.length > 0) return 'comments';
   if (summary.optedOut.length > 0) return 'opted_out';
   return null;
 }

@@ -19,6 +19,7 @@ import { itemsAwaitingReview } from './0017_items_awaiting_review.js';
 import { signInCooldown } from './0022_sign_in_cooldown.js';
 import { oauthGrants } from './0024_oauth_grants.js';
 import { operations } from './0025_operations.js';
+import { itemComments } from './0026_item_comments.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0022_sign_in_cooldown': signInCooldown,
   '0024_oauth_grants': oauthGrants,
   '0025_operations': operations,
+  '0026_item_comments': itemComments,
 };
 
 export const migrationProvider: MigrationProvider = {

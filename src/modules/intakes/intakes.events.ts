@@ -29,6 +29,8 @@ declare module '../../kernel/domain-events.js' {
     intakeArchived: { world: World; intakeId: string };
     /** The intake's rows are about to be deleted: whatever hangs off it goes too. */
     intakeDeleted: { world: World; intakeId: string };
+    /** Retention removed the client's answers and files: what else holds their content goes too. */
+    intakePurged: { world: World; intakeId: string };
     /** Retention anonymised the client's identity: copies of it elsewhere go too. */
     intakeAnonymized: { world: World; intakeId: string; anonymize: (email: string) => string };
     /** Chase settings, the due date or the client's time zone changed (the row carries the new values). */

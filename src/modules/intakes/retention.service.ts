@@ -47,6 +47,7 @@ export async function runRetentionPurge(
           }
         : {}),
     });
+    await raise(trx, 'intakePurged', { world, intakeId: locked.id });
     // The emails and SMS sent to the client, and the people notified with them, go with the identity.
     if (anonymize) {
       await raise(trx, 'intakeAnonymized', {

@@ -42,6 +42,10 @@ function sectionOf(owner: OwnerFacts, intake: IntakeFacts, summary: NoticeSummar
       list = { title: t('owner_notice.missing'), items: summary.overdue.missingKeys.map(intake.labelOf) };
     }
   }
+  for (const comment of summary.comments) {
+    const body = comment.body.length > 1000 ? `${comment.body.slice(0, 999)}…` : comment.body;
+    paragraphs.push(t('owner_notice.comment', { ...vars, item: intake.labelOf(comment.itemKey), body }));
+  }
   for (const address of summary.optedOut) paragraphs.push(t('owner_notice.opted_out', { ...vars, address }));
   return {
     heading: intake.projectName,

@@ -18,6 +18,9 @@ export const PORTAL_LIMITS = {
   /** tus PATCH/HEAD/DELETE: one large file is many chunks. */
   transfersPerIntake: 6000,
   transfersPerIp: 12000,
+  /** Comments: a conversation, not a stream; each may become an email to the owner. */
+  commentsPerIntake: 60,
+  commentsPerIp: 120,
 } as const;
 
 export function portalContentSecurityPolicy(nonce?: string): string {
@@ -47,7 +50,7 @@ export function portalSecurityHeaders(nonce?: string): Record<string, string> {
   };
 }
 
-type WriteKind = 'write' | 'transfer';
+type WriteKind = 'write' | 'transfer' | 'comment';
 
 const TUS_UPLOAD = '/portal/api/:intake_id/items/:key/tus/:upload_id';
 const WRITE_ROUTES = new Set([
@@ -61,8 +64,14 @@ const WRITE_ROUTES = new Set([
   'POST /portal/:intake_id/items/:key/files/:file_id/remove',
 ]);
 
+const COMMENT_ROUTES = new Set([
+  'POST /portal/api/:intake_id/items/:key/comments',
+  'POST /portal/:intake_id/items/:key/comments',
+]);
+
 function writeKind(method: string, route: string): WriteKind | undefined {
   if (!route.startsWith('/portal/')) return undefined;
+  if (COMMENT_ROUTES.has(`${method} ${route}`)) return 'comment';
   if (route === TUS_UPLOAD && method !== 'OPTIONS') return 'transfer';
   return WRITE_ROUTES.has(`${method} ${route}`) ? 'write' : undefined;
 }
@@ -70,11 +79,20 @@ function writeKind(method: string, route: string): WriteKind | undefined {
 export function registerPortalSecurity(app: FastifyInstance, services: AppServices): void {
   /** Write limits for one route: per intake and per network address, in the same rolling window as keys. */
   function limitWrites(kind: WriteKind): (request: FastifyRequest) => Promise<void> {
-    const [perIntake, perIp] =
-      kind === 'write'
-        ? [PORTAL_LIMITS.writesPerIntake, PORTAL_LIMITS.writesPerIp]
-        : [PORTAL_LIMITS.transfersPerIntake, PORTAL_LIMITS.transfersPerIp];
-    const prefix = kind === 'write' ? 'portal' : 'portal-tus';
+    const limits: Record<WriteKind, { perIntake: number; perIp: number; prefix: string }> = {
+      write: { perIntake: PORTAL_LIMITS.writesPerIntake, perIp: PORTAL_LIMITS.writesPerIp, prefix: 'portal' },
+      transfer: {
+        perIntake: PORTAL_LIMITS.transfersPerIntake,
+        perIp: PORTAL_LIMITS.transfersPerIp,
+        prefix: 'portal-tus',
+      },
+      comment: {
+        perIntake: PORTAL_LIMITS.commentsPerIntake,
+        perIp: PORTAL_LIMITS.commentsPerIp,
+        prefix: 'portal-comment',
+      },
+    };
+    const { perIntake, perIp, prefix } = limits[kind];
     return async (request) => {
       const params = request.params as { intake_id?: string };
       const intake = canonicalIntakeId(params.intake_id ?? '');

@@ -31,6 +31,7 @@ import { safeFileName } from '../../lib/file-names.js';
 import type { AppServices } from '../../services.js';
 import { toFileRecord } from '../files/files.schemas.js';
 import { briefFileLinks } from '../intakes/brief-files.links.js';
+import { conversationOf } from '../comments/comments.service.js';
 import { itemBasics } from '../intakes/intakes.mappers.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
 import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
@@ -135,6 +136,7 @@ export async function buildView(
     brief_files: signer ? await briefFileLinks(signer, db, intake.id) : [],
     progress: progressOf(itemStates(items)),
     items: items.map((item) => toPortalItem(item, files)),
+    comments: await conversationOf(db, intake),
   };
 }
 

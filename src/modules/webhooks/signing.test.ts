@@ -113,8 +113,8 @@ describe('retry schedule', () => {
 });
 
 describe('event catalogue and formats', () => {
-  it('has the eleven names of SPEC plus CONTRACT’s two extras', () => {
-    expect(WEBHOOK_EVENT_NAMES).toHaveLength(13);
+  it('has the eleven names of SPEC plus CONTRACT’s three extras', () => {
+    expect(WEBHOOK_EVENT_NAMES).toHaveLength(14);
     for (const name of [
       'intake.sent',
       'intake.viewed',
@@ -129,6 +129,7 @@ describe('event catalogue and formats', () => {
       'intake.stalled',
       'intake.overdue',
       'chase.opted_out',
+      'comment.created',
     ]) {
       expect(Object.hasOwn(EVENT_CATALOGUE, name)).toBe(true);
     }

@@ -2,7 +2,7 @@ import { newId, randomBase62 } from '../../lib/ids.js';
 
 /**
  * The event catalogue: every name an endpoint may subscribe to (CONTRACT "Events": the union of
- * SPEC's two lists, plus intake.overdue and chase.opted_out), when it fires, and the fields its
+ * SPEC's two lists, plus intake.overdue, chase.opted_out and comment.created), when it fires, and the fields its
  * payload carries beyond the common ones. The examples feed POST /v1/webhooks/:id/test and the docs.
  */
 
@@ -120,6 +120,17 @@ export const EVENT_CATALOGUE = {
     fires:
       "Someone used their reminder's opt-out link (the client, or an also_notify recipient: client_email is theirs); no further reminders go to them.",
     example: (now) => ({ client_email: CLIENT_EMAIL, channel: 'email', opted_out_at: now }),
+  },
+  'comment.created': {
+    fires:
+      "The client commented on an item in the portal (the conversation on an item; the owner's own comments do not fire it).",
+    example: (now) => ({
+      comment_id: newId('cmt'),
+      item_key: 'logo',
+      author: 'client',
+      body: 'This is the largest version we have. Would an SVG help?',
+      created_at: now,
+    }),
   },
 } as const satisfies Record<string, EventSpec>;
 

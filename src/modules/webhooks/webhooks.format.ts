@@ -38,6 +38,7 @@ const EVENT_COLOUR: Record<string, keyof typeof COLOURS> = {
   'item.revision_requested': 'attention',
   'intake.overdue': 'attention',
   'chase.opted_out': 'attention',
+  'comment.created': 'info',
   'chase.bounced': 'trouble',
   'intake.stalled': 'trouble',
 };
@@ -143,6 +144,7 @@ export function summarize(payload: Record<string, unknown>): string {
     'intake.stalled': () => `Intake ${project} stalled: three reminders bounced${missing}`,
     'intake.overdue': () => `Intake ${project} is overdue${missing}`,
     'chase.opted_out': () => `${f('client_email')} opted out of reminders`,
+    'comment.created': () => `Comment on item "${f('item_key')}": ${clip(f('body'), MAX_NOTE_CHARS)}`,
   };
   const event = f('event');
   const line = Object.hasOwn(lines, event) ? (lines[event]?.() ?? event) : event;

@@ -1,4 +1,5 @@
 import type { TFunction } from 'i18next';
+import { applicableKeys } from '../../../domain/conditions.js';
 import { isFileType, type ItemDefinition } from '../../../domain/items.js';
 import { planOf } from '../../../domain/plans.js';
 import { ApiError } from '../../../http/errors.js';
@@ -155,7 +156,11 @@ export async function unsavedPreviewModel(
     account,
     planOf(account.plan).features.custom_branding,
   );
-  const items = draft.items.filter((def) => def.assignee !== 'owner');
+  // As the client first sees it: nothing answered, so an item shown only after an answer is not there yet.
+  const applies = applicableKeys(
+    draft.items.map((def) => ({ key: def.key, show_if: def.show_if, value: undefined })),
+  );
+  const items = draft.items.filter((def) => def.assignee !== 'owner' && applies.has(def.key));
   return {
     view: {
       intake_id: 'in_preview',
@@ -167,6 +172,7 @@ export async function unsavedPreviewModel(
       brief: draft.brief,
       brief_files: [],
       progress: { submitted: 0, total: items.length, outstanding: items.length, percent: 0 },
+      comments: [],
       items: items.map((def) => ({
         ...definitionBasics(def),
         status: 'pending' as const,

@@ -1,0 +1,144 @@
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import type { Database } from '../../db/schema.js';
+import { commentEmailDueAt, sendableAt } from '../../domain/comment-emails.js';
+import { isQuietTime } from '../../domain/chases.js';
+import { supportedLanguage, translator } from '../../i18n/index.js';
+import { defineJob, enqueueJob, type Job } from '../../jobs/jobs.js';
+import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
+import type { AppServices } from '../../services.js';
+import { emailBranding } from '../accounts/branding.js';
+import { markEmailed, waitingOwnerComments } from '../comments/comments.service.js';
+import {
+  definitionOf,
+  findIntakeById,
+  itemsOf,
+  lockIntake,
+  type IntakeRow,
+} from '../intakes/intakes.service.js';
+import { portalUrl } from '../intakes/intakes.mappers.js';
+import { emailLayout, type EmailBlock } from '../notify/email-layout.js';
+import { queuePreparedEmail, senderOf } from '../notify/notify.service.js';
+import { settingsOf } from './chases.plan.js';
+import { findPlan } from './chases.repository.js';
+
+/**
+ * The owner's comments reach the client by email: one email per intake for the comments of a few
+ * minutes (the first comment plans the job, keyed by the intake; the others join it), with the portal
+ * link. Like reminders, nothing goes to a client who opted out, and nothing in their quiet hours.
+ */
+export const CLIENT_COMMENT_EMAIL = defineJob('client_comment_email', z.object({ intake_id: z.string() }));
+
+const SYSTEM = { type: 'system', id: null } as const;
+
+function batchKey(intakeId: string): string {
+  return `client_comment_email:${intakeId}`;
+}
+
+async function planEmail(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  atMs: number,
+): Promise<void> {
+  await enqueueJob(trx, {
+    accountId: world.accountId,
+    livemode: world.livemode,
+    kind: CLIENT_COMMENT_EMAIL,
+    subjectId: intake.id,
+    payload: { intake_id: intake.id },
+    dueAt: realTimeOf(world, atMs),
+    uniqueKey: batchKey(intake.id),
+  });
+}
+
+/** Subscriber of ownerCommented: plans the intake's comment email unless one is planned already. */
+export async function planCommentEmail(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+): Promise<void> {
+  const settings = settingsOf(intake, await findPlan(trx, intake.id));
+  await planEmail(trx, world, intake, commentEmailDueAt(world.clock.now().getTime(), settings));
+}
+
+/**
+ * The client_comment_email job: the intake's waiting comments become one email to the client. The
+ * job ends first in its transaction, so a comment committed after the waiting ones were read plans
+ * an email of its own.
+ */
+export async function runCommentEmail(services: AppServices, job: Job<{ intake_id: string }>): Promise<void> {
+  const db = services.db.kysely;
+  const found = await findIntakeById(db, job.payload.intake_id);
+  if (!found) return;
+  const world = await worldOfIntake(db, found, SYSTEM, services.clock);
+  await db.transaction().execute(async (trx) => {
+    await job.complete(trx);
+    const intake = await lockIntake(trx, found.id);
+    if (!intake) return;
+    const waiting = await waitingOwnerComments(trx, intake.id);
+    if (waiting.length === 0) return;
+    const now = world.clock.now();
+    const plan = await findPlan(trx, intake.id);
+    const settings = settingsOf(intake, plan);
+    const closed = intake.status === 'archived' || intake.purged_at !== null;
+    // An opted-out client reads the comments on their page; nothing is emailed, nothing piles up.
+    if (!closed && !plan?.opted_out_at) {
+      if (settings.respectQuietHours && isQuietTime(now.getTime(), settings.timeZone)) {
+        await planEmail(trx, world, intake, sendableAt(now.getTime(), settings));
+        return;
+      }
+      const labels = new Map(
+        (await itemsOf(trx, intake.id)).map((row) => [row.key, definitionOf(row).label]),
+      );
+      const email = await commentEmail(
+        services,
+        trx,
+        intake,
+        waiting.map((c) => ({
+          label: labels.get(c.item_key) ?? c.item_key,
+          body: c.body,
+        })),
+      );
+      await queuePreparedEmail(trx, world, { to: intake.client_email, intakeId: intake.id, ...email });
+    }
+    await markEmailed(
+      trx,
+      waiting.map((c) => c.id),
+      now.toISOString(),
+    );
+  });
+}
+
+async function commentEmail(
+  services: AppServices,
+  db: Kysely<Database>,
+  intake: IntakeRow,
+  comments: { label: string; body: string }[],
+): Promise<{ subject: string; text: string; html: string }> {
+  const t = translator(intake.client_language, 'email');
+  const sender = await senderOf(db, intake.account_id);
+  const vars = { account: sender.name, project: intake.project_name };
+  const subject = t('comments.subject', vars);
+  const intro = t('comments.intro', { ...vars, count: comments.length });
+  const url = portalUrl(services.config.appUrl, intake.id);
+  const blocks: EmailBlock[] = [
+    { kind: 'paragraph', text: intro },
+    ...comments.map((c) => ({ kind: 'note' as const, title: c.label, text: c.body })),
+    { kind: 'button', label: t('comments.reply'), url, hint: t('portal_hint') },
+  ];
+  const { html, text } = emailLayout({
+    language: supportedLanguage(intake.client_language),
+    subject,
+    preheader: intro,
+    branding: {
+      accountName: sender.name,
+      ...(await emailBranding(db, intake.account_id, services.config.appUrl)),
+    },
+    greeting: intake.client_name ? t('greeting', { name: intake.client_name }) : t('greeting_anonymous'),
+    blocks,
+    signature: [t('thanks_sign'), sender.name],
+    footer: [t('footer_personal'), t('footer_sender', { account: sender.name })],
+  });
+  return { subject, text, html };
+}

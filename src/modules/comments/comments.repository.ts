@@ -1,0 +1,72 @@
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Database, ItemCommentsTable } from '../../db/schema.js';
+
+export type CommentRow = Selectable<ItemCommentsTable>;
+
+export async function insertComment(db: Kysely<Database>, row: Insertable<ItemCommentsTable>): Promise<void> {
+  await db.insertInto('item_comments').values(row).execute();
+}
+
+/** The next position in the intake's conversation (the caller holds the intake's lock). */
+export async function nextSeq(db: Kysely<Database>, intakeId: string): Promise<number> {
+  const row = await db
+    .selectFrom('item_comments')
+    .select((eb) => eb.fn.max('seq').as('last'))
+    .where('intake_id', '=', intakeId)
+    .executeTakeFirst();
+  return Number(row?.last ?? 0) + 1;
+}
+
+export async function findComment(
+  db: Kysely<Database>,
+  intakeId: string,
+  id: string,
+): Promise<CommentRow | undefined> {
+  return db
+    .selectFrom('item_comments')
+    .selectAll()
+    .where('intake_id', '=', intakeId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** One page of an intake's comments, oldest first, after position `afterSeq`. */
+export async function commentsOf(
+  db: Kysely<Database>,
+  tenant: { accountId: string; livemode: boolean },
+  intakeId: string,
+  options: { afterSeq?: number; limit?: number; itemKey?: string | undefined } = {},
+): Promise<CommentRow[]> {
+  let query = db
+    .selectFrom('item_comments')
+    .selectAll()
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', tenant.livemode ? 1 : 0)
+    .where('intake_id', '=', intakeId)
+    .where('seq', '>', options.afterSeq ?? 0);
+  if (options.itemKey !== undefined) query = query.where('item_key', '=', options.itemKey);
+  query = query.orderBy('seq');
+  if (options.limit !== undefined) query = query.limit(options.limit);
+  return query.execute();
+}
+
+/** The owner's comments the client has not been emailed about yet, oldest first. */
+export async function waitingOwnerComments(db: Kysely<Database>, intakeId: string): Promise<CommentRow[]> {
+  return db
+    .selectFrom('item_comments')
+    .selectAll()
+    .where('intake_id', '=', intakeId)
+    .where('author', '=', 'owner')
+    .where('emailed_at', 'is', null)
+    .orderBy('seq')
+    .execute();
+}
+
+export async function markEmailed(db: Kysely<Database>, ids: readonly string[], at: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('item_comments').set({ emailed_at: at }).where('id', 'in', ids).execute();
+}
+
+export async function deleteCommentsOf(db: Kysely<Database>, intakeId: string): Promise<void> {
+  await db.deleteFrom('item_comments').where('intake_id', '=', intakeId).execute();
+}
