@@ -9,13 +9,7 @@ import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import type { AppServices } from '../../services.js';
 import { emailBranding } from '../accounts/branding.js';
 import { markEmailed, waitingOwnerComments } from '../comments/comments.service.js';
-import {
-  definitionOf,
-  findIntakeById,
-  itemsOf,
-  lockIntake,
-  type IntakeRow,
-} from '../intakes/intakes.service.js';
+import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.service.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { emailLayout, type EmailBlock } from '../notify/email-layout.js';
 import { queuePreparedEmail, senderOf } from '../notify/notify.service.js';
@@ -88,9 +82,7 @@ export async function runCommentEmail(services: AppServices, job: Job<{ intake_i
         await planEmail(trx, world, intake, sendableAt(now.getTime(), settings));
         return;
       }
-      const labels = new Map(
-        (await itemsOf(trx, intake.id)).map((row) => [row.key, definitionOf(row).label]),
-      );
+      const labels = new Map((await itemsOf(trx, intake.id)).map((row) => [row.key, row.definition.label]));
       const email = await commentEmail(
         services,
         trx,

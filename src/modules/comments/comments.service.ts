@@ -8,7 +8,7 @@ import { emitIntakeEvent } from '../../kernel/public-events.js';
 import type { World } from '../../kernel/world.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
-import { definitionOf, requireIntake, type IntakeRow } from '../intakes/intakes.service.js';
+import { requireIntake, type IntakeRow } from '../intakes/intakes.service.js';
 import { requireItem, withLockedIntake } from '../intakes/review.service.js';
 import {
   commentsOf,
@@ -114,7 +114,7 @@ export async function addClientComment(
   body: string,
 ): Promise<z.infer<typeof Comment>> {
   const item = await requireItem(trx, intake, key);
-  if (isOwnerItem(definitionOf(item))) {
+  if (isOwnerItem(item.definition)) {
     throw new ApiError('not_found', `Intake ${intake.id} has no item with key ${key}.`);
   }
   return recordComment(trx, world, intake, key, 'client', body);
