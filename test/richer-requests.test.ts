@@ -1,0 +1,247 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASES } from './helpers/env.js';
+import { client, type Client } from './helpers/http.js';
+import { answer, startReceiver, type Receiver } from './helpers/receivers.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/**
+ * Richer requests through the API and the portal's JSON API, on both databases: sections, an item
+ * shown only when an earlier answer makes it apply (completion, progress, reminders and results
+ * follow the one rule), refused conditions, and the conversation on items with its emails and
+ * webhook event.
+ */
+const ITEMS = [
+  { key: 'company', label: 'Company name', type: 'text', section: 'About you' },
+  { key: 'has_logo', label: 'Do you have a logo?', type: 'boolean', section: 'Brand' },
+  {
+    key: 'logo_link',
+    label: 'Link to your logo',
+    type: 'url',
+    section: 'Brand',
+    show_if: { item_key: 'has_logo', equals: true },
+  },
+  { key: 'notes', label: 'Anything else', type: 'longtext', section: 'Access', required: false },
+];
+
+type Body = Record<string, unknown>;
+interface Chase {
+  status: string;
+}
+interface OutboxMessage {
+  to: string;
+  subject: string | null;
+  text: string;
+  html: string | null;
+}
+
+describe.each(DATABASES)('sections, conditional items and comments on %s', (database) => {
+  let server: TestServer;
+  let hooks: Receiver;
+  let api: Client;
+  let other: Client;
+  let ownerEmail: string;
+  const portal = () => client(server.url);
+
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    hooks = await startReceiver(answer(200));
+    const created = await server.createAccount({ plan: 'agency' });
+    api = client(server.url, created.test_key);
+    other = client(server.url, (await server.createAccount()).test_key);
+    ownerEmail = (await client(server.url, created.live_key).get<Body>('/v1/account')).body.email as string;
+    const hook = await api.post('/v1/webhooks', { url: hooks.url, events: ['comment.created'] });
+    expect(hook.status, hook.text).toBe(201);
+  });
+  afterAll(async () => {
+    await server.stop();
+    await hooks.close();
+  });
+
+  async function createIntake(): Promise<string> {
+    const created = await api.post<Body>('/v1/intakes', {
+      project_name: 'Harbour relaunch',
+      client: { email: `c-${Math.random().toString(36).slice(2)}@example.test`, name: 'Dana' },
+      items: ITEMS,
+    });
+    expect(created.status, created.text).toBe(201);
+    return created.body.intake_id as string;
+  }
+
+  async function save(id: string, key: string, value: unknown) {
+    const saved = await portal().call('PUT', `/portal/api/${id}/items/${key}`, { body: { value } });
+    expect(saved.status, saved.text).toBe(200);
+  }
+
+  const view = async (id: string) =>
+    (await portal().get<{ items: { key: string; section: string }[] }>(`/portal/api/${id}`)).body;
+  const status = async (id: string) =>
+    (
+      await api.get<{ status: string; progress: { total: number }; chases: Chase[] }>(
+        `/v1/intakes/${id}/status`,
+      )
+    ).body;
+
+  async function outbox(to: string): Promise<OutboxMessage[]> {
+    const got = await api.get<{ messages: OutboxMessage[] }>('/v1/test_helpers/outbox');
+    expect(got.status, got.text).toBe(200);
+    return got.body.messages.filter((m) => m.to === to);
+  }
+
+  const advance = async (seconds: number) => {
+    const moved = await api.post('/v1/test_helpers/advance_clock', { seconds });
+    expect(moved.status, moved.text).toBe(200);
+  };
+
+  it('keeps sections on the definitions and hides an item until its condition holds', async () => {
+    const id = await createIntake();
+    const intake = await api.get<{ items: { key: string; section: string | null; show_if: unknown }[] }>(
+      `/v1/intakes/${id}`,
+    );
+    expect(intake.body.items.map((i) => i.section)).toEqual(['About you', 'Brand', 'Brand', 'Access']);
+    expect(intake.body.items[2]?.show_if).toEqual({ item_key: 'has_logo', equals: true });
+    expect((await view(id)).items.map((i) => [i.key, i.section])).toEqual([
+      ['company', 'About you'],
+      ['has_logo', 'Brand'],
+      ['notes', 'Access'],
+    ]);
+    await save(id, 'has_logo', true);
+    expect((await view(id)).items.map((i) => i.key)).toEqual(['company', 'has_logo', 'logo_link', 'notes']);
+  });
+
+  it('answering "no" completes the intake without the hidden item, which is absent from results', async () => {
+    const id = await createIntake();
+    await save(id, 'company', 'Harbour Ltd');
+    await save(id, 'has_logo', false);
+    const sent = await portal().post<{ submitted: string[]; still_needed: string[] }>(
+      `/portal/api/${id}/submit`,
+    );
+    expect(sent.body).toMatchObject({ submitted: ['company', 'has_logo'], still_needed: [] });
+    expect((await status(id)).progress.total).toBe(3);
+    const approved = await api.post<Body>(`/v1/intakes/${id}/approve`, {});
+    expect(approved.status, approved.text).toBe(200);
+    expect(approved.body.status).toBe('completed');
+    const results = await api.get<{ items: { key: string }[] }>(`/v1/intakes/${id}/results`);
+    expect(results.body.items.map((i) => i.key)).toEqual(['company', 'has_logo']);
+  });
+
+  it('changing the answer to "yes" makes the item needed again and plans a reminder again', async () => {
+    const id = await createIntake();
+    expect((await status(id)).chases.filter((c) => c.status === 'scheduled')).toHaveLength(1);
+    await save(id, 'company', 'Harbour Ltd');
+    await save(id, 'has_logo', false);
+    await portal().post(`/portal/api/${id}/submit`);
+    // Nothing is owed: the pending reminder is called off.
+    expect((await status(id)).chases.filter((c) => c.status === 'scheduled')).toHaveLength(0);
+
+    await save(id, 'has_logo', true);
+    const after = await status(id);
+    expect(after.progress.total).toBe(4);
+    expect(after.chases.filter((c) => c.status === 'scheduled')).toHaveLength(1);
+    const sent = await portal().post<{ still_needed: string[] }>(`/portal/api/${id}/submit`);
+    expect(sent.body.still_needed).toEqual(['logo_link']);
+  });
+
+  it('refuses conditions on an unknown or later item, a cycle, or a value the item cannot have (422 naming it)', async () => {
+    const refused = async (items: Body[], expected: string) => {
+      const answerOf = await api.post<{ message: string }>('/v1/intakes', {
+        project_name: 'x',
+        client: { email: 'x@example.test' },
+        items,
+      });
+      expect(answerOf.status, answerOf.text).toBe(422);
+      expect(answerOf.body.message).toContain(expected);
+    };
+    const yesNo = { key: 'has_logo', label: 'Logo?', type: 'boolean' };
+    const logo = (show_if: Body) => ({ key: 'logo', label: 'Logo', type: 'url', show_if });
+    await refused(
+      [logo({ item_key: 'nope', equals: true }), yesNo],
+      'items.logo.show_if.item_key: refers to unknown item',
+    );
+    await refused(
+      [logo({ item_key: 'has_logo', equals: true }), yesNo],
+      'items.logo.show_if.item_key: refers to "has_logo", which comes later',
+    );
+    await refused(
+      [
+        { key: 'a', label: 'A', type: 'text', show_if: { item_key: 'b', answered: true } },
+        { key: 'b', label: 'B', type: 'text', show_if: { item_key: 'a', answered: true } },
+      ],
+      'conditions form a cycle',
+    );
+    await refused([yesNo, logo({ item_key: 'has_logo', equals: 'yes' })], 'items.logo.show_if.equals');
+
+    // An edit that would break a condition is refused too, and so is deleting the item it depends on.
+    const id = await createIntake();
+    const patched = await api.patch(`/v1/intakes/${id}/items/logo_link`, {
+      show_if: { item_key: 'notes', answered: true },
+    });
+    expect(patched.status, patched.text).toBe(422);
+    const deleted = await api.call('DELETE', `/v1/intakes/${id}/items/has_logo`);
+    expect(deleted.status, deleted.text).toBe(409);
+  });
+
+  it('owner and client talk about an item: batched email to the client, notification and webhook for the owner', async () => {
+    const id = await createIntake();
+    const clientEmail = (await api.get<{ client: { email: string } }>(`/v1/intakes/${id}`)).body.client.email;
+    const first = await api.post<Body>(`/v1/intakes/${id}/items/company/comments`, {
+      body: 'Is this the registered name? <b>Exactly</b> as on invoices, please.',
+    });
+    expect(first.status, first.text).toBe(201);
+    expect(first.body).toMatchObject({ item_key: 'company', author: 'owner' });
+    expect(first.body.id).toMatch(/^cmt_/);
+    await api.post(`/v1/intakes/${id}/items/has_logo/comments`, { body: 'A vector file would be ideal.' });
+
+    // One email for both, after the short window, with the portal link; the markup arrives escaped.
+    expect(await outbox(clientEmail)).toHaveLength(1); // the invitation
+    await advance(6 * 60);
+    const mails = (await outbox(clientEmail)).filter((m) => m.subject?.includes('A message from'));
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.text).toContain('Is this the registered name? <b>Exactly</b>');
+    expect(mails[0]?.text).toContain('A vector file would be ideal.');
+    expect(mails[0]?.text).toContain(`/portal/${id}`);
+    expect(mails[0]?.html).toContain('&lt;b&gt;Exactly&lt;/b&gt;');
+    expect(mails[0]?.html).not.toContain('<b>Exactly</b>');
+
+    const reply = await portal().post<Body>(`/portal/api/${id}/items/company/comments`, {
+      body: 'Yes: Harbour Ltd.',
+    });
+    expect(reply.status, reply.text).toBe(201);
+    expect(reply.body).toMatchObject({ author: 'client', body: 'Yes: Harbour Ltd.' });
+    const [delivery] = await hooks.waitFor(1);
+    expect(JSON.parse(delivery?.body ?? '{}')).toMatchObject({
+      event: 'comment.created',
+      intake_id: id,
+      comment_id: reply.body.id,
+      item_key: 'company',
+      author: 'client',
+      body: 'Yes: Harbour Ltd.',
+    });
+    await advance(61);
+    const notices = (await outbox(ownerEmail)).filter((m) => m.subject?.includes('Dana commented'));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]?.text).toContain('Yes: Harbour Ltd.');
+
+    // Both sides in the client's view and in the list, oldest first and paged.
+    expect(
+      (await portal().get<{ comments: Body[] }>(`/portal/api/${id}`)).body.comments.map((c) => c.author),
+    ).toEqual(['owner', 'owner', 'client']);
+    const page = await api.get<{ comments: Body[]; has_more: boolean }>(`/v1/intakes/${id}/comments?limit=2`);
+    expect(page.body.has_more).toBe(true);
+    const rest = await api.get<{ comments: Body[]; has_more: boolean }>(
+      `/v1/intakes/${id}/comments?limit=2&starting_after=${String(page.body.comments[1]?.id)}`,
+    );
+    expect(rest.body).toMatchObject({ has_more: false, comments: [{ author: 'client' }] });
+  });
+
+  it('refuses empty, overlong and unknown-item comments, and another account sees nothing (404)', async () => {
+    const id = await createIntake();
+    expect((await api.post(`/v1/intakes/${id}/items/company/comments`, { body: '  ' })).status).toBe(400);
+    expect(
+      (await api.post(`/v1/intakes/${id}/items/company/comments`, { body: 'x'.repeat(5001) })).status,
+    ).toBe(400);
+    expect((await api.post(`/v1/intakes/${id}/items/nope/comments`, { body: 'hi' })).status).toBe(404);
+    expect((await portal().post(`/portal/api/${id}/items/nope/comments`, { body: 'hi' })).status).toBe(404);
+    expect((await other.post(`/v1/intakes/${id}/items/company/comments`, { body: 'hi' })).status).toBe(404);
+    expect((await other.get(`/v1/intakes/${id}/comments`)).status).toBe(404);
+  });
+});
