@@ -1,3 +1,6 @@
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
@@ -40,6 +43,7 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
   let api: Client;
   let other: Client;
   let ownerEmail: string;
+  let testKey: string;
   const portal = () => client(server.url);
 
   beforeAll(async () => {
@@ -47,6 +51,7 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
     hooks = await startReceiver(answer(200));
     const created = await server.createAccount({ plan: 'agency' });
     api = client(server.url, created.test_key);
+    testKey = created.test_key;
     other = client(server.url, (await server.createAccount()).test_key);
     ownerEmail = (await client(server.url, created.live_key).get<Body>('/v1/account')).body.email as string;
     const hook = await api.post('/v1/webhooks', { url: hooks.url, events: ['comment.created'] });
@@ -243,5 +248,50 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
     expect((await portal().post(`/portal/api/${id}/items/nope/comments`, { body: 'hi' })).status).toBe(404);
     expect((await other.post(`/v1/intakes/${id}/items/company/comments`, { body: 'hi' })).status).toBe(404);
     expect((await other.get(`/v1/intakes/${id}/comments`)).status).toBe(404);
+  });
+
+  it('agent tools: definitions with section and show_if, a comment tool and the list of comments', async () => {
+    const mcp = new McpClient({ name: 'richer-requests-tests', version: '1.0.0' });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', server.url), {
+        requestInit: { headers: { authorization: `Bearer ${testKey}` } },
+      }),
+    );
+    try {
+      const call = async (name: string, args: Body) => {
+        const result = await mcp.request(
+          { method: 'tools/call', params: { name, arguments: args } },
+          CallToolResultSchema,
+        );
+        expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
+        return result.structuredContent as Body;
+      };
+      const defined = await call('define_intake', {
+        project_name: 'Agent request',
+        client: { email: 'agent-client@example.test', name: 'Dana' },
+        items: ITEMS,
+      });
+      const id = defined.intake_id as string;
+      const intake = await api.get<{ items: { show_if: unknown; section: string | null }[] }>(
+        `/v1/intakes/${id}`,
+      );
+      expect(intake.body.items[2]).toMatchObject({
+        section: 'Brand',
+        show_if: { item_key: 'has_logo', equals: true },
+      });
+      const comment = await call('comment_on_item', {
+        intake_id: id,
+        item_key: 'company',
+        body: 'Legal name, please.',
+      });
+      expect(comment).toMatchObject({ author: 'owner', item_key: 'company' });
+      const listed = await call('list_comments', { intake_id: id, limit: 10 });
+      expect(listed).toMatchObject({
+        has_more: false,
+        comments: [{ id: comment.id, body: 'Legal name, please.' }],
+      });
+    } finally {
+      await mcp.close();
+    }
   });
 });

@@ -37,6 +37,7 @@ import { DESTRUCTIVE, INTERNAL_WRITE, READ_ONLY, REACHES_CLIENT } from './mcp.an
 import { defineTool, type ToolSpec } from './mcp.executor.js';
 import { EDITING_TOOLS, followUpSummary } from './mcp.tools.editing.js';
 import { WEBHOOK_TOOLS } from './mcp.tools.webhooks.js';
+import { COMMENT_TOOLS } from './mcp.tools.comments.js';
 import { ID_ALIAS, POLLING, emailsClient } from './mcp.guidance.js';
 import { byStatus, listed, resultsSummary, statusSummary, whereEmailsGo } from './mcp.summaries.js';
 
@@ -424,6 +425,7 @@ export const TOOLS: readonly ToolSpec[] = [
   }),
   ...WEBHOOK_TOOLS,
   ...EDITING_TOOLS,
+  ...COMMENT_TOOLS,
 ];
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, ToolSpec> = new Map(TOOLS.map((tool) => [tool.name, tool]));
