@@ -219,6 +219,11 @@ export function enhanceValueForm(form: HTMLFormElement): void {
         clearBackupIf(snapshot);
         pendingFlushes.delete(flush);
         setState(`${t('js.saved')} ${formatTime(new Date())}`);
+        // Other items depend on this answer: the server says which apply now, so the page is redrawn.
+        if (form.closest<HTMLElement>('.card')?.dataset.controls !== undefined) {
+          void flushAll().then(() => window.location.reload());
+          return;
+        }
         void refreshStatus(key).catch(() => undefined);
         if (secret) {
           const input = form.querySelector<HTMLInputElement>('input[type="password"]');

@@ -22,6 +22,8 @@ import { renderMessagePage } from './page/notice.js';
 import { renderPage, renderSendBar, renderSummary } from './page/render.js';
 import type { FormFields } from './page/schema-form.js';
 import { uploadFile } from './portal.service.js';
+import { clientComment } from './portal.comments.js';
+import { CommentBody } from '../comments/comments.schemas.js';
 import { emailLogoPng } from './email-logo.js';
 import { portalSecurityHeaders } from './portal.security.js';
 import { thumbnailOf } from './thumbnail.js';
@@ -249,6 +251,21 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
       const outcome = await postItemForm(services, model, request.params.key, formFields(request.body));
       return answer(request, reply, outcome);
     });
+
+    // A comment from the page's plain form; back to the item's conversation.
+    scope.post<{ Params: ItemParams }>(
+      '/portal/:intake_id/items/:key/comments',
+      hidden,
+      async (request, reply) => {
+        const { intake_id: id, key } = request.params;
+        const parsed = CommentBody.safeParse({ body: formFields(request.body).body });
+        if (!parsed.success) {
+          throw new ApiError('invalid_request', 'Write a comment of at most 5,000 characters.');
+        }
+        await clientComment(services, id, key, parsed.data.body);
+        return reply.code(303).redirect(`${portalPath(id)}#comments-${encodeURIComponent(key)}`);
+      },
+    );
 
     // The page's one send: a plain form without script; the script asks for JSON and swaps in the cards.
     scope.post<{ Params: IntakeParams }>('/portal/:intake_id/submit', hidden, async (request, reply) => {

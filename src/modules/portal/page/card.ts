@@ -5,6 +5,7 @@ import { valueDisplay } from './display.js';
 import { formatBytes, formatDateTime, formatNumber } from './format.js';
 import { attr, flag, html, raw, type Html } from './html.js';
 import { ICONS } from './icons.js';
+import { renderThread } from './thread.js';
 import { apiPath, isUnsent, portalPath, type PageModel, type ViewItem } from './model.js';
 
 /** One card per item: label, help, constraints in words, status, revision note, and its control. */
@@ -225,6 +226,7 @@ export function renderCard(item: ViewItem, m: PageModel): Html {
     id="item-${item.key}"
     data-key="${item.key}"
     data-status="${item.status}"
+    ${flag('data-controls', m.controllers.has(item.key))}
     aria-labelledby="item-${item.key}-title"
   >
     <div class="card-head">
@@ -232,6 +234,6 @@ export function renderCard(item: ViewItem, m: PageModel): Html {
       <span class="tags">${optional}${badge(item, m)}</span>
     </div>
     ${revision}${item.help ? html`<p class="help" id="item-${item.key}-help">${item.help}</p>` : ''}${rulesBlock}
-    ${itemBody(item, m)}
+    ${itemBody(item, m)}${renderThread(item, m)}
   </section>`;
 }

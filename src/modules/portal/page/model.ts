@@ -42,6 +42,8 @@ export interface PageModel {
   errors: Map<string, CardError>;
   /** Item keys whose last action succeeded, to confirm it ("Saved", "Submitted"). */
   notice: { key: string; kind: 'saved' | 'submitted' | 'uploaded' | 'removed' } | null;
+  /** Keys of the items other items' show_if depends on: changing them redraws the page. */
+  controllers: ReadonlySet<string>;
   /** The outcome of the page's one send, to confirm it (counts of items sent and refused). */
   sent: { submitted: number; invalid: number } | null;
 }

@@ -6,7 +6,7 @@ import { ApiError } from '../../../http/errors.js';
 import { translator } from '../../../i18n/index.js';
 import { jsonSchemaIssues } from '../../../lib/json-schema.js';
 import type { AppServices } from '../../../services.js';
-import { findIntakeById, type IntakeRow } from '../../intakes/intakes.service.js';
+import { findIntakeById, itemsOf, type IntakeRow } from '../../intakes/intakes.service.js';
 import { definitionBasics } from '../../intakes/intakes.mappers.js';
 import { worldOfIntake } from '../../../kernel/world.js';
 import { accountLogo, logoPath, portalBranding } from '../../accounts/branding.js';
@@ -97,7 +97,11 @@ async function modelOf(
   intake: IntakeRow,
   page: { t: TFunction; language: string; branding: Branding; plan: string; closed: boolean },
 ): Promise<PageModel> {
+  const controllers = new Set(
+    (await itemsOf(services.db.kysely, intake.id)).flatMap((row) => row.definition.show_if?.item_key ?? []),
+  );
   return {
+    controllers,
     view: await buildView(services.db.kysely, intake, services),
     t: page.t,
     language: page.language,
@@ -196,6 +200,7 @@ export async function unsavedPreviewModel(
     errors: new Map(),
     notice: null,
     sent: null,
+    controllers: new Set(draft.items.flatMap((def) => def.show_if?.item_key ?? [])),
   };
 }
 

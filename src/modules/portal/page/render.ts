@@ -1,5 +1,6 @@
 import type { TFunction } from 'i18next';
 import { renderCard } from './card.js';
+import { renderSections } from './thread.js';
 import { formatBytes, formatDate, formatNumber } from './format.js';
 import { flag, html, jsonForScript, raw, type Html } from './html.js';
 import { ICONS } from './icons.js';
@@ -217,7 +218,7 @@ export function renderPage(m: PageModel, assets: PageAssets, nonce: string): str
         ${m.closed ? '' : dueLine(m)}
       </div>
       ${closedBanner}${m.closed ? '' : renderSummary(m)} ${brief}
-      <div class="items" id="items" tabindex="-1">${view.items.map((item) => renderCard(item, m))}</div>
+      <div class="items" id="items" tabindex="-1">${renderSections(m, (item) => renderCard(item, m))}</div>
       ${m.closed ? '' : renderSendBar(m)}
     </main>
     <footer class="foot">
