@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import type {
+  ShowIf} from './conditions.js';
 import {
   applicableKeys,
   conditionHolds,
   conditionProblems,
   sectionGroups,
-  ShowIf,
   type ConditionalDefinition,
 } from './conditions.js';
 

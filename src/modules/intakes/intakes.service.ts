@@ -28,7 +28,6 @@ import {
   insertIntake,
   insertItems,
   itemRows,
-  clientItems,
   itemsOf,
   listIntakes,
   lockIntake,
