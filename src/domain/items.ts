@@ -228,7 +228,8 @@ export const ItemDefinitionRecord = z
       })
       .optional(),
     section: z.string().optional(),
-    show_if: ShowIf.optional(),
+    // The shape without ShowIf's schema id, so every document renders it the same way (inline).
+    show_if: z.object(ShowIf.shape).optional(),
   })
   .meta({ id: 'ItemDefinitionRecord' });
 export type ItemDefinitionInput = z.input<typeof ItemDefinition>;
