@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type {
-  ShowIf} from './conditions.js';
+import type { ShowIf } from './conditions.js';
 import {
   applicableKeys,
   conditionHolds,
