@@ -22,6 +22,7 @@ import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { siteRoutes } from './modules/site/site.routes.js';
 import { keyRoutes } from './modules/keys/keys.routes.js';
+import { memberRoutes } from './modules/sessions/members.routes.js';
 import { mcpRoutes } from './modules/mcp/mcp.routes.js';
 import { notifyRoutes } from './modules/notify/notify.routes.js';
 import { chasesInboundRoutes } from './modules/chases/chases.inbound.routes.js';
@@ -100,6 +101,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   pricingRoutes(app);
   accountRoutes(app, services);
   keyRoutes(app, services);
+  memberRoutes(app, services);
   usageRoutes(app, services);
   auditRoutes(app, services);
   fileRoutes(app, services, findFile);

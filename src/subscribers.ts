@@ -32,6 +32,9 @@ import {
   recipientsOf,
 } from './modules/recipients/recipients.service.js';
 import { fanOutEvent } from './modules/webhooks/webhooks.outbox.js';
+import { revokeKeysOfPerson } from './modules/keys/keys.service.js';
+import { endGrantsOfPerson } from './modules/oauth/person-grants.js';
+import { seatsUsed } from './modules/sessions/members.service.js';
 
 /**
  * Who hears which domain event, and who answers which question: the one place where a change in one
@@ -107,6 +110,13 @@ subscribe('recipientRemoved', async (trx, { world, intakeId, recipientId }) => {
 subscribe('recipientReinstated', async (trx, { world, intake, email }) => {
   await resumeSeriesOf(trx, world, intake, email);
 });
+// A person left the account: the keys they made and the grants they approved stop working with them.
+subscribe('memberRemoved', async (trx, { accountId, userId, at }) => {
+  await revokeKeysOfPerson(trx, accountId, userId, at);
+  await endGrantsOfPerson(trx, { accountId, userId, at });
+});
+
+answer('seatsUsed', (db, { accountId }) => seatsUsed(db, accountId));
 answer('clientReminderState', (db, { intakeId }) => clientReminderState(db, intakeId));
 
 answer('notifyClient', (trx, { world, intake, notice, data }) =>

@@ -32,6 +32,8 @@ export interface ApiKeysTable {
   revoked_at: string | null;
   /** OAuth access tokens only: the key stops working at this instant (null: never expires). */
   expires_at: string | null;
+  /** The person who made the key (its scopes never exceed their role); null: the account holder's own. */
+  created_by_user_id: string | null;
 }
 
 export interface AuditEntriesTable {
@@ -43,6 +45,8 @@ export interface AuditEntriesTable {
   resource_id: string | null;
   actor_type: string;
   actor_id: string | null;
+  /** The person behind the actor: an API key's maker, or the signed-in user (null: none recorded). */
+  person_id: string | null;
   request_id: string | null;
   created_at: string;
 }
@@ -397,11 +401,14 @@ export interface AccountUsersTable {
   account_id: string;
   /** Lower-cased; one account per address. */
   email: string;
-  /** owner (the account's own email) | member (invited) */
+  /** owner | admin | member | viewer (domain/roles.ts); exactly one owner per account */
   role: string;
   invited_by_user_id: string | null;
   created_at: string;
   last_signed_in_at: string | null;
+  name: string | null;
+  /** invited until the first sign-in, then active */
+  status: string;
 }
 
 /** A one-time sign-in link: single use, short-lived, stored as the SHA-256 of its token. */

@@ -10,7 +10,8 @@ export interface Plan {
   name: string;
   price_monthly_usd: number;
   rate_limit_per_hour: number;
-  quotas: { intakes_per_month: number; storage_bytes: number; sms_per_month: number };
+  /** seats: the people (invited or active) who may sign in to the account. */
+  quotas: { intakes_per_month: number; storage_bytes: number; sms_per_month: number; seats: number };
   /** The account's hard limit for one uploaded file, whatever an item's max_bytes says. */
   max_file_bytes: number;
   features: {
@@ -36,7 +37,7 @@ export const PLANS: Readonly<Record<PlanId, Plan>> = {
     name: 'Free',
     price_monthly_usd: 0,
     rate_limit_per_hour: 60,
-    quotas: { intakes_per_month: 5, storage_bytes: 1 * GiB, sms_per_month: 0 },
+    quotas: { intakes_per_month: 5, storage_bytes: 1 * GiB, sms_per_month: 0, seats: 1 },
     max_file_bytes: 100 * MiB,
     features: {
       templates: true,
@@ -54,7 +55,7 @@ export const PLANS: Readonly<Record<PlanId, Plan>> = {
     name: 'Solo',
     price_monthly_usd: 29,
     rate_limit_per_hour: 600,
-    quotas: { intakes_per_month: 100, storage_bytes: 50 * GiB, sms_per_month: 100 },
+    quotas: { intakes_per_month: 100, storage_bytes: 50 * GiB, sms_per_month: 100, seats: 3 },
     max_file_bytes: 2 * GiB,
     features: {
       templates: true,
@@ -72,7 +73,7 @@ export const PLANS: Readonly<Record<PlanId, Plan>> = {
     name: 'Agency',
     price_monthly_usd: 99,
     rate_limit_per_hour: 3000,
-    quotas: { intakes_per_month: 1000, storage_bytes: 500 * GiB, sms_per_month: 1000 },
+    quotas: { intakes_per_month: 1000, storage_bytes: 500 * GiB, sms_per_month: 1000, seats: 10 },
     max_file_bytes: 5 * GiB,
     features: {
       templates: true,

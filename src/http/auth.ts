@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimitFor, planOf } from '../domain/plans.js';
+import { effectiveScopes, isRole, type Role } from '../domain/roles.js';
 import { hasScope, type Scope } from '../domain/scopes.js';
 import { toArray } from '../lib/arrays.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
@@ -17,6 +18,11 @@ export interface AuthContext {
   scopes: readonly string[];
   livemode: boolean;
   clock: Clock;
+  /**
+   * The member acting (a dashboard user) or who made the key, with their role; absent or null for the
+   * account holder's own keys (made by the CLI). `scopes` never exceed what the role allows.
+   */
+  person?: { id: string; role: Role } | null;
 }
 
 /** `any`: any valid key; a scope: a key holding it (admin holds all). Routes without `scope` are public. */
@@ -25,6 +31,8 @@ export type RouteScope = Scope | 'any';
 declare module 'fastify' {
   interface FastifyContextConfig {
     scope?: RouteScope;
+    /** Billing and ownership: refused (403) to a key whose person is not the account's owner. */
+    ownerOnly?: boolean;
     audit?: { action: string; resourceType: string };
   }
   interface FastifyRequest {
@@ -132,7 +140,17 @@ export function registerAuth(app: FastifyInstance, services: AppServices, keys: 
         andThen(services.limiter.hit(auth.keyId, rateLimitFor(auth.account), now.getTime()), (decision) => {
           applyRateLimit(auth, decision, reply);
           if (scope !== 'any' && !hasScope(auth.scopes, scope)) {
-            throw new ApiError('forbidden', `This API key lacks the ${scope} scope needed for this request.`);
+            const why = auth.person ? ` (its person's role, ${auth.person.role}, allows no more)` : '';
+            throw new ApiError(
+              'forbidden',
+              `This API key lacks the ${scope} scope needed for this request${why}.`,
+            );
+          }
+          if (request.routeOptions.config.ownerOnly && auth.person && auth.person.role !== 'owner') {
+            throw new ApiError(
+              'forbidden',
+              `Only the account's owner may do this; this key's person is ${auth.person.role}.`,
+            );
           }
         }),
       );
@@ -149,10 +167,13 @@ export function registerAuth(app: FastifyInstance, services: AppServices, keys: 
     if (!auth) {
       const { key, account } = found;
       const livemode = key.livemode === 1;
+      const role: Role | null = isRole(found.personRole) ? found.personRole : null;
+      const person = key.created_by_user_id && role ? { id: key.created_by_user_id, role } : null;
       auth = Object.freeze({
         account,
         keyId: key.id,
-        scopes: Object.freeze([...key.scopes]),
+        scopes: Object.freeze(effectiveScopes(key.scopes, role)),
+        person,
         livemode,
         clock: livemode ? services.clock : offsetClock(services.clock, account.test_clock_offset_ms),
       });

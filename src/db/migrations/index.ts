@@ -20,6 +20,7 @@ import { signInCooldown } from './0022_sign_in_cooldown.js';
 import { oauthGrants } from './0024_oauth_grants.js';
 import { operations } from './0025_operations.js';
 import { itemComments } from './0026_item_comments.js';
+import { teams } from './0028_teams.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0024_oauth_grants': oauthGrants,
   '0025_operations': operations,
   '0026_item_comments': itemComments,
+  '0028_teams': teams,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -72,13 +72,15 @@ export async function createAccount(
     await trx
       .insertInto('account_users')
       .values({
-        id: newId('usr'),
+        id: newId('mem'),
         account_id: accountId,
         email: input.email.toLowerCase(),
         role: 'owner',
         invited_by_user_id: null,
         created_at: at,
         last_signed_in_at: null,
+        name: null,
+        status: 'active',
       })
       .execute();
     const owner = { accountId, createdByKeyId: null, at };

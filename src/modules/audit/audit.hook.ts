@@ -33,6 +33,7 @@ function entryOf(
     resource_id: resourceIdOf(request, audit.resourceType, auth.account.id),
     actor_type: 'api_key',
     actor_id: auth.keyId,
+    person_id: auth.person?.id ?? null,
     request_id: request.id,
   };
 }

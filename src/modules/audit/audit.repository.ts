@@ -4,12 +4,13 @@ import type { World } from '../../kernel/world.js';
 import { newId } from '../../lib/ids.js';
 
 export type AuditRow = Selectable<AuditEntriesTable>;
-export type NewAuditEntry = Omit<AuditRow, 'id'>;
+/** `person_id` may be left out: an entry written by the system or for a key with no person. */
+export type NewAuditEntry = Omit<AuditRow, 'id' | 'person_id'> & { person_id?: string | null };
 
 export async function insertAuditEntry(db: Kysely<Database>, entry: NewAuditEntry): Promise<void> {
   await db
     .insertInto('audit_entries')
-    .values({ id: newId('aud'), ...entry })
+    .values({ id: newId('aud'), ...entry, person_id: entry.person_id ?? null })
     .execute();
 }
 

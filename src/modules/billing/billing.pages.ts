@@ -204,6 +204,8 @@ export function billingPageRoutes(
     const user = await requireUser(request, reply);
     if (!user) return reply;
     assertCsrf(request, field(request.body, '_csrf'));
+    // Billing is the owner's alone (an admin manages everything else).
+    if (user.role !== 'owner') return problemPage(reply, [403, 'Only the account owner manages billing.']);
     const account = await accountRow(db, user.accountId);
     if (!account) throw new ApiError('not_found', 'No such account.');
     const wanted = requested(request.body, kind);

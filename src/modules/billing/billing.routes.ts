@@ -23,7 +23,11 @@ export async function billingRoutes(app: FastifyInstance, services: AppServices)
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.post('/v1/billing/checkout', {
-    config: { scope: 'admin', audit: { action: 'billing.checkout', resourceType: 'account' } },
+    config: {
+      scope: 'admin',
+      ownerOnly: true,
+      audit: { action: 'billing.checkout', resourceType: 'account' },
+    },
     schema: {
       tags: ['Account'],
       summary: 'Start a checkout to change the plan',
@@ -45,7 +49,11 @@ export async function billingRoutes(app: FastifyInstance, services: AppServices)
   });
 
   api.post('/v1/billing/portal', {
-    config: { scope: 'admin', audit: { action: 'billing.portal', resourceType: 'account' } },
+    config: {
+      scope: 'admin',
+      ownerOnly: true,
+      audit: { action: 'billing.portal', resourceType: 'account' },
+    },
     schema: {
       tags: ['Account'],
       summary: 'Open subscription management',

@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { dashboardPermission, isRole, roleAllows, scopesOfRole, type Role } from '../../domain/roles.js';
 import type { AuthContext } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
 import { translator } from '../../i18n/index.js';
 import { offsetClock } from '../../lib/clock.js';
 import type { AppServices } from '../../services.js';
@@ -13,12 +15,14 @@ import { csrfToken, requireUser, type SignedInUser } from '../sessions/session.j
 
 /**
  * A signed-in page's context. Pages act through the same services as the REST routes, as a `World`
- * whose actor is the user, and, where a service takes an API caller, as an admin caller named by
- * the user's id (the dashboard is the account holder's own console).
+ * whose actor is the user, and, where a service takes an API caller, as a caller named by the user's
+ * id holding the scopes of the user's role. A route the role does not allow answers 403 here, before
+ * its handler runs (the pages also hide what the role cannot use, as a courtesy only).
  */
 export interface DashboardContext extends Chrome {
   services: AppServices;
   user: SignedInUser;
+  role: Role;
   account: AccountRow;
   world: World;
   auth: AuthContext;
@@ -33,6 +37,12 @@ export async function dashboardContext(
 ): Promise<DashboardContext | null> {
   const user = await requireUser(request, reply);
   if (!user) return null;
+  // A role this version does not know is read as the narrowest one.
+  const role: Role = isRole(user.role) ? user.role : 'viewer';
+  const needed = dashboardPermission(request.method, request.routeOptions.url ?? request.url);
+  if (!roleAllows(role, needed)) {
+    throw new ApiError('forbidden', `Your role (${role}) does not allow this. Ask an admin of the account.`);
+  }
   const account = await services.db.kysely
     .selectFrom('accounts')
     .selectAll()
@@ -51,9 +61,17 @@ export async function dashboardContext(
   return {
     services,
     user,
+    role,
     account,
     world,
-    auth: { account, keyId: user.userId, scopes: ['admin'], livemode: user.livemode, clock },
+    auth: {
+      account,
+      keyId: user.userId,
+      scopes: scopesOfRole(role),
+      livemode: user.livemode,
+      clock,
+      person: { id: user.userId, role },
+    },
     requestId: request.id,
     t: translator(lang, 'dashboard'),
     lang,
@@ -116,6 +134,7 @@ function userEntry(
     resource_id: resourceId,
     actor_type: 'user',
     actor_id: ctx.user.userId,
+    person_id: ctx.user.userId,
     request_id: ctx.requestId,
   };
 }

@@ -14,6 +14,7 @@ import { accountRoutes } from './sections/account.routes.js';
 import { builderRoutes } from './sections/builder.routes.js';
 import { developerRoutes } from './sections/developer.routes.js';
 import { intakePageRoutes } from './sections/intakes.routes.js';
+import { memberPageRoutes } from './sections/members.routes.js';
 import { action, formOf, redirect, sendHtml, type Deps } from './routing.js';
 import {
   assertCsrf,
@@ -104,6 +105,7 @@ export async function dashboardRoutes(app: FastifyInstance, services: AppService
     intakePageRoutes(scope, deps);
     developerRoutes(scope, deps);
     accountRoutes(scope, deps);
+    memberPageRoutes(scope, deps);
   });
 }
 

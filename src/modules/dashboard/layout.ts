@@ -1,3 +1,4 @@
+import { dashboardPermission, roleAllows, type Role } from '../../domain/roles.js';
 import type { TFunction } from 'i18next';
 import { attr, html, raw, type Html } from '../portal/page/html.js';
 import type { DashboardAssets } from './assets.js';
@@ -13,6 +14,8 @@ export interface Chrome {
   livemode: boolean;
   /** The current path, for the mode toggle to return to. */
   path: string;
+  /** The signed-in person's role: the navigation shows only what it allows (the server enforces it). */
+  role?: Role;
 }
 
 export const NAV = [
@@ -23,6 +26,7 @@ export const NAV = [
   ['inbox', 'Test inbox'],
   ['usage', 'Usage'],
   ['audit', 'Audit log'],
+  ['members', 'Members'],
   ['settings', 'Settings'],
 ] as const;
 export type Section = (typeof NAV)[number][0];
@@ -126,7 +130,9 @@ export function renderPage(chrome: Chrome, parts: PageParts): string {
     ${chrome.livemode ? null : html`<div class="test-banner" role="status">${t('mode.banner', 'You are viewing test data. Nothing here reaches real clients.')}</div>`}
     <nav class="main" aria-label="${t('nav.label', 'Dashboard')}">
       <ul>
-        ${NAV.map(
+        ${NAV.filter(
+          ([id]) => !chrome.role || roleAllows(chrome.role, dashboardPermission('GET', `/dashboard/${id}`)),
+        ).map(
           ([id, label]) =>
             html`<li>
               <a href="/dashboard/${id}" ${attr('aria-current', parts.section === id ? 'page' : null)}

@@ -8,6 +8,8 @@ import { findActiveKeyByHash, touchKey, type AccountRow, type ApiKeyRow } from '
 export interface FoundKey {
   readonly key: Readonly<ApiKeyRow>;
   readonly account: Readonly<AccountRow>;
+  /** The role of the person who made the key (null: the account holder's own key). */
+  readonly personRole: string | null;
 }
 
 /** Expiry is checked on every use (below), so the row is read and kept whatever its expiry. */
@@ -17,7 +19,11 @@ const readKey = cachedReader<FoundKey>(async (db, hash) => {
   const found = await findActiveKeyByHash(db.kysely, hash, EVERY_EXPIRY);
   if (!found) return undefined;
   // Shared by the requests that use the key until the next commit: nobody may change it.
-  return Object.freeze({ key: Object.freeze(found.key), account: Object.freeze(found.account) });
+  return Object.freeze({
+    key: Object.freeze(found.key),
+    account: Object.freeze(found.account),
+    personRole: found.personRole,
+  });
 });
 
 /**

@@ -11,6 +11,7 @@ function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
   return db
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .leftJoin('account_users as u', 'u.id', 'k.created_by_user_id')
     .select([
       'k.id as key_id',
       'k.livemode as key_livemode',
@@ -21,6 +22,8 @@ function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
       'k.created_at as key_created_at',
       'k.last_used_at as key_last_used_at',
       'k.expires_at as key_expires_at',
+      'k.created_by_user_id as key_created_by_user_id',
+      'u.role as person_role',
       'a.id',
       'a.name',
       'a.email',
@@ -37,18 +40,22 @@ const selectKeyWithAccount = preparedQuery(keyWithAccountQuery, ['']);
 
 /**
  * The key and its account in one indexed read: this runs on every authenticated request.
- * A key past its `expires_at` (an OAuth access token) is not found, as a revoked one.
+ * A key past its `expires_at` (an OAuth access token) is not found, as a revoked one, and so is a key
+ * whose person is no longer a member of the account. `personRole` is the role of the key's person
+ * (null: a key of the account holder's own, made with no person).
  */
 export async function findActiveKeyByHash(
   db: Kysely<Database>,
   hash: string,
   at: Date = systemClock.now(),
-): Promise<{ key: ApiKeyRow; account: AccountRow } | undefined> {
+): Promise<{ key: ApiKeyRow; account: AccountRow; personRole: string | null } | undefined> {
   const rows = await selectKeyWithAccount(db, hash);
   const row = rows[0];
   if (!row) return undefined;
   if (row.key_expires_at !== null && row.key_expires_at <= at.toISOString()) return undefined;
+  if (row.key_created_by_user_id !== null && row.person_role === null) return undefined;
   return {
+    personRole: row.person_role,
     key: {
       id: row.key_id,
       account_id: row.id,
@@ -62,6 +69,7 @@ export async function findActiveKeyByHash(
       last_used_at: row.key_last_used_at,
       revoked_at: null,
       expires_at: row.key_expires_at,
+      created_by_user_id: row.key_created_by_user_id,
     },
     account: {
       id: row.id,
@@ -120,6 +128,23 @@ export async function revokeKey(
   if (onlyTest) query = query.where('livemode', '=', 0);
   const result = await query.executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** Revokes every key a person made (they left the account): they stop working at once. */
+export async function revokeKeysOfPerson(
+  db: Kysely<Database>,
+  accountId: string,
+  userId: string,
+  at: string,
+): Promise<number> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('account_id', '=', accountId)
+    .where('created_by_user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 export async function touchKey(db: Kysely<Database>, keyId: string, at: string): Promise<void> {

@@ -56,7 +56,7 @@ async function assertPlanAllowsAnotherKey(db: Kysely<Database>, accountId: strin
  */
 export async function createKey(
   db: Kysely<Database>,
-  owner: { accountId: string; createdByKeyId: string | null; at: string },
+  owner: { accountId: string; createdByKeyId: string | null; createdByUserId?: string | null; at: string },
   request: { name: string; mode: KeyMode; scopes: string[]; expiresAt?: string },
 ): Promise<z.infer<typeof CreatedApiKey>> {
   if (request.expiresAt === undefined) await assertPlanAllowsAnotherKey(db, owner.accountId);
@@ -74,6 +74,7 @@ export async function createKey(
     last_used_at: null,
     revoked_at: null,
     expires_at: request.expiresAt ?? null,
+    created_by_user_id: owner.createdByUserId ?? null,
   };
   await insertKey(db, row);
   const { last_used_at: _unused, ...shown } = toApiKey(row);
@@ -103,7 +104,13 @@ export async function createKeyAs(
   return db.transaction().execute(async (trx) => {
     const created = await createKey(
       trx,
-      { accountId: auth.account.id, createdByKeyId: auth.keyId, at: auth.clock.now().toISOString() },
+      {
+        accountId: auth.account.id,
+        createdByKeyId: auth.keyId,
+        // A dashboard user's key is theirs; a key made with a key belongs to that key's person.
+        createdByUserId: auth.person?.id ?? null,
+        at: auth.clock.now().toISOString(),
+      },
       { name: request.name, mode, scopes: request.scopes },
     );
     await auditInTransaction(trx, created.id);
@@ -126,4 +133,4 @@ export async function revokeKeyAs(db: Kysely<Database>, auth: AuthContext, keyId
 }
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */
-export { deleteExpiredKeys, findActiveKeyByHash, listKeys } from './keys.repository.js';
+export { deleteExpiredKeys, findActiveKeyByHash, listKeys, revokeKeysOfPerson } from './keys.repository.js';

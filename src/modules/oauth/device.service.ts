@@ -1,3 +1,5 @@
+import { effectiveScopes } from '../../domain/roles.js';
+import { personRole } from '../sessions/members.service.js';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -123,13 +125,18 @@ export async function pollDeviceAuthorization(
       throw new OAuthError('invalid_grant', 'This device code was already used.');
     }
     const mode = livemode === 1 ? 'live' : 'test';
+    // Never more than the approving person's role allows today; nothing once they have left.
+    const role = await personRole(trx, accountId, userId);
+    if (!role)
+      throw new OAuthError('access_denied', 'The person who approved this device is no longer a member.');
     const key = await createKey(
       trx,
-      { accountId, createdByKeyId: null, at: at.toISOString() },
+      // The key records the person who approved it: it never holds more than their role, and ends with them.
+      { accountId, createdByKeyId: null, createdByUserId: userId, at: at.toISOString() },
       {
         name: `${row.client_name} (device sign-in)`.slice(0, 200),
         mode,
-        scopes: JSON.parse(scopes) as string[],
+        scopes: effectiveScopes(JSON.parse(scopes) as string[], role),
       },
     );
     await insertAuditEntry(trx, {

@@ -1,3 +1,5 @@
+import { effectiveScopes } from '../../domain/roles.js';
+import { personRole } from '../sessions/members.service.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { pkceS256Matches } from '../../domain/oauth.js';
@@ -159,9 +161,19 @@ async function issueTokens(
   requestId: string,
 ): Promise<{ response: TokenResponse; keyId: string }> {
   return db.transaction().execute(async (trx) => {
+    // Never more than the granting person's role allows today; nothing once they have left.
+    const role = await personRole(trx, grant.accountId, grant.userId);
+    if (!role) throw new OAuthError('invalid_grant', 'The person who granted access is no longer a member.');
+    grant = { ...grant, scopes: effectiveScopes(grant.scopes, role) as Scope[] };
     const key = await createKey(
       trx,
-      { accountId: grant.accountId, createdByKeyId: null, at: at.toISOString() },
+      // The key records the person who granted it: it never holds more than their role, and ends with them.
+      {
+        accountId: grant.accountId,
+        createdByKeyId: null,
+        createdByUserId: grant.userId,
+        at: at.toISOString(),
+      },
       {
         name: `OAuth: ${grant.client.name}`.slice(0, 200),
         mode: grant.livemode ? 'live' : 'test',

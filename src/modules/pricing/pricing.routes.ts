@@ -9,7 +9,14 @@ const PlanSchema = z
     name: z.string(),
     price_monthly_usd: z.number(),
     rate_limit_per_hour: z.number(),
-    quotas: z.object({ intakes_per_month: z.number(), storage_bytes: z.number(), sms_per_month: z.number() }),
+    quotas: z.object({
+      intakes_per_month: z.number(),
+      storage_bytes: z.number(),
+      sms_per_month: z.number(),
+      seats: z
+        .number()
+        .meta({ description: 'People who may sign in to the account (members, invited or active)' }),
+    }),
     max_file_bytes: z.number(),
     features: z.record(z.string(), z.union([z.boolean(), z.number()])),
   })

@@ -140,6 +140,8 @@ export async function findLiveSession(
       'u.invited_by_user_id',
       'u.created_at as user_created_at',
       'u.last_signed_in_at',
+      'u.name',
+      'u.status',
     ])
     .where('s.id_hash', '=', idHash)
     .where('s.expires_at', '>', nowIso)
@@ -163,6 +165,8 @@ export async function findLiveSession(
       invited_by_user_id: row.invited_by_user_id,
       created_at: row.user_created_at,
       last_signed_in_at: row.last_signed_in_at,
+      name: row.name,
+      status: row.status,
     },
   };
 }
@@ -184,5 +188,9 @@ export async function deleteSessionsOfUser(db: Kysely<Database>, userId: string)
 }
 
 export async function markSignedIn(db: Kysely<Database>, userId: string, nowIso: string): Promise<void> {
-  await db.updateTable('account_users').set({ last_signed_in_at: nowIso }).where('id', '=', userId).execute();
+  await db
+    .updateTable('account_users')
+    .set({ last_signed_in_at: nowIso, status: 'active' })
+    .where('id', '=', userId)
+    .execute();
 }

@@ -261,13 +261,18 @@ export async function redeemSignInLink(
   return { user, returnTo: consumed.return_to };
 }
 
-/** Adds a user to the account and emails them a sign-in link. 409 when the address already has a user. */
+/**
+ * Adds a person to the account with a role and emails them a one-time sign-in link (their status is
+ * `invited` until they use one). 409 when the address already has a user. Roles and seats are the
+ * members service's to check before.
+ */
 export async function inviteUser(
   services: AppServices,
-  inviter: { userId: string; accountId: string; email: string },
-  email: string,
+  inviter: { userId: string | null; accountId: string; email: string },
+  invitee: { email: string; name?: string | null | undefined; role: string },
 ): Promise<UserRow> {
   assertSignInDeliverable(services.config);
+  const email = invitee.email;
   const address = email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(address) || address.length > 254) {
     throw new ApiError('invalid_request', `email: ${email} is not an email address.`);
@@ -276,13 +281,15 @@ export async function inviteUser(
     throw new ApiError('conflict', `${address} is already a user of an account.`);
   }
   const user: UserRow = {
-    id: newId('usr'),
+    id: newId('mem'),
     account_id: inviter.accountId,
     email: address,
-    role: 'member',
+    role: invitee.role,
     invited_by_user_id: inviter.userId,
     created_at: services.clock.now().toISOString(),
     last_signed_in_at: null,
+    name: invitee.name ?? null,
+    status: 'invited',
   };
   await insertUser(services.db.kysely, user);
   const account = await accountOf(services, inviter.accountId);

@@ -13,6 +13,7 @@ export const Usage = z
     intakes: Meter,
     storage_bytes: Meter,
     sms_messages: Meter,
+    seats: Meter.meta({ description: "The account's members (invited or active) against the plan's seats" }),
     rate_limit_per_hour: z.number().int().meta({
       description:
         "Requests per hour per API key: the plan's (changes with the plan at once), or a contract override",

@@ -1,3 +1,4 @@
+import { ask } from '../../kernel/domain-events.js';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -62,8 +63,16 @@ export async function usageValue(
   return Number(row?.value ?? 0);
 }
 
+declare module '../../kernel/domain-events.js' {
+  interface DomainQueryMap {
+    /** How many of the plan's seats the account's people take (the members live above this module). */
+    seatsUsed: { input: { accountId: string }; output: number };
+  }
+}
+
 export interface UsageRecord {
   period: string;
+  seats: { used: number; limit: number };
   intakes: { used: number; limit: number };
   storage_bytes: { used: number; limit: number };
   sms_messages: { used: number; limit: number };
@@ -76,13 +85,15 @@ export async function usageRecord(
   at: Date,
 ): Promise<UsageRecord> {
   const quotas = planOf(plan).quotas;
-  const [intakes, storage, sms] = await Promise.all([
+  const [intakes, storage, sms, seats] = await Promise.all([
     usageValue(db, world, 'intakes', at),
     usageValue(db, world, 'storage_bytes', at),
     usageValue(db, world, 'sms_messages', at),
+    ask(db, 'seatsUsed', { accountId: world.accountId }),
   ]);
   return {
     period: periodOf(at),
+    seats: { used: seats, limit: quotas.seats },
     intakes: { used: intakes, limit: quotas.intakes_per_month },
     storage_bytes: { used: storage, limit: quotas.storage_bytes },
     sms_messages: { used: sms, limit: quotas.sms_per_month },

@@ -5,18 +5,9 @@ import { manageBillingForm, planChangeForm } from '../../billing/billing.pages.j
 import { flag, html, raw, type Html } from '../../portal/page/html.js';
 import type { Template } from '../../templates/templates.schemas.js';
 import type { AuditRow } from '../../audit/audit.repository.js';
-import type { UserRow } from '../../sessions/sessions.service.js';
+import { roleAllows } from '../../../domain/roles.js';
 import type { ItemFormRow } from '../item-form.js';
-import {
-  actionForm,
-  count,
-  csrfField,
-  dataTable,
-  moment,
-  renderPage,
-  tHtml,
-  type Chrome,
-} from '../layout.js';
+import { actionForm, count, csrfField, dataTable, moment, renderPage, type Chrome } from '../layout.js';
 import { itemRows } from './item-rows.js';
 
 export function templatesPage(
@@ -248,8 +239,6 @@ export function settingsPage(
     brandingAllowed: boolean;
     /** The plan that includes custom branding. */
     brandingPlan: string;
-    users: UserRow[];
-    me: string;
     /** The signed-in person's own notification choice (notifications.ts). */
     notifications: Html;
   },
@@ -296,31 +285,18 @@ export function settingsPage(
       <div class="actions"><button type="submit">${t('settings.save', 'Save settings')}</button></div>
     </form>
     ${data.notifications}
-    <div class="card">
-      <h2>${t('settings.users', 'People who can sign in')}</h2>
-      <ul>
-        ${data.users.map(
-          (u) =>
-            html`<li>
-              ${u.email}
-              <span class="muted"
-                >${u.role === 'owner' ? t('settings.owner', 'account owner') : t('settings.member', 'member')}
-                ·
-                ${tHtml(t, 'settings.last_sign_in', 'last sign-in {{at}}', { at: moment(u.last_signed_in_at) })}</span
+    ${
+      chrome.role && !roleAllows(chrome.role, 'manage')
+        ? null
+        : html`<div class="card">
+            <h2>${t('settings.users', 'People who can sign in')}</h2>
+            <p>
+              <a href="/dashboard/members"
+                >${t('settings.members_link', 'Members: invite colleagues, choose what each may do')}</a
               >
-              ${u.role !== 'owner' && u.id !== data.me ? actionForm(chrome, `/dashboard/settings/users/${u.id}/remove`, t('settings.remove', 'Remove'), { danger: true, confirm: t('settings.remove_confirm', 'Remove {{email}}? Their sessions end at once.', { email: u.email }) }) : null}
-            </li>`,
-        )}
-      </ul>
-      <form method="post" action="/dashboard/settings/users">
-        ${csrfField(chrome.csrf)}
-        <label for="invite-email">${t('settings.invite', 'Invite someone by email')}</label>
-        <input type="email" id="invite-email" name="email" required />
-        <div class="actions">
-          <button type="submit">${t('settings.invite_button', 'Send invitation')}</button>
-        </div>
-      </form>
-    </div>`;
+            </p>
+          </div>`
+    }`;
   return renderPage(chrome, {
     title: t('settings.title', 'Settings'),
     section: 'settings',

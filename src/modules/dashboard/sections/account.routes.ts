@@ -15,11 +15,10 @@ import {
   updateTemplate,
 } from '../../templates/templates.service.js';
 import { usageRecord } from '../../usage/usage.service.js';
-import { asUserAction, auditUserAction, dashboardContext, type DashboardContext } from '../context.js';
+import { asUserAction, dashboardContext, type DashboardContext } from '../context.js';
 import { count } from '../layout.js';
 import { auditPage, distinctAuditActions } from '../../audit/audit.service.js';
 import { intakesPerDay } from '../../intakes/intakes.service.js';
-import { deleteSessionsOfUser, deleteUser, listUsers } from '../../sessions/sessions.service.js';
 import { definitionsOfRows, emptyRow, rowOfDefinition, rowsOf } from '../item-form.js';
 import { auditLogPage, settingsPage, templateFormPage, templatesPage, usagePage } from '../pages/account.js';
 import { notificationsBlock } from '../pages/notifications.js';
@@ -27,7 +26,6 @@ import { noticeSettingOf } from '../../notices/notices.service.js';
 import { notificationRoutes } from './notifications.routes.js';
 import { action, notices, page, redirect, sendHtml, type Deps, type Form } from '../routing.js';
 import { assertCsrf } from '../../sessions/session.js';
-import { inviteUser } from '../../sessions/sign-in.service.js';
 import { describeIssues } from './intakes.routes.js';
 
 type IdParams = { id: string };
@@ -163,6 +161,7 @@ async function usage(ctx: DashboardContext): Promise<string> {
         format: (n) => formatBytes(ctx.lang, n),
       },
       { label: t('usage.sms', 'SMS this month'), ...record.sms_messages, format: (n) => count(ctx, n) },
+      { label: t('usage.seats', 'Seats (members)'), ...record.seats, format: (n) => count(ctx, n) },
     ],
     keys: perKey,
     rateLimit: rateLimitFor(ctx.account),
@@ -182,8 +181,6 @@ async function settings(ctx: DashboardContext, extra: { notice?: string | null; 
       accent: branding.accent_color,
       brandingAllowed: planOf(ctx.account.plan).features.custom_branding,
       brandingPlan: PLAN_IDS.map(planOf).find((plan) => plan.features.custom_branding)?.name ?? '',
-      users: await listUsers(db, ctx.account.id),
-      me: ctx.user.userId,
       notifications: notificationsBlock(ctx, await noticeSettingOf(db, ctx.account.id, ctx.user)),
     },
     extra,
@@ -270,32 +267,4 @@ export function accountRoutes(scope: FastifyInstance, deps: Deps): void {
     );
     return redirect(reply, '/dashboard/settings', 'saved');
   });
-
-  action(scope, deps, '/dashboard/settings/users', async (ctx, form, request, reply) => {
-    try {
-      const user = await inviteUser(ctx.services, ctx.user, form.get('email') ?? '');
-      await auditUserAction(ctx, 'user.invite', 'user', user.id);
-    } catch (error) {
-      if (error instanceof ApiError && error.status < 500) {
-        reply.code(error.status);
-        return settings(ctx, { error: error.message });
-      }
-      throw error;
-    }
-    return redirect(reply, '/dashboard/settings', 'invited');
-  });
-
-  action<IdParams>(
-    scope,
-    deps,
-    '/dashboard/settings/users/:id/remove',
-    async (ctx, _form, request, reply) => {
-      const db = ctx.services.db.kysely;
-      const removed = await deleteUser(db, ctx.account.id, request.params.id);
-      if (!removed) throw new ApiError('not_found', `No removable user with id ${request.params.id}.`);
-      await deleteSessionsOfUser(db, request.params.id);
-      await auditUserAction(ctx, 'user.remove', 'user', request.params.id);
-      return redirect(reply, '/dashboard/settings', 'removed');
-    },
-  );
 }
