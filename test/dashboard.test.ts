@@ -236,12 +236,14 @@ describe.each(DATABASES)('dashboard sessions on %s', (database) => {
   }
 
   it('invites a user, who signs in to the same account; removing them ends their session', async () => {
-    const account = await server.createAccount();
+    // The Free plan has one seat (its owner): inviting takes a plan with more.
+    const account = await server.createAccount({ plan: 'solo' });
     const owner = await signedIn(await ownerEmail(server, account.account_id));
     const invitee = `invitee-${Math.random().toString(36).slice(2)}@example.com`;
-    const settings = await owner.get('/dashboard/settings');
-    const invited = await owner.post('/dashboard/settings/users', {
+    const settings = await owner.get('/dashboard/members');
+    const invited = await owner.post('/dashboard/members', {
       email: invitee,
+      role: 'member',
       _csrf: csrfOf(settings.text),
     });
     expect(invited.status).toBe(303);
@@ -251,8 +253,9 @@ describe.each(DATABASES)('dashboard sessions on %s', (database) => {
     const page = await member.get('/dashboard/settings');
     expect(page.status).toBe(200);
     expect(page.text).toContain(invitee);
-    const again = await owner.post('/dashboard/settings/users', {
+    const again = await owner.post('/dashboard/members', {
       email: invitee,
+      role: 'member',
       _csrf: csrfOf(settings.text),
     });
     expect(again.status).toBe(409);
@@ -271,7 +274,7 @@ describe.each(DATABASES)('dashboard sessions on %s', (database) => {
       .select('id')
       .where('email', '=', invitee)
       .executeTakeFirstOrThrow();
-    const removed = await owner.post(`/dashboard/settings/users/${row.id}/remove`, {
+    const removed = await owner.post(`/dashboard/members/${row.id}/remove`, {
       _csrf: csrfOf(settings.text),
     });
     expect(removed.status).toBe(303);
@@ -280,7 +283,7 @@ describe.each(DATABASES)('dashboard sessions on %s', (database) => {
       entries: { action: string; actor: { type: string } }[];
     }>('/v1/audit?limit=50');
     const actions = audit.body.entries.filter((e) => e.actor.type === 'user').map((e) => e.action);
-    expect(actions).toEqual(expect.arrayContaining(['user.invite', 'user.remove', 'user.sign_in']));
+    expect(actions).toEqual(expect.arrayContaining(['member.invite', 'member.remove', 'user.sign_in']));
   });
 
   it('creates, edits and deletes a template through the service the REST API uses', async () => {
