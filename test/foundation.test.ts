@@ -257,6 +257,7 @@ describe.each(DATABASES)('foundation on %s', (database) => {
         intakes: { used: 0, limit: PLANS.agency.quotas.intakes_per_month },
         storage_bytes: { used: 0, limit: PLANS.agency.quotas.storage_bytes },
         sms_messages: { used: 0, limit: PLANS.agency.quotas.sms_per_month },
+        seats: { used: 1, limit: PLANS.agency.quotas.seats },
         rate_limit_per_hour: PLANS.agency.rate_limit_per_hour,
       });
     });

@@ -283,14 +283,14 @@ describe.each(DATABASES)('teams on %s', (database) => {
       .execute();
     expect(dashboardKeys.map((k) => k.created_by_user_id).sort()).toEqual([ids.owner, ids.admin].sort());
     const audit = await api.get<{
-      entries: { action: string; actor: { type: string; id: string; person_id: string | null } }[];
+      entries: { action: string; actor: { type: string; id: string }; person_id: string | null }[];
     }>('/v1/audit?limit=100');
     const creations = audit.body.entries.filter((e) => e.action === 'intake.create');
-    expect(creations.map((e) => e.actor.person_id).sort()).toEqual([ids.admin, ids.member, ids.owner].sort());
+    expect(creations.map((e) => e.person_id).sort()).toEqual([ids.admin, ids.member, ids.owner].sort());
     expect(creations.every((e) => e.actor.type === 'api_key')).toBe(true);
     const invites = audit.body.entries.filter((e) => e.action === 'member.invite');
     expect(invites).toHaveLength(3);
-    expect(invites.every((e) => e.actor.type === 'api_key' && e.actor.person_id === null)).toBe(true);
+    expect(invites.every((e) => e.actor.type === 'api_key' && e.person_id === null)).toBe(true);
   });
 
   it('removing a member ends their sessions, keys, OAuth grants and refresh tokens, and device sign-ins', async () => {

@@ -14,11 +14,8 @@ function toAuditEntry(row: AuditRow): z.infer<typeof AuditEntry> {
     action: row.action,
     resource_type: row.resource_type,
     resource_id: row.resource_id,
-    actor: {
-      type: row.actor_type as z.infer<typeof AuditEntry>['actor']['type'],
-      id: row.actor_id,
-      person_id: row.person_id ?? (row.actor_type === 'user' ? row.actor_id : null),
-    },
+    actor: { type: row.actor_type as z.infer<typeof AuditEntry>['actor']['type'], id: row.actor_id },
+    person_id: row.person_id ?? (row.actor_type === 'user' ? row.actor_id : null),
     request_id: row.request_id,
     created_at: row.created_at,
   };

@@ -7,13 +7,10 @@ export const AuditEntry = z
     action: z.string().meta({ examples: ['api_key.create'] }),
     resource_type: z.string(),
     resource_id: z.string().nullable(),
-    actor: z.object({
-      type: z.enum(['api_key', 'user', 'client', 'system']),
-      id: z.string().nullable(),
-      person_id: z.string().nullable().meta({
-        description:
-          'The member who acted: the signed-in person, or the person who made (or approved) the API key. Null for keys made by the CLI and for the system.',
-      }),
+    actor: z.object({ type: z.enum(['api_key', 'user', 'client', 'system']), id: z.string().nullable() }),
+    person_id: z.string().nullable().meta({
+      description:
+        'The member behind the actor: the signed-in person, or the person who made (or approved) the API key. Null for the keys `accounts create` prints, clients and the system.',
     }),
     request_id: z.string().nullable(),
     created_at: Timestamp,

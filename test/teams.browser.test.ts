@@ -1,0 +1,90 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ARTIFACTS,
+  chromiumAvailable,
+  launchChromium,
+  seriousAccessibilityProblems,
+} from './helpers/browser.js';
+import { ownerEmail, signInLinkOf } from './helpers/dashboard.js';
+import { startSmtpServer } from './helpers/mail.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/**
+ * Teams in Debian's chromium: the owner invites a colleague as a member from the members page, the
+ * colleague signs in with the invitation's link and sees what a member may use; what the role does
+ * not allow answers 403. Pages are checked with axe-core and photographed at 1280 and 360 px.
+ */
+const available = chromiumAvailable('teams browser tests');
+
+describe.skipIf(!available)('teams in a browser', () => {
+  let server: TestServer;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let browser: Browser;
+  let app: string;
+
+  beforeAll(async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    smtp = await startSmtpServer();
+    server = await startTestServer('sqlite', { SMTP_URL: smtp.url });
+    app = server.server.services.config.appUrl;
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await smtp?.close();
+  });
+
+  it('invites a colleague, who signs in as a member and is refused what members may not do', async () => {
+    const account = await server.createAccount({ plan: 'solo' });
+    const owner = await ownerEmail(server, account.account_id);
+    const colleague = 'sam.colleague@example.com';
+
+    const ownerPage = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    ownerPage.setDefaultTimeout(8000);
+    await ownerPage.goto(`${app}/dashboard/members`);
+    await ownerPage.getByLabel('Email address').fill(owner);
+    await ownerPage.getByRole('button', { name: 'Email me a sign-in link' }).click();
+    const [ownerMail] = await smtp.waitFor(owner);
+    await ownerPage.goto(signInLinkOf(ownerMail?.parsed.text ?? ''));
+    await ownerPage.getByRole('button', { name: 'Sign in to the dashboard' }).click();
+    await ownerPage.waitForURL(/\/dashboard\/members/);
+
+    await ownerPage.getByLabel('Email', { exact: true }).fill(colleague);
+    await ownerPage.getByLabel('Name (optional)').fill('Sam Colleague');
+    await ownerPage.getByRole('radio', { name: /Member/ }).check();
+    await ownerPage.getByRole('button', { name: 'Send invitation' }).click();
+    await ownerPage.getByText('Invitation sent.').waitFor();
+    const row = ownerPage.locator(`tr[data-member="${colleague}"]`);
+    await row.getByText('invited').waitFor();
+    expect(await seriousAccessibilityProblems(ownerPage)).toEqual([]);
+    await ownerPage.screenshot({ path: join(ARTIFACTS, 'teams-members-1280.png'), fullPage: true });
+    await ownerPage.setViewportSize({ width: 360, height: 800 });
+    await ownerPage.screenshot({ path: join(ARTIFACTS, 'teams-members-360.png'), fullPage: true });
+
+    const [invitation] = await smtp.waitFor(colleague);
+    expect(invitation?.parsed.subject).toContain('invited');
+    const memberPage = await (await browser.newContext({ viewport: { width: 360, height: 800 } })).newPage();
+    memberPage.setDefaultTimeout(8000);
+    await memberPage.goto(signInLinkOf(invitation?.parsed.text ?? ''));
+    await memberPage.getByRole('button', { name: 'Sign in to the dashboard' }).click();
+    await memberPage.waitForURL(/\/dashboard\/intakes/);
+    await memberPage.getByText(colleague).first().waitFor();
+    const nav = memberPage.getByRole('navigation', { name: 'Dashboard' });
+    await nav.getByRole('link', { name: 'Intakes' }).waitFor();
+    expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Members' }).count()).toBe(0);
+    await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-member-intakes-360.png'), fullPage: true });
+
+    const refused = await memberPage.goto(`${app}/dashboard/members`);
+    expect(refused?.status()).toBe(403);
+    await memberPage.getByText('Your role (member) does not allow this.').first().waitFor();
+    await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-refused-360.png'), fullPage: true });
+
+    await ownerPage.reload();
+    await row.getByText('active').waitFor();
+  });
+});
