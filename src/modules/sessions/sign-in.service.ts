@@ -23,6 +23,8 @@ import { SEND_SIGN_IN_LINK } from './sign-in.jobs.js';
 
 /** A sign-in link works once, for 15 minutes. */
 export const SIGN_IN_LINK_TTL_MS = 15 * 60_000;
+/** An invitation's link works once, for 7 days: a colleague may read it the next morning. */
+export const INVITATION_LINK_TTL_MS = 7 * 86_400_000;
 /** Link requests per rolling hour from one network address (the client's, behind TRUST_PROXY). */
 export const SIGN_IN_LIMITS = { perIp: 30 } as const;
 /**
@@ -72,7 +74,9 @@ async function mintSignInToken(
     token_hash: tokenHash,
     user_id: user.id,
     return_to: returnTo,
-    expires_at: new Date(now.getTime() + SIGN_IN_LINK_TTL_MS).toISOString(),
+    expires_at: new Date(
+      now.getTime() + (purpose === 'invitation' ? INVITATION_LINK_TTL_MS : SIGN_IN_LINK_TTL_MS),
+    ).toISOString(),
     created_at: now.toISOString(),
     purpose,
   });
@@ -106,6 +110,7 @@ async function sendLink(services: AppServices, mail: LinkEmail): Promise<void> {
     account: mail.accountName,
     inviter: mail.invitedBy ?? '',
     minutes: SIGN_IN_LINK_TTL_MS / 60_000,
+    days: INVITATION_LINK_TTL_MS / 86_400_000,
   };
   const copy = {
     sign_in: {
@@ -123,7 +128,10 @@ async function sendLink(services: AppServices, mail: LinkEmail): Promise<void> {
   }[mail.kind];
   const subject = copy.subject;
   const intro = copy.intro;
-  const expiry = t('email.expiry', 'The link works once, for {{minutes}} minutes.', vars);
+  const expiry =
+    mail.kind === 'invitation'
+      ? t('email.invitation_expiry', 'The link works once, for {{days}} days.', vars)
+      : t('email.expiry', 'The link works once, for {{minutes}} minutes.', vars);
   const ignore = t('email.ignore', 'If you did not ask for it, ignore this email.');
   const text = `${intro}\n\n${url}\n\n${expiry} ${ignore}\n`;
   const html = `<p>${escapeHtml(intro)}</p><p><a href="${escapeHtml(url)}">${escapeHtml(t('email.button', 'Sign in'))}</a></p><p>${escapeHtml(`${expiry} ${ignore}`)}</p>`;
