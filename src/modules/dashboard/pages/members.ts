@@ -75,7 +75,6 @@ export function membersPage(
       [
         { label: t('members.person', 'Person') },
         { label: t('members.role', 'Role') },
-        { label: t('members.status', 'Status'), optional: true },
         { label: t('members.last_sign_in', 'Last sign-in'), optional: true },
         { label: '' },
       ],
@@ -84,11 +83,12 @@ export function membersPage(
         html`<tr data-member="${m.email}">
           <td>
             ${m.name ? html`<strong>${m.name}</strong><br />` : null}<span class="wrap">${m.email}</span>
+            <br />${badge(
+              m.status === 'invited' ? 'pending' : 'active',
+              m.status === 'invited' ? t('members.invited', 'invited') : t('members.active', 'active'),
+            )}
           </td>
           <td>${roleCell(chrome, data.me, m)}</td>
-          <td class="optional">
-            ${badge(m.status === 'invited' ? 'pending' : 'active', m.status === 'invited' ? t('members.invited', 'invited') : t('members.active', 'active'))}
-          </td>
           <td class="optional">${moment(m.last_signed_in_at)}</td>
           <td>
             ${
@@ -106,7 +106,7 @@ export function membersPage(
           </td>
         </tr>`,
     )}
-    <div class="card">
+    <div class="card invite-card">
       <h2>${t('members.invite', 'Invite a colleague')}</h2>
       ${
         full
@@ -132,7 +132,9 @@ export function membersPage(
                           value="${role}"
                           ${flag('checked', role === 'member')}
                         />
-                        <strong>${roleLabel(chrome, role)}</strong>: ${roleHelp(chrome, role)}</label
+                        <span
+                          ><strong>${roleLabel(chrome, role)}</strong>: ${roleHelp(chrome, role)}</span
+                        ></label
                       >`,
                   )}
               </fieldset>

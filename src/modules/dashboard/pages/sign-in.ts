@@ -98,7 +98,13 @@ export function errorPage(c: Omit<BareChrome, 'csrf'>, status: number, message: 
     t('error.title', 'Something went wrong'),
     html`<div class="card">
       <h1>
-        ${status === 404 ? t('error.not_found', 'Not found') : t('error.title', 'Something went wrong')}
+        ${
+          status === 404
+            ? t('error.not_found', 'Not found')
+            : status === 403
+              ? t('error.forbidden', 'Not allowed')
+              : t('error.title', 'Something went wrong')
+        }
       </h1>
       <p>${message}</p>
       <p><a href="/dashboard">${t('error.back', 'Back to the dashboard')}</a></p>
