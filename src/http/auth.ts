@@ -104,7 +104,12 @@ export function registerAuth(app: FastifyInstance, services: AppServices, keys: 
     const needs =
       scope === 'any' ? 'any valid API key' : `a key with the \`${scope}\` scope (admin includes all)`;
     route.schema.security = [{ bearerAuth: [] }];
-    route.schema.description = [route.schema.description, `Requires ${needs}.`].filter(Boolean).join('\n\n');
+    const owner = route.config?.ownerOnly
+      ? " A key made by a member (dashboard, OAuth, device sign-in) must be the account owner's."
+      : '';
+    route.schema.description = [route.schema.description, `Requires ${needs}.${owner}`]
+      .filter(Boolean)
+      .join('\n\n');
     (route.schema as Record<string, unknown>)['x-required-scope'] = scope;
   });
 
