@@ -272,6 +272,7 @@ describe.each(DATABASES)('teams on %s', (database) => {
     const viewerPage = (await browsers.viewer.get('/dashboard/intakes')).text;
     expect(viewerPage).not.toContain('href="/dashboard/keys"');
     expect(viewerPage).not.toContain('href="/dashboard/members"');
+    expect(viewerPage).not.toContain('href="/dashboard/intakes/new"');
     expect((await browsers.admin.get('/dashboard/intakes')).text).toContain('href="/dashboard/members"');
 
     // A key made in the dashboard records the person who made it; so does the audit log.

@@ -1,3 +1,4 @@
+import { roleAllows } from '../../../domain/roles.js';
 import { INTAKE_STATUSES, type Progress } from '../../../domain/intake-state.js';
 import { flag, html, type Html } from '../../portal/page/html.js';
 import { badge, dataTable, moment, renderPage, type Chrome } from '../layout.js';
@@ -45,9 +46,13 @@ function emptyList(chrome: Chrome, filtered: boolean): Html {
       </li>
       <li>${t('review.empty.step_review', 'Review here: approve each answer or ask for changes.')}</li>
     </ol>
-    <div class="actions">
-      <a class="button" href="/dashboard/intakes/new">${t('intakes.new', 'New intake')}</a>
-    </div>
+    ${
+      !chrome.role || roleAllows(chrome.role, 'write')
+        ? html`<div class="actions">
+            <a class="button" href="/dashboard/intakes/new">${t('intakes.new', 'New intake')}</a>
+          </div>`
+        : null
+    }
     <p class="muted">
       ${
         chrome.livemode
@@ -73,10 +78,16 @@ export function intakeListPage(
   const query = (page: number) =>
     `/dashboard/intakes?${new URLSearchParams({ ...(data.status ? { status: data.status } : {}), ...(data.q ? { q: data.q } : {}), page: String(page) }).toString()}`;
   const pages = Math.max(1, Math.ceil(data.total / data.pageSize));
+  // A viewer may not create (the server refuses it); the button is hidden as a courtesy.
+  const mayCreate = !chrome.role || roleAllows(chrome.role, 'write');
   const body = html`<h1>${t('intakes.title', 'Intakes')}</h1>
-    <div class="actions">
-      <a class="button" href="/dashboard/intakes/new">${t('intakes.new', 'New intake')}</a>
-    </div>
+    ${
+      mayCreate
+        ? html`<div class="actions">
+            <a class="button" href="/dashboard/intakes/new">${t('intakes.new', 'New intake')}</a>
+          </div>`
+        : null
+    }
     <form method="get" action="/dashboard/intakes" class="filters" role="search">
       <div>
         <label for="q">${t('intakes.search', 'Search client or project')}</label>
