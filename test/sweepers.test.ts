@@ -63,6 +63,8 @@ describe.each(DATABASES)('retention sweepers on %s', (database) => {
         invited_by_user_id: null,
         created_at: iso(-DAY_MS),
         last_signed_in_at: null,
+        name: null,
+        status: 'active',
       })
       .execute();
     const clientId = newId('ocl');
