@@ -194,6 +194,7 @@ describe('syntheticValue: structured schemas', () => {
         rows: {
           type: 'array',
           minItems: 2,
+          maxItems: 50,
           uniqueItems: true,
           items: {
             type: 'object',
@@ -510,7 +511,14 @@ const { schema: schemaArb } = fc.letrec<{ schema: Schema; leaf: Schema; object: 
         }),
       fc
         .record({ items: uniqueFriendly, min: fc.integer({ min: 2, max: 5 }) })
-        .map(({ items, min }): Schema => ({ type: 'array', items, minItems: min, uniqueItems: true })),
+        // uniqueItems over objects must be bounded (every pair is compared), so these carry maxItems.
+        .map(({ items, min }): Schema => ({
+          type: 'array',
+          items,
+          minItems: min,
+          maxItems: 50,
+          uniqueItems: true,
+        })),
     ),
     schema: fc.oneof({ depthSize: 'small', withCrossShrink: true }, tie('leaf'), tie('object'), tie('array')),
   }),

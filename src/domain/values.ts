@@ -1,3 +1,4 @@
+import { valueSizeProblem } from './schema-limits.js';
 import { MAX_PATTERN_VALUE_LENGTH, cachedPattern, matchesWhole } from './pattern.js';
 import { canonicalFormat, isFileType, type Format, type ItemDefinition } from './items.js';
 import { phoneInE164 } from './phone.js';
@@ -84,7 +85,9 @@ export function checkDraftValue(
     case 'structured': {
       if (typeof value !== 'object' || value === null)
         return fail('schema', 'value must be a JSON object or array');
-      return pass(value);
+      // Measured before anything walks it: a value nested thousands deep would exhaust the stack.
+      const tooLarge = valueSizeProblem(value);
+      return tooLarge ? fail('schema', tooLarge) : pass(value);
     }
     case 'url': {
       if (typeof value !== 'string') return fail('type', 'value must be a string');

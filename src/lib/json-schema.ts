@@ -1,23 +1,74 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import addFormatsPlugin from 'ajv-formats';
+import { RE2JS } from 're2js';
 import type { SchemaCompiler } from '../domain/items.js';
 import type { SchemaValidator } from '../domain/values.js';
+import { schemaCostProblem, valueSizeProblem } from '../domain/schema-limits.js';
+
+/**
+ * Patterns in a caller's schema (`pattern`, `patternProperties`, `propertyNames`) run on RE2, whose
+ * matching time is linear in the text: the backtracking RegExp would let one anonymous submit of a
+ * crafted value hold the event loop for hours (`^(a+)+$` against 40 `a` and a `!`). JavaScript
+ * syntax is translated; what RE2 cannot run in linear time (backreferences, lookaround) is refused
+ * when the schema is defined.
+ */
+const linearRegExp = Object.assign(
+  (pattern: string) => {
+    const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));
+    // Ajv shares compiled patterns by toString(): it must differ per pattern.
+    return { test: (text: string) => compiled.test(text), toString: () => `re2:${pattern}` };
+  },
+  { code: 'linearRegExp' },
+) satisfies RegExpEngine;
 
 /** JSON Schema (draft 2020-12 keywords Ajv supports by default) for structured items, compiled once per schema. */
-const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+const ajv = new Ajv({
+  allErrors: true,
+  strict: true,
+  strictRequired: false,
+  allowUnionTypes: true,
+  code: { regExp: linearRegExp },
+});
 // ajv-formats is published as CommonJS with a default export.
 const addFormats = addFormatsPlugin as unknown as (instance: Ajv) => Ajv;
 addFormats(ajv);
 
-const compiled = new Map<string, ReturnType<Ajv['compile']>>();
+/**
+ * Compiled schemas, least recently used first. Bounded: each entry holds generated code, and Ajv
+ * keeps its own entry per schema object until it is removed, so an eviction removes both.
+ */
+export const SCHEMA_CACHE_ENTRIES = 200;
+const compiled = new Map<string, { schema: Record<string, unknown>; validate: ValidateFunction }>();
 
-function compile(schema: Record<string, unknown>) {
+/** How many compiled schemas are held (tests and metrics). */
+export function cachedSchemaCount(): number {
+  return compiled.size;
+}
+
+class SchemaRefused extends Error {}
+
+function compile(schema: Record<string, unknown>): ValidateFunction {
   const text = JSON.stringify(schema);
-  let validate = compiled.get(text);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    if (compiled.size > 1000) compiled.clear();
-    compiled.set(text, validate);
+  const hit = compiled.get(text);
+  if (hit) {
+    compiled.delete(text);
+    compiled.set(text, hit);
+    return hit.validate;
+  }
+  // The cost is checked before Ajv sees the schema: compiling a huge one blocks the loop as well.
+  const problem = schemaCostProblem(schema);
+  if (problem) throw new SchemaRefused(problem);
+  const own = structuredClone(schema);
+  const validate = ajv.compile(own);
+  compiled.set(text, { schema: own, validate });
+  while (compiled.size > SCHEMA_CACHE_ENTRIES) {
+    const [oldestKey, oldest] = compiled.entries().next().value as [
+      string,
+      { schema: Record<string, unknown> },
+    ];
+    compiled.delete(oldestKey);
+    ajv.removeSchema(oldest.schema);
   }
   return validate;
 }
@@ -29,17 +80,33 @@ function describe(errors: ErrorObject[] | null | undefined): string {
     .join('; ');
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : 'invalid schema';
+}
+
 export const compileJsonSchema: SchemaCompiler = (schema) => {
   try {
     compile(schema);
     return undefined;
   } catch (error) {
-    return error instanceof Error ? error.message : 'invalid schema';
+    return messageOf(error);
   }
 };
 
+/**
+ * A value is measured before it is validated (the validation budget): its depth and node count are
+ * bounded, so what a schema costs per value is bounded too. A schema stored before its limits
+ * existed and now refused refuses every value, with the reason.
+ */
 export const validateJsonSchema: SchemaValidator = (schema, value) => {
-  const validate = compile(schema);
+  const tooLarge = valueSizeProblem(value);
+  if (tooLarge) return tooLarge;
+  let validate: ValidateFunction;
+  try {
+    validate = compile(schema);
+  } catch (error) {
+    return `the item's schema cannot be checked: ${messageOf(error)}`;
+  }
   return validate(value) ? undefined : describe(validate.errors);
 };
 
@@ -53,7 +120,14 @@ export interface SchemaIssue {
 }
 
 export function jsonSchemaIssues(schema: Record<string, unknown>, value: unknown): SchemaIssue[] {
-  const validate = compile(schema);
+  const tooLarge = valueSizeProblem(value);
+  if (tooLarge) return [{ path: '', keyword: 'size', params: {}, message: tooLarge }];
+  let validate: ValidateFunction;
+  try {
+    validate = compile(schema);
+  } catch (error) {
+    return [{ path: '', keyword: 'schema', params: {}, message: messageOf(error) }];
+  }
   if (validate(value)) return [];
   return (validate.errors ?? []).map((e) => {
     const parts = e.instancePath.split('/').filter(Boolean);
