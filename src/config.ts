@@ -45,6 +45,9 @@ const EnvSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   WEBHOOK_LOG_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  IMAGE_MAX_PIXELS: z.coerce.number().int().min(1_000_000).max(1_000_000_000).default(100_000_000),
+  IMAGE_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  THUMBNAIL_RENDERS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(120),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BILLING_ALLOW_LOCAL: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
   STRIPE_SECRET_KEY: z.string().optional(),
@@ -103,6 +106,12 @@ export interface Config {
   metricsHost: string;
   /** Webhook attempt logs and finished deliveries older than this many days are swept (default 30). */
   webhookLogDays: number;
+  /**
+   * Image decoding: larger images (width × height from the header) are refused before decoding;
+   * at most `concurrency` images are decoded at once per process (src/modules/files/images.ts);
+   * previews rendered (cache misses) per network address per rolling hour.
+   */
+  images: { maxPixels: number; concurrency: number; thumbnailRendersPerHour: number };
   /** Billing: Stripe when secretKey is set, else the local provider (src/modules/billing). */
   stripe: StripeConfig;
   /**
@@ -205,6 +214,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     jobLeaseMs: e.JOB_LEASE_MS,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    images: {
+      maxPixels: e.IMAGE_MAX_PIXELS,
+      concurrency: e.IMAGE_CONCURRENCY,
+      thumbnailRendersPerHour: e.THUMBNAIL_RENDERS_PER_HOUR,
+    },
     urlsFollowPort: !e.BASE_URL && !e.APP_URL,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,

@@ -16,6 +16,7 @@ import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import { S3Storage } from './modules/files/s3-storage.js';
+import { configureImageWork } from './modules/files/images.js';
 import { scheduleOrphanSweep } from './modules/files/stored-files.service.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
 import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.js';
@@ -54,6 +55,7 @@ function chooseSms(config: Config): SmsProvider {
 
 /** Opens the database (migrated) and the providers chosen by configuration. */
 export async function createServices(config: Config): Promise<AppServices> {
+  configureImageWork(config.images.concurrency);
   const db = openDatabase(config);
   await migrateToLatest(db, config.databaseUrl);
   return {

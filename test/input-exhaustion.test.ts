@@ -1,6 +1,10 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
+import { png } from './helpers/images.js';
 import { expectError } from './helpers/security.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -9,6 +13,51 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * here is one the backtracking or unbounded code could not finish at all (hours, not seconds), so
  * the tests are deterministic: without the fixes they never return.
  */
+
+function crc32(bytes: Buffer): number {
+  let crc = ~0;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return ~crc >>> 0;
+}
+
+function chunk(type: string, data: Buffer): Buffer {
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+/**
+ * A PNG whose header declares width × height RGBA pixels, with one row of data: a few hundred bytes
+ * that a decoder would expand to gigabytes. Refusing it must need nothing but the header.
+ */
+function pngBomb(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 6, 0, 0, 0], 8); // 8 bits, RGBA
+  const row = deflateSync(Buffer.alloc(1 + width * 4));
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', row),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** `<use>` of `<use>` of …: each level doubles what is drawn. */
+function useBomb(levels: number): string {
+  const defs = ['<circle id="u0" r="1"/>'];
+  for (let i = 1; i <= levels; i++) {
+    defs.push(`<g id="u${i}"><use href="#u${i - 1}"/><use href="#u${i - 1}" x="1"/></g>`);
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><defs>${defs.join('')}</defs><use href="#u${levels}"/></svg>`;
+}
 
 /** A value that `^(a+)+$` rejects only after 2^40 steps of backtracking. */
 const EVIL = `${'a'.repeat(40)}!`;
@@ -123,5 +172,97 @@ describe.each(DATABASES)('input exhaustion on %s', (database) => {
     });
     expectError(saved, 422, 'unprocessable');
     expect(saved.text).toContain('nested deeper than');
+  });
+
+  async function fileIntake(): Promise<string> {
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Images',
+      client: { email: 'c@example.com', name: 'Dana' },
+      items: [
+        { key: 'logo', label: 'Logo', type: 'image' },
+        { key: 'photos', label: 'Photos', type: 'file_list', constraints: { max_count: 500 } },
+      ],
+    });
+    expect(created.status, created.text).toBe(201);
+    return created.body.intake_id;
+  }
+
+  const upload = (id: string, key: string, body: Buffer | string, type: string, name: string) =>
+    fetch(`${server.url}/portal/api/${id}/items/${key}/files`, {
+      method: 'POST',
+      headers: { 'content-type': type, 'x-filename': name },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
+
+  it('refuses an image over IMAGE_MAX_PIXELS from its header, before decoding it', async () => {
+    const id = await fileIntake();
+    const refused = await upload(id, 'logo', pngBomb(16_000, 16_000), 'image/png', 'bomb.png');
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('16000×16000 pixels');
+    expect((await upload(id, 'logo', await png(64, 64), 'image/png', 'ok.png')).status).toBe(201);
+  });
+
+  it('refuses SVG <use> chains', async () => {
+    const id = await fileIntake();
+    const refused = await upload(id, 'logo', useBomb(30), 'image/svg+xml', 'bomb.svg');
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('<use>');
+    const flat =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><defs><circle id="c" r="2"/></defs><use href="#c"/><use href="#c" x="4"/></svg>';
+    expect((await upload(id, 'logo', flat, 'image/svg+xml', 'ok.svg')).status).toBe(201);
+  });
+
+  it('renders a preview once and keeps it: served again after the original is gone', async () => {
+    const id = await fileIntake();
+    const uploaded = await upload(id, 'logo', await png(300, 100), 'image/png', 'logo.png');
+    const { file_id: fileId } = (await uploaded.json()) as { file_id: string };
+    const url = `${server.url}/portal/api/${id}/items/logo/files/${fileId}/thumbnail`;
+    const first = await fetch(url);
+    expect(first.status).toBe(200);
+    const rendered = Buffer.from(await first.arrayBuffer());
+    const row = await server.server.services.db.kysely
+      .selectFrom('item_files')
+      .select('storage_key')
+      .where('id', '=', fileId)
+      .executeTakeFirstOrThrow();
+    await server.server.services.storage.delete(row.storage_key);
+    const again = await fetch(url);
+    expect(again.status).toBe(200);
+    expect(Buffer.from(await again.arrayBuffer()).equals(rendered)).toBe(true);
+    expect(await readdir(join(server.dataDir, 'thumbnails'))).toContain(`${fileId}.webp`);
+  });
+
+  it('limits how many previews one address may have rendered per hour (THUMBNAIL_RENDERS_PER_HOUR)', async () => {
+    const limited = await startTestServer(database, { THUMBNAIL_RENDERS_PER_HOUR: '3' });
+    try {
+      const account = await limited.createAccount({ plan: 'agency' });
+      const created = await client(limited.url, account.live_key).post<{ intake_id: string }>('/v1/intakes', {
+        project_name: 'Previews',
+        client: { email: 'c@example.com', name: 'Dana' },
+        items: [{ key: 'photos', label: 'Photos', type: 'file_list', constraints: { max_count: 10 } }],
+      });
+      const id = created.body.intake_id;
+      const image = new Uint8Array(await png(8, 8));
+      const files: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const uploaded = await fetch(`${limited.url}/portal/api/${id}/items/photos/files`, {
+          method: 'POST',
+          headers: { 'content-type': 'image/png', 'x-filename': `p${i}.png` },
+          body: image,
+        });
+        expect(uploaded.status).toBe(201);
+        files.push(((await uploaded.json()) as { file_id: string }).file_id);
+      }
+      const thumb = (fileId: string) =>
+        fetch(`${limited.url}/portal/api/${id}/items/photos/files/${fileId}/thumbnail`);
+      for (const fileId of files.slice(0, 3)) expect((await thumb(fileId)).status).toBe(200);
+      const refused = await thumb(files[3] as string);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBeTruthy();
+      // What is already rendered is still served.
+      expect((await thumb(files[0] as string)).status).toBe(200);
+    } finally {
+      await limited.stop();
+    }
   });
 });

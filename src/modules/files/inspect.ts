@@ -3,9 +3,10 @@ import { stat } from 'node:fs/promises';
 import type { Element } from '@xmldom/xmldom';
 import { fileTypeFromFile } from 'file-type';
 import { imageSizeFromFile } from 'image-size/fromFile';
-import sharp from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import { FORMATS, type Format } from '../../domain/items.js';
 import type { FileFacts } from '../../domain/values.js';
+import { assertPixelBudget, DEFAULT_IMAGE_MAX_PIXELS, withImageSlot, type ImageLimits } from './images.js';
 import { parseSvg, SVG_NS } from './svg.js';
 
 /** Content type (as detection reports it) → canonical format. APNG is a PNG to every consumer. */
@@ -22,24 +23,35 @@ const SVG_PARSE_LIMIT_CHARS = 8 * 1024 * 1024;
 
 /**
  * What a file is, by its content only (magic bytes, then text sniffing); the declared name only
- * decides between csv and txt for text. Images also get their size and transparency.
+ * decides between csv and txt for text. Images also get their size and transparency; an image
+ * larger than `limits.maxPixels` is refused (422) from its header, before any pixel is decoded.
  */
-export async function inspectFile(path: string, declaredName: string): Promise<FileFacts> {
+export async function inspectFile(
+  path: string,
+  declaredName: string,
+  limits: ImageLimits = { maxPixels: DEFAULT_IMAGE_MAX_PIXELS },
+): Promise<FileFacts> {
   const { size: bytes } = await stat(path);
   const detected = await fileTypeFromFile(path);
   // file-type reports XML (which an SVG may start as) but never SVG or plain text itself.
   if (detected && detected.mime !== 'application/xml') {
     const format = FORMAT_BY_MIME.get(detected.mime);
     const contentType = format ? FORMATS[format][0] : detected.mime;
-    if (format === 'heic') return { format, contentType, bytes, ...(await heicFacts(path)) };
+    if (format === 'heic') {
+      const facts = await heicFacts(path);
+      assertPixelBudget(facts.width, facts.height, limits);
+      return { format, contentType, bytes, ...facts };
+    }
     if (format && RASTER.includes(format))
-      return { format, contentType, bytes, ...(await rasterFacts(path)) };
+      return { format, contentType, bytes, ...(await rasterFacts(path, limits)) };
     return { format, contentType, bytes };
   }
   const text = bytes > 0 ? await readUtf8Text(path) : undefined;
   if (text?.isText) {
     if (text.content !== undefined ? looksLikeSvg(text.content) : text.svgStart) {
-      return { format: 'svg', contentType: 'image/svg+xml', bytes, ...svgFacts(text.content) };
+      const facts = svgFacts(text.content);
+      assertPixelBudget(facts.width, facts.height, limits);
+      return { format: 'svg', contentType: 'image/svg+xml', bytes, ...facts };
     }
     if (/\.csv$/i.test(declaredName.trim())) return { format: 'csv', contentType: 'text/csv', bytes };
     return { format: 'txt', contentType: 'text/plain', bytes };
@@ -54,13 +66,22 @@ type ImageFacts = Pick<FileFacts, 'width' | 'height' | 'transparent'>;
  * transparent only when an alpha channel exists AND some pixel is less than fully opaque
  * (an RGBA export of an opaque photo is not transparent). Animations: the first frame decides.
  */
-async function rasterFacts(path: string): Promise<ImageFacts> {
+async function rasterFacts(path: string, limits: ImageLimits): Promise<ImageFacts> {
+  let meta: Metadata;
   try {
-    const meta = await sharp(path).metadata();
-    // Without the `pages` option sharp opens one frame, so an animation reports its frame size.
-    const { width, height } = meta.autoOrient;
-    if (!meta.hasAlpha) return { width, height, transparent: false };
-    const stats = await sharp(path).stats();
+    // The header only: nothing is decoded yet.
+    meta = await sharp(path).metadata();
+  } catch {
+    return { width: undefined, height: undefined, transparent: undefined };
+  }
+  // Without the `pages` option sharp opens one frame, so an animation reports its frame size.
+  const { width, height } = meta.autoOrient;
+  assertPixelBudget(width, height, limits);
+  if (!meta.hasAlpha) return { width, height, transparent: false };
+  try {
+    const stats = await withImageSlot(() =>
+      sharp(path, { limitInputPixels: limits.maxPixels, sequentialRead: true }).stats(),
+    );
     return { width, height, transparent: !stats.isOpaque };
   } catch {
     return { width: undefined, height: undefined, transparent: undefined };

@@ -62,7 +62,7 @@ export async function attachBriefFile(
   });
   try {
     const name = safeFileName(incoming.filename);
-    const facts = await inspectFile(received.tmpPath, name);
+    const facts = await inspectFile(received.tmpPath, name, services.config.images);
     const fileId = newId('file');
     const storageKey = `${found.account_id}/${found.id}/${fileId}`;
     await storeUpload(services.storage, received.tmpPath, storageKey);

@@ -214,7 +214,7 @@ export async function portalPageRoutes(app: FastifyInstance, services: AppServic
     hidden,
     async (request, reply) => {
       const { intake_id: id, key, file_id: fileId } = request.params;
-      const bytes = await thumbnailOf(services, id, key, fileId);
+      const bytes = await thumbnailOf(services, id, key, fileId, request.ip);
       return reply
         .type('image/webp')
         .header('Content-Disposition', 'attachment; filename="preview.webp"')

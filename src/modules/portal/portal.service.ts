@@ -467,7 +467,7 @@ export async function acceptReceivedFile(
     const { maxBytes, limitName, plan } = await uploadAllowance(services, id, key);
     const { intake, world } = await clientContext(services, id);
     const name = safeFileName(received.filename);
-    let facts = await inspectFile(received.tmpPath, name);
+    let facts = await inspectFile(received.tmpPath, name, services.config.images);
     if (facts.bytes > maxBytes) throw new ApiError('payload_too_large', `The file exceeds ${limitName}.`);
     if (facts.format === 'svg') facts = await sanitizeUploadedSvg(received.tmpPath, facts);
     const fileId = newId('file');

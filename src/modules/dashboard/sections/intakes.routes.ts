@@ -78,7 +78,13 @@ export function intakePageRoutes(scope: FastifyInstance, deps: Deps): void {
       const ctx = await dashboardContext(deps.services, deps.assets, request, reply);
       if (!ctx) return reply;
       const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
-      const bytes = await thumbnailOf(ctx.services, intake.id, request.params.key, request.params.file_id);
+      const bytes = await thumbnailOf(
+        ctx.services,
+        intake.id,
+        request.params.key,
+        request.params.file_id,
+        request.ip,
+      );
       return reply.type('image/webp').header('Cache-Control', 'private, max-age=3600').send(bytes);
     },
   );
