@@ -22,6 +22,7 @@ import { SWEEP_EXPIRED_AUTH } from './modules/oauth/oauth.jobs.js';
 import { purgeExpiredOAuth } from './modules/oauth/oauth.service.js';
 import { SWEEP_ABANDONED_UPLOADS, TUS_EXPIRE_AFTER_MS } from './modules/portal/portal.jobs.js';
 import { sweepAbandonedUploads } from './modules/portal/tus-backend.js';
+import { releaseExpiredUploadSpace } from './modules/portal/portal.service.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.service.js';
 import { sweepWebhookLogs } from './modules/webhooks/webhooks.service.js';
 import { SWEEP_WEBHOOK_LOGS } from './modules/webhooks/webhooks.jobs.js';
@@ -73,7 +74,10 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   );
   worker.register(
     SWEEP_ABANDONED_UPLOADS,
-    recurringHandler(db, abandonedUploads, now, () => sweepAbandonedUploads(services, TUS_EXPIRE_AFTER_MS)),
+    recurringHandler(db, abandonedUploads, now, async () => {
+      await sweepAbandonedUploads(services, TUS_EXPIRE_AFTER_MS);
+      await releaseExpiredUploadSpace(services);
+    }),
   );
   worker.register(CLIENT_COMMENT_EMAIL, (job) => runCommentEmail(services, job));
   worker.assertHandlers(definedKinds());

@@ -4,6 +4,7 @@ import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
+import { addUsage } from '../src/modules/usage/usage.service.js';
 import { png } from './helpers/images.js';
 import { expectError } from './helpers/security.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -264,5 +265,54 @@ describe.each(DATABASES)('input exhaustion on %s', (database) => {
     } finally {
       await limited.stop();
     }
+  });
+
+  /** Fills the account's storage (live or test) to `free` bytes under its 1 GiB free-plan quota. */
+  async function nearlyFull(livemode: boolean, free: number) {
+    const account = await server.createAccount({ plan: 'free' });
+    const key = livemode ? account.live_key : account.test_key;
+    const created = await client(server.url, key).post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Quota',
+      client: { email: 'c@example.com', name: 'Dana' },
+      items: [{ key: 'files', label: 'Files', type: 'file_list', constraints: { max_count: 10 } }],
+    });
+    expect(created.status, created.text).toBe(201);
+    const world = { accountId: account.account_id, livemode };
+    await addUsage(server.server.services.db.kysely, world, 'storage_bytes', 1024 ** 3 - free, new Date());
+    return created.body.intake_id;
+  }
+
+  const startTus = (id: string, length: number) =>
+    fetch(`${server.url}/portal/api/${id}/items/files/tus`, {
+      method: 'POST',
+      headers: {
+        'tus-resumable': '1.0.0',
+        'upload-length': String(length),
+        'upload-metadata': 'filename YS5iaW4=',
+      },
+    });
+
+  it('counts unfinished resumable uploads against the storage quota from their start', async () => {
+    const id = await nearlyFull(true, 1_000_000);
+    const first = await startTus(id, 600_000);
+    expect(first.status).toBe(201);
+    const second = await startTus(id, 600_000);
+    expect(second.status).toBe(402);
+    expect(await second.text()).toContain('unfinished uploads');
+    // Cancelling the first frees its reservation.
+    const location = first.headers.get('location') ?? '';
+    const cancelled = await fetch(new URL(location, server.url), {
+      method: 'DELETE',
+      headers: { 'tus-resumable': '1.0.0' },
+    });
+    expect(cancelled.status).toBe(204);
+    expect((await startTus(id, 600_000)).status).toBe(201);
+  });
+
+  it('gives test mode a storage quota', async () => {
+    const id = await nearlyFull(false, 100);
+    const refused = await upload(id, 'files', await png(64, 64), 'image/png', 'a.png');
+    expect(refused.status).toBe(402);
+    expect(await refused.text()).toContain('test-mode file storage quota');
   });
 });

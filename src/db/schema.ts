@@ -484,6 +484,16 @@ export interface NoticeSettingsTable {
 }
 
 /** Something the account's people are told about (a public event of an intake), waiting to be sent. */
+/** Bytes of an unfinished resumable upload, counted against the storage quota until it ends. */
+export interface UploadReservationsTable {
+  upload_id: string;
+  account_id: string;
+  livemode: number;
+  intake_id: string;
+  bytes: number;
+  created_at: string;
+}
+
 export interface OwnerNoticesTable {
   id: string;
   account_id: string;
@@ -517,6 +527,7 @@ export interface Database {
   audit_entries: AuditEntriesTable;
   idempotency_keys: IdempotencyKeysTable;
   usage_counters: UsageCountersTable;
+  upload_reservations: UploadReservationsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

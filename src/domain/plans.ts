@@ -97,3 +97,13 @@ export function planOf(id: string): Plan {
 export function rateLimitFor(account: { plan: string; rate_limit_per_hour: number | null }): number {
   return account.rate_limit_per_hour ?? planOf(account.plan).rate_limit_per_hour;
 }
+
+/**
+ * Test mode's file storage: counted apart from live files, and at most 1 GiB whatever the plan
+ * (test data is for trying the integration, not for keeping files).
+ */
+export const TEST_MODE_STORAGE_BYTES = 1 * GiB;
+
+export function storageQuota(plan: Plan, livemode: boolean): number {
+  return livemode ? plan.quotas.storage_bytes : Math.min(plan.quotas.storage_bytes, TEST_MODE_STORAGE_BYTES);
+}

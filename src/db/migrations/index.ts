@@ -16,6 +16,7 @@ import { jobConcurrencyKey } from './0014_job_concurrency_key.js';
 import { ownerNotices } from './0015_owner_notices.js';
 import { sendsAreJobs } from './0016_sends_are_jobs.js';
 import { itemsAwaitingReview } from './0017_items_awaiting_review.js';
+import { uploadReservations } from './0020_upload_reservations.js';
 import { signInCooldown } from './0022_sign_in_cooldown.js';
 import { oauthGrants } from './0024_oauth_grants.js';
 import { operations } from './0025_operations.js';
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0015_owner_notices': ownerNotices,
   '0016_sends_are_jobs': sendsAreJobs,
   '0017_items_awaiting_review': itemsAwaitingReview,
+  '0020_upload_reservations': uploadReservations,
   '0022_sign_in_cooldown': signInCooldown,
   '0024_oauth_grants': oauthGrants,
   '0025_operations': operations,

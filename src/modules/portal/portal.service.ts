@@ -14,7 +14,7 @@ import {
 } from '../../domain/intake-state.js';
 import { isFileType, isOwnerItem } from '../../domain/items.js';
 import { clientCountry } from '../../domain/phone.js';
-import { planOf, type Plan } from '../../domain/plans.js';
+import { planOf, storageQuota, type Plan } from '../../domain/plans.js';
 import {
   checkDraftValue,
   checkFile,
@@ -65,6 +65,12 @@ import {
 } from '../intakes/review.service.js';
 import { worldOfIntake, type World } from '../../kernel/world.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
+import {
+  deleteExpiredReservations,
+  deleteReservation,
+  insertReservation,
+  reservedBytes,
+} from './upload-reservations.repository.js';
 import type { PortalItem, PortalView, SubmitAllResult } from './portal.schemas.js';
 
 const CLIENT_VIEW_EVERY_MS = 30 * 60 * 1000;
@@ -520,15 +526,7 @@ async function recordUpload(
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const now = world.clock.now();
     const freed = replaced.reduce((sum, f) => sum + Number(f.size), 0);
-    if (world.livemode) {
-      const used = await usageValue(trx, world, 'storage_bytes', now);
-      if (used - freed + facts.bytes > plan.quotas.storage_bytes) {
-        throw new ApiError(
-          'quota_exceeded',
-          `The account's file storage quota (${plan.quotas.storage_bytes} bytes on the ${plan.name} plan) is full.`,
-        );
-      }
-    }
+    await assertStorageRoom(trx, world, plan, facts.bytes - freed, now);
     const row: FileRow = {
       id: upload.fileId,
       intake_id: locked.id,
@@ -559,6 +557,69 @@ async function recordUpload(
     await settleIntake(trx, world, locked, before, true);
     return toFileRecord(row);
   });
+}
+
+/**
+ * A resumable upload's reservation counts this long: as long as an unfinished upload is kept (the
+ * sweep_abandoned_uploads job removes both after a day).
+ */
+export const UPLOAD_RESERVATION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The storage quota holds stored files plus the bytes reserved by unfinished resumable uploads; test
+ * mode has its own, smaller quota (storageQuota).
+ */
+async function assertStorageRoom(
+  db: Kysely<Database>,
+  world: World,
+  plan: Plan,
+  addedBytes: number,
+  now: Date,
+): Promise<void> {
+  const quota = storageQuota(plan, world.livemode);
+  const used = await usageValue(db, world, 'storage_bytes', now);
+  const reserved = await reservedBytes(db, world, new Date(now.getTime() - UPLOAD_RESERVATION_MS));
+  if (used + reserved + addedBytes > quota) {
+    throw new ApiError(
+      'quota_exceeded',
+      `The account's ${world.livemode ? '' : 'test-mode '}file storage quota (${quota} bytes on the ${plan.name} plan) is full${reserved > 0 ? `, counting ${reserved} bytes of unfinished uploads` : ''}.`,
+    );
+  }
+}
+
+/**
+ * A resumable upload starts: its declared length is checked against the quota and reserved until
+ * it finishes, is cancelled or expires.
+ */
+export async function reserveUploadSpace(
+  services: AppServices,
+  id: string,
+  uploadId: string,
+  bytes: number,
+): Promise<void> {
+  const { db, intake, world } = await clientContext(services, id);
+  const account = await db
+    .selectFrom('accounts')
+    .select('plan')
+    .where('id', '=', intake.account_id)
+    .executeTakeFirstOrThrow();
+  const now = world.clock.now();
+  await withLockedIntake(db, intake, async (trx) => {
+    await assertStorageRoom(trx, world, planOf(account.plan), bytes, now);
+    await insertReservation(trx, { uploadId, world, intakeId: intake.id, bytes, at: now });
+  });
+}
+
+/** The upload finished, was cancelled, or expired: its bytes are no longer held. */
+export async function releaseUploadSpace(services: AppServices, uploadId: string): Promise<void> {
+  await deleteReservation(services.db.kysely, uploadId);
+}
+
+export async function releaseExpiredUploadSpace(services: AppServices): Promise<void> {
+  await deleteExpiredReservations(
+    services.db.kysely,
+    new Date(services.clock.now().getTime() - UPLOAD_RESERVATION_MS),
+  );
 }
 
 /** DELETE /portal/api/:id/items/:key/files/:file_id: only while the item is not submitted. */

@@ -9,7 +9,12 @@ import type { AppServices } from '../../services.js';
 import { canonicalIntakeId } from '../intakes/intakes.service.js';
 import { languageChoice, type LanguageChoice } from './page/language.js';
 import { loadPage, uploadErrorMessage } from './page/page.service.js';
-import { acceptReceivedFile, uploadAllowance } from './portal.service.js';
+import {
+  acceptReceivedFile,
+  releaseUploadSpace,
+  reserveUploadSpace,
+  uploadAllowance,
+} from './portal.service.js';
 import { portalSecurityHeaders } from './portal.security.js';
 import { TUS_EXPIRE_AFTER_MS } from './portal.jobs.js';
 import { createTusBackend } from './tus-backend.js';
@@ -78,13 +83,26 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
     allowedOrigins: [],
     generateUrl: (req, { id }) => `${new URL(req.url).pathname.replace(/\/+$/, '')}/${id}`,
     getFileIdFromRequest: (_req, lastPath) => (lastPath && UPLOAD_ID.test(lastPath) ? lastPath : undefined),
-    onUploadCreate: (req, upload) => {
-      const { intakeId, key } = contextOf(req);
-      return Promise.resolve({ metadata: { ...upload.metadata, intake_id: intakeId, item_key: key } });
+    onUploadCreate: async (req, upload) => {
+      const { intakeId, key, requestId, language } = contextOf(req);
+      try {
+        // The declared length counts against the storage quota from now on, not only once finished.
+        await reserveUploadSpace(services, intakeId, upload.id, upload.size ?? 0);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        // eslint-disable-next-line @typescript-eslint/only-throw-error
+        throw {
+          status_code: error.status,
+          body: errorBody(requestId, error, await localized(language, intakeId, key, error)),
+        };
+      }
+      return { metadata: { ...upload.metadata, intake_id: intakeId, item_key: key } };
     },
     onUploadFinish: async (req, upload) => {
       const { intakeId, key, requestId, language } = contextOf(req);
       try {
+        // The finished file is checked against the quota on its own, without its reservation.
+        await releaseUploadSpace(services, upload.id);
         const tmpPath = await backend.finishedFile(upload.id);
         const file = await acceptReceivedFile(services, intakeId, key, {
           tmpPath,
@@ -124,6 +142,7 @@ export async function portalTusRoutes(app: FastifyInstance, services: AppService
         throw new ApiError('not_found', 'No such upload for this item; start the upload again.');
       }
       if (request.method === 'PATCH') await uploadAllowance(services, rawId, key);
+      if (request.method === 'DELETE') await releaseUploadSpace(services, uploadId);
       return context;
     }
     const allowance = await uploadAllowance(services, rawId, key);
