@@ -1,9 +1,10 @@
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
+import { sweepStaleTempFiles } from '../src/modules/files/stored-files.service.js';
 import { addUsage } from '../src/modules/usage/usage.service.js';
 import { png } from './helpers/images.js';
 import { expectError } from './helpers/security.js';
@@ -314,5 +315,17 @@ describe.each(DATABASES)('input exhaustion on %s', (database) => {
     const refused = await upload(id, 'files', await png(64, 64), 'image/png', 'a.png');
     expect(refused.status).toBe(402);
     expect(await refused.text()).toContain('test-mode file storage quota');
+  });
+
+  it('sweeps temp files left by uploads of a killed process, and only those', async () => {
+    const tmp = join(server.dataDir, 'tmp');
+    await mkdir(tmp, { recursive: true });
+    await writeFile(join(tmp, 'crashed-upload'), 'x'.repeat(1000));
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(join(tmp, 'crashed-upload'), twoHoursAgo, twoHoursAgo);
+    await writeFile(join(tmp, 'upload-in-flight'), 'x');
+    expect(await sweepStaleTempFiles(server.server.services)).toEqual(['crashed-upload']);
+    expect(await readdir(tmp)).toContain('upload-in-flight');
+    expect(await readdir(tmp)).not.toContain('crashed-upload');
   });
 });

@@ -4,6 +4,8 @@
  * sweep deletes what no row refers to, such as the object of an upload whose record failed and whose
  * cleanup did not run.
  */
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { enqueueJob, jobIdsOf } from '../../jobs/jobs.js';
@@ -89,9 +91,40 @@ async function deleteUnreferenced(services: AppServices, keys: string[]): Promis
   return orphans;
 }
 
+/**
+ * A streamed upload's temp file (DATA_DIR/tmp) lives for the seconds of its request; one older than
+ * this belongs to a process that was killed mid-upload, and nothing will ever remove it otherwise.
+ */
+export const TEMP_FILE_GRACE_MS = 60 * 60 * 1000;
+
+/** Deletes temp files older than the grace period; returns their names. Wall-clock: file times are. */
+export async function sweepStaleTempFiles(
+  services: AppServices,
+  graceMs = TEMP_FILE_GRACE_MS,
+): Promise<string[]> {
+  const directory = join(services.config.dataDir, 'tmp');
+  const before = Date.now() - graceMs;
+  let names: string[];
+  try {
+    names = await readdir(directory);
+  } catch {
+    return [];
+  }
+  const deleted: string[] = [];
+  for (const name of names) {
+    const path = join(directory, name);
+    const facts = await stat(path).catch(() => undefined);
+    if (!facts?.isFile() || facts.mtimeMs > before) continue;
+    await rm(path, { force: true });
+    deleted.push(name);
+  }
+  return deleted;
+}
+
 /** The sweep's job: sweeps, then plans the next run (one chain survives when several were started). */
 export async function runOrphanSweep(services: AppServices, jobId: string): Promise<void> {
   await sweepOrphanFiles(services);
+  await sweepStaleTempFiles(services);
   const db = services.db.kysely;
   const planned = await jobIdsOf(db, { subjectId: SWEEP_SUBJECT, kind: SWEEP_ORPHAN_FILES });
   if (planned.some((id) => id < jobId)) return;
@@ -100,6 +133,8 @@ export async function runOrphanSweep(services: AppServices, jobId: string): Prom
 
 /** At a worker's start: a sweep is planned unless one already is. */
 export async function scheduleOrphanSweep(services: AppServices): Promise<void> {
+  // Temp files left by a crash of this or another process are swept at every start too.
+  await sweepStaleTempFiles(services);
   const db = services.db.kysely;
   const planned = await jobIdsOf(db, { subjectId: SWEEP_SUBJECT, kind: SWEEP_ORPHAN_FILES });
   if (planned.length === 0) await enqueueSweep(db, services.clock.now().getTime() + ORPHAN_SWEEP_INTERVAL_MS);
