@@ -12,17 +12,17 @@ const root = resolve(process.env.BENCH_ROOT ?? '.');
 const load = async <T>(path: string) => (await import(pathToFileURL(join(root, path)).href)) as T;
 
 interface ServerModule {
-  startServer(config: unknown): Promise<{ url: string; services: { db: { kysely: unknown } } }>;
+  startServer: (config: unknown) => Promise<{ url: string; services: { db: { kysely: unknown } } }>;
 }
 interface ConfigModule {
-  loadConfig(env: Record<string, string>): unknown;
+  loadConfig: (env: Record<string, string>) => unknown;
 }
 interface AccountsModule {
-  createAccount(
+  createAccount: (
     db: unknown,
     input: { email: string; plan: string },
     at: string,
-  ): Promise<{ live_key: string }>;
+  ) => Promise<{ live_key: string }>;
 }
 
 const { loadConfig } = await load<ConfigModule>('src/config.ts');

@@ -148,7 +148,7 @@ const ATTACKS: Record<string, Attack> = {
       { code: `${'a'.repeat(29)}!` },
       signal,
     ),
-  'anyOf chain, 22 levels': (target, signal) => structuredSubmit(target, anyOfChain(22), 'y', signal),
+  'anyOf chain, 22 levels': (target, signal) => structuredSubmit(target, anyOfChain(22), ['y'], signal),
   'uniqueItems, 10,000 objects': (target, signal) =>
     structuredSubmit(
       target,
