@@ -18,12 +18,7 @@ import {
 import { cancelJobs, enqueueJob, jobIdsOf } from '../../jobs/jobs.js';
 import { newId } from '../../lib/ids.js';
 import { chasePlanValues, type ChasePlanValues, type ChaseSettingsInput } from '../intakes/chase-settings.js';
-import {
-  clientItems,
-  itemsOf,
-  type IntakeRow,
-  type ItemRow,
-} from '../intakes/intakes.service.js';
+import { clientItems, itemsOf, type IntakeRow, type ItemRow } from '../intakes/intakes.service.js';
 import { realTimeOf, type World } from '../../kernel/world.js';
 import { deleteMessagesOfIntake } from '../notify/notify.service.js';
 import { queueEmail } from '../notify/notify.service.js';

@@ -2,12 +2,7 @@ import { isFileType } from '../../../domain/items.js';
 import { eventsOfIntake } from '../../events/events.service.js';
 import { signFileUrl } from '../../files/signed-url.js';
 import { historyOf } from '../../history/history.service.js';
-import {
-  filesOfIntake,
-  getIntake,
-  getIntakeStatus,
-  itemsOfIntakes,
-} from '../../intakes/intakes.service.js';
+import { filesOfIntake, getIntake, getIntakeStatus, itemsOfIntakes } from '../../intakes/intakes.service.js';
 import { listKeys } from '../../keys/keys.service.js';
 import { listUsers } from '../../sessions/sessions.service.js';
 import type { DashboardContext } from '../context.js';
