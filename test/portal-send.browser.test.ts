@@ -100,7 +100,9 @@ describe.skipIf(!available)('the portal page sends everything at once', () => {
     expect(await page.locator('#send').isHidden()).toBe(true);
 
     // Autosaved and uploaded answers are "saved, not sent yet", and counted in the send bar.
-    await card(page, 'about').locator('textarea').fill('We bake bread in Berlin since 1921.');
+    await card(page, 'about')
+      .locator('textarea:not([name="body"])')
+      .fill('We bake bread in Berlin since 1921.');
     await poll(() => card(page, 'about').locator('.badge').innerText()).toBe('Saved, not sent yet');
     await writeFile(join(work, 'contract.png'), await png(120, 80));
     await card(page, 'contract')
@@ -137,7 +139,9 @@ describe.skipIf(!available)('the portal page sends everything at once', () => {
     await shot(page, 'send-02-sent-360');
 
     // A sent answer can still be changed until it is reviewed; the change is sent again.
-    await card(page, 'about').locator('textarea').fill('We bake bread and cakes in Berlin since 1921.');
+    await card(page, 'about')
+      .locator('textarea:not([name="body"])')
+      .fill('We bake bread and cakes in Berlin since 1921.');
     await poll(() => page.locator('#send .send-text').innerText()).toBe(
       '1 answer is saved but not sent yet.',
     );
@@ -157,7 +161,7 @@ describe.skipIf(!available)('the portal page sends everything at once', () => {
     await page.reload();
     expect(dialogs).toEqual([]);
     expect(await card(page, 'about').locator('.badge').innerText()).toBe('Accepted');
-    expect(await card(page, 'about').locator('textarea').count()).toBe(0);
+    expect(await card(page, 'about').locator('textarea:not([name="body"])').count()).toBe(0);
     expect(await card(page, 'about').innerText()).toContain('Accepted: nothing more to do here.');
     await context.close();
 
@@ -177,7 +181,7 @@ describe.skipIf(!available)('the portal page sends everything at once', () => {
     const id = await createIntake();
     const { context, page } = await open(360, false);
     await page.goto(`${server.url}/portal/${id}`);
-    await card(page, 'about').locator('textarea').fill('We bake bread.');
+    await card(page, 'about').locator('textarea:not([name="body"])').fill('We bake bread.');
     await card(page, 'about').getByRole('button', { name: 'Save draft' }).click();
     await poll(() => page.locator('#send .send-text').innerText()).toBe(
       '1 answer is saved but not sent yet.',

@@ -154,7 +154,7 @@ describe.skipIf(!available)('the client portal in a browser', () => {
     await expectAccessible(page);
 
     // Long text: the counter follows typing, autosave stores it; an unsaved copy survives a reload.
-    const about = card(page, 'about').locator('textarea');
+    const about = card(page, 'about').locator('textarea:not([name="body"])');
     await about.fill('We build wooden boats in Bergen.');
     await poll(() => card(page, 'about').locator('.counter').innerText()).toBe('32 of 300 characters');
     await poll(async () => (await itemRow(id, 'about')).value_json).toBe(
@@ -165,7 +165,7 @@ describe.skipIf(!available)('the client portal in a browser', () => {
     await poll(() => card(page, 'about').locator('.save-state').innerText(), 10_000).toContain('this device');
     await page.unroute('**/portal/api/*/items/about');
     await page.reload();
-    await poll(() => card(page, 'about').locator('textarea').inputValue()).toBe(
+    await poll(() => card(page, 'about').locator('textarea:not([name="body"])').inputValue()).toBe(
       'We build wooden boats in Bergen, since 1921.',
     );
     await poll(async () => (await itemRow(id, 'about')).value_json, 10_000).toBe(
@@ -286,7 +286,7 @@ describe.skipIf(!available)('the client portal in a browser', () => {
     // A reload shows the saved state; the secret is not in the page.
     await page.reload();
     // Sent, and still the client's to change until it is reviewed.
-    expect(await card(page, 'about').locator('textarea').inputValue()).toBe(
+    expect(await card(page, 'about').locator('textarea:not([name="body"])').inputValue()).toBe(
       'We build wooden boats in Bergen, since 1921.',
     );
     expect(await card(page, 'logo').locator('.badge').innerText()).toContain('Sent for review');
@@ -325,7 +325,7 @@ describe.skipIf(!available)('the client portal in a browser', () => {
     await poll(() => page.locator('.progress-text').innerText()).toBe('0 von 6 erledigt');
     expect(await page.locator('.due').innerText()).toContain('15. Dezember 2026');
     expect(await card(page, 'logo').locator('.rules').innerText()).toContain('mindestens 400 px breit');
-    await card(page, 'about').locator('textarea').fill('Wir bauen Holzboote.');
+    await card(page, 'about').locator('textarea:not([name="body"])').fill('Wir bauen Holzboote.');
     await poll(() => card(page, 'about').locator('.counter').innerText()).toBe('20 von 300 Zeichen');
     await card(page, 'about').getByRole('button', { name: 'Absenden' }).click();
     await poll(() => card(page, 'about').locator('.badge').innerText()).toContain('Zur Prüfung gesendet');

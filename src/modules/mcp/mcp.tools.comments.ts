@@ -44,7 +44,7 @@ export const COMMENT_TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/comments',
     input: z.strictObject({ intake_id: intakeId, ...CommentListQuery.shape }),
     output: CommentList,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     summarize: (r) =>
       r.comments.length === 0
         ? 'No comments.'
