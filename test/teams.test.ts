@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/secrets.js';
 import { createKey } from '../src/modules/keys/keys.service.js';
 import { issueCode } from '../src/modules/oauth/oauth.service.js';
+import { findClient } from '../src/modules/oauth/oauth.repository.js';
 import { insertSession } from '../src/modules/sessions/sessions.repository.js';
 import { csrfOf, dashboardClient, signInLinkOf } from './helpers/dashboard.js';
 import { DATABASES } from './helpers/env.js';
@@ -316,11 +317,8 @@ describe.each(DATABASES)('teams on %s', (database) => {
     });
     expect(registered.status, registered.text).toBe(201);
     const clientId = String(registered.body.client_id);
-    const oauthClient = await db()
-      .selectFrom('oauth_clients')
-      .selectAll()
-      .where('id', '=', clientId)
-      .executeTakeFirstOrThrow();
+    const oauthClient = await findClient(db(), clientId);
+    if (!oauthClient) throw new Error(`client ${clientId} was not stored`);
     const verifier = randomBytes(32).toString('base64url');
     const code = await issueCode(
       db(),

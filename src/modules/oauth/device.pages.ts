@@ -63,7 +63,7 @@ export function devicePageRoutes(app: FastifyInstance, services: AppServices): v
         <form method="post" action="${DEVICE_PAGE_PATH}">
           <input type="hidden" name="_csrf" value="${csrfToken(request, reply)}" />
           <input type="hidden" name="user_code" value="${row.user_code}" />
-          ${scopeChoices(JSON.parse(row.requested_scopes) as string[])} ${modeChoices()}
+          ${scopeChoices(row.requested_scopes)} ${modeChoices()}
           <div class="actions">
             <button type="submit" name="decision" value="approve">Approve</button>
             <button type="submit" name="decision" value="deny" class="secondary">Deny</button>

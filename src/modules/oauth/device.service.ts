@@ -64,7 +64,7 @@ export async function startDeviceAuthorization(
     device_code_hash: sha256Hex(deviceCode),
     user_code: userCode,
     client_name: request.clientName,
-    requested_scopes: JSON.stringify(request.scopes),
+    requested_scopes: request.scopes,
     status: 'pending',
     account_id: null,
     livemode: null,
@@ -136,7 +136,7 @@ export async function pollDeviceAuthorization(
       {
         name: `${row.client_name} (device sign-in)`.slice(0, 200),
         mode,
-        scopes: effectiveScopes(JSON.parse(scopes) as string[], role),
+        scopes: effectiveScopes(scopes, role),
       },
     );
     await insertAuditEntry(trx, {
@@ -187,6 +187,6 @@ export async function decideDeviceAuthorization(
     account_id: decision.accountId,
     livemode: decision.livemode ? 1 : 0,
     user_id: decision.userId,
-    scopes: JSON.stringify(decision.scopes),
+    scopes: decision.scopes,
   });
 }

@@ -7,25 +7,57 @@ import type {
   OAuthRefreshTokensTable,
 } from '../../db/schema.js';
 
-export type OAuthClientRow = Selectable<OAuthClientsTable>;
-export type OAuthCodeRow = Selectable<OAuthCodesTable>;
-export type RefreshTokenRow = Selectable<OAuthRefreshTokensTable>;
-export type DeviceAuthorizationRow = Selectable<DeviceAuthorizationsTable>;
+// The rows as the services see them: their JSON lists (redirect URIs, scopes) are parsed here when read
+// and serialised here when written, nowhere else.
+export type OAuthClientRow = Omit<Selectable<OAuthClientsTable>, 'redirect_uris'> & {
+  redirect_uris: string[];
+};
+export type OAuthCodeRow = Omit<Selectable<OAuthCodesTable>, 'scopes'> & { scopes: string[] };
+export type RefreshTokenRow = Omit<Selectable<OAuthRefreshTokensTable>, 'scopes'> & { scopes: string[] };
+export type DeviceAuthorizationRow = Omit<
+  Selectable<DeviceAuthorizationsTable>,
+  'requested_scopes' | 'scopes'
+> & {
+  requested_scopes: string[];
+  scopes: string[] | null;
+};
+
+const list = (json: string): string[] => JSON.parse(json) as string[];
+
+function withScopes<T extends { scopes: string }>(row: T): Omit<T, 'scopes'> & { scopes: string[] } {
+  return { ...row, scopes: list(row.scopes) };
+}
+
+function deviceOf(row: Selectable<DeviceAuthorizationsTable>): DeviceAuthorizationRow {
+  return {
+    ...row,
+    requested_scopes: list(row.requested_scopes),
+    scopes: row.scopes === null ? null : list(row.scopes),
+  };
+}
 
 export async function insertClient(db: Kysely<Database>, row: OAuthClientRow): Promise<void> {
-  await db.insertInto('oauth_clients').values(row).execute();
+  await db
+    .insertInto('oauth_clients')
+    .values({ ...row, redirect_uris: JSON.stringify(row.redirect_uris) })
+    .execute();
 }
 
 export async function findClient(db: Kysely<Database>, id: string): Promise<OAuthClientRow | undefined> {
-  return db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && { ...row, redirect_uris: list(row.redirect_uris) };
 }
 
 export async function insertCode(db: Kysely<Database>, row: OAuthCodeRow): Promise<void> {
-  await db.insertInto('oauth_codes').values(row).execute();
+  await db
+    .insertInto('oauth_codes')
+    .values({ ...row, scopes: JSON.stringify(row.scopes) })
+    .execute();
 }
 
 export async function findCode(db: Kysely<Database>, hash: string): Promise<OAuthCodeRow | undefined> {
-  return db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', hash).executeTakeFirst();
+  const row = await db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', hash).executeTakeFirst();
+  return row && withScopes(row);
 }
 
 /** Marks a code used; false when it already was (a code works once). */
@@ -40,14 +72,22 @@ export async function useCode(db: Kysely<Database>, hash: string, at: string): P
 }
 
 export async function insertRefreshToken(db: Kysely<Database>, row: RefreshTokenRow): Promise<void> {
-  await db.insertInto('oauth_refresh_tokens').values(row).execute();
+  await db
+    .insertInto('oauth_refresh_tokens')
+    .values({ ...row, scopes: JSON.stringify(row.scopes) })
+    .execute();
 }
 
 export async function findRefreshToken(
   db: Kysely<Database>,
   hash: string,
 ): Promise<RefreshTokenRow | undefined> {
-  return db.selectFrom('oauth_refresh_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+  const row = await db
+    .selectFrom('oauth_refresh_tokens')
+    .selectAll()
+    .where('token_hash', '=', hash)
+    .executeTakeFirst();
+  return row && withScopes(row);
 }
 
 /** Revokes a refresh token; false when it already was (rotation races, replays). */
@@ -76,40 +116,57 @@ export async function insertDeviceAuthorization(
   db: Kysely<Database>,
   row: DeviceAuthorizationRow,
 ): Promise<void> {
-  await db.insertInto('device_authorizations').values(row).execute();
+  await db
+    .insertInto('device_authorizations')
+    .values({
+      ...row,
+      requested_scopes: JSON.stringify(row.requested_scopes),
+      scopes: row.scopes === null ? null : JSON.stringify(row.scopes),
+    })
+    .execute();
 }
 
 export async function findDeviceByCode(
   db: Kysely<Database>,
   deviceCodeHash: string,
 ): Promise<DeviceAuthorizationRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('device_authorizations')
     .selectAll()
     .where('device_code_hash', '=', deviceCodeHash)
     .executeTakeFirst();
+  return row && deviceOf(row);
 }
 
 export async function findDeviceByUserCode(
   db: Kysely<Database>,
   userCode: string,
 ): Promise<DeviceAuthorizationRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('device_authorizations')
     .selectAll()
     .where('user_code', '=', userCode)
     .executeTakeFirst();
+  return row && deviceOf(row);
 }
 
 export async function updateDevice(
   db: Kysely<Database>,
   deviceCodeHash: string,
   fromStatus: string,
-  changes: Partial<Omit<DeviceAuthorizationRow, 'device_code_hash' | 'user_code'>>,
+  {
+    requested_scopes,
+    scopes,
+    ...changes
+  }: Partial<Omit<DeviceAuthorizationRow, 'device_code_hash' | 'user_code'>>,
 ): Promise<boolean> {
   const result = await db
     .updateTable('device_authorizations')
-    .set(changes)
+    .set({
+      ...changes,
+      ...(requested_scopes === undefined ? {} : { requested_scopes: JSON.stringify(requested_scopes) }),
+      ...(scopes === undefined ? {} : { scopes: scopes === null ? null : JSON.stringify(scopes) }),
+    })
     .where('device_code_hash', '=', deviceCodeHash)
     .where('status', '=', fromStatus)
     .executeTakeFirst();

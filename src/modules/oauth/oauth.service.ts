@@ -66,7 +66,7 @@ export async function registerClient(db: Kysely<Database>, input: ClientRegistra
   await insertClient(db, {
     id,
     name,
-    redirect_uris: JSON.stringify(input.redirect_uris),
+    redirect_uris: input.redirect_uris,
     auth_method: input.token_endpoint_auth_method,
     secret_hash: secret ? sha256Hex(secret) : null,
     created_at: at.toISOString(),
@@ -105,7 +105,7 @@ export async function authenticateClient(
 }
 
 export function redirectUrisOf(client: OAuthClientRow): string[] {
-  return JSON.parse(client.redirect_uris) as string[];
+  return client.redirect_uris;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ export async function issueCode(
     account_id: request.accountId,
     livemode: request.livemode ? 1 : 0,
     user_id: request.userId,
-    scopes: JSON.stringify(request.scopes),
+    scopes: request.scopes,
     redirect_uri: request.redirectUri,
     code_challenge: request.codeChallenge,
     resource: request.resource,
@@ -189,7 +189,7 @@ async function issueTokens(
       account_id: grant.accountId,
       livemode: grant.livemode ? 1 : 0,
       user_id: grant.userId,
-      scopes: JSON.stringify(grant.scopes),
+      scopes: grant.scopes,
       resource: grant.resource,
       access_key_id: key.id,
       grant_id: grant.grantId,
@@ -261,7 +261,7 @@ export async function exchangeCode(
       accountId: code.account_id,
       livemode: code.livemode === 1,
       userId: code.user_id,
-      scopes: JSON.parse(code.scopes) as Scope[],
+      scopes: code.scopes as Scope[],
       resource: code.resource,
       grantId: hash,
     },
@@ -289,7 +289,7 @@ export async function refreshTokens(
     throw new OAuthError('invalid_grant', 'The refresh token is unknown, revoked or expired: sign in again.');
   }
   if (token.revoked_at) await refuseReusedRefreshToken(db, token.grant_id, at);
-  const granted = JSON.parse(token.scopes) as Scope[];
+  const granted = token.scopes as Scope[];
   const scopes = params.scopes?.length ? params.scopes : granted;
   // admin holds every scope, so an admin grant narrows to any of them.
   if (scopesNotHeld(granted, scopes).length > 0) {
