@@ -38,7 +38,9 @@ export interface ToolSpec<Output extends z.ZodType = z.ZodType> {
   derivedIdempotencyKey?: string;
   /** The route's success response schema; absent when it answers 204 No Content. */
   output?: Output;
-  annotations: ToolAnnotations;
+  /** Every hint stated (mcp.annotations.ts): a hint left out means the unsafe reading to a host. */
+  annotations: ToolAnnotations &
+    Required<Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>>;
   summarize(result: z.output<Output>, context: SummaryContext): string;
   /**
    * A tool that manages one resource through a few endpoints (manage_recipients): the value of

@@ -7,6 +7,7 @@ import {
   IntakeCommentParams,
   ItemCommentParams,
 } from '../comments/comments.schemas.js';
+import { READ_ONLY, REACHES_CLIENT } from './mcp.annotations.js';
 import { defineTool, type ToolSpec } from './mcp.executor.js';
 import { ID_ALIAS } from './mcp.guidance.js';
 
@@ -32,7 +33,7 @@ export const COMMENT_TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/items/:item_key/comments',
     input: z.strictObject({ intake_id: intakeId, item_key: itemKey, ...CommentBody.shape }),
     output: Comment,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    annotations: REACHES_CLIENT,
     summarize: (r) => `Comment ${r.id} on ${r.item_key} saved; the client will be emailed about it shortly.`,
   }),
   defineTool({
@@ -44,7 +45,7 @@ export const COMMENT_TOOLS: readonly ToolSpec[] = [
     path: '/v1/intakes/:intake_id/comments',
     input: z.strictObject({ intake_id: intakeId, ...CommentListQuery.shape }),
     output: CommentList,
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: READ_ONLY,
     summarize: (r) =>
       r.comments.length === 0
         ? 'No comments.'
