@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -19,9 +18,9 @@ import { client } from './helpers/http.js';
 import { expectError } from './helpers/security.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { hiddenField, signedInOwner, type SignedInBrowser } from './helpers/signed-in.js';
+import { intakeCommand } from './helpers/processes.js';
 
 type Body = Record<string, unknown>;
-const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
 /** An MCP client's OAuth state kept in memory; the "browser redirect" is recorded for the test to follow. */
@@ -553,7 +552,7 @@ describe.each(DATABASES)('agent sign-in: device authorization (RFC 8628) on %s',
     const account = await server.createAccount({ plan: 'solo' });
     const browser = await signedInOwner(server, account.account_id);
     const credentials = join(server.dataDir, 'agent-home', 'intake', 'credentials.json');
-    const child = spawn(process.execPath, [tsxCli, 'src/cli.ts', 'login', '--scopes', 'intakes:read'], {
+    const child = spawn(process.execPath, intakeCommand('login', '--scopes', 'intakes:read'), {
       env: childEnv({ BASE_URL: baseUrl, INTAKE_CREDENTIALS_FILE: credentials, LOG_LEVEL: 'silent' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -609,7 +608,7 @@ describe.each(DATABASES)('agent sign-in: device authorization (RFC 8628) on %s',
     await mcp.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [tsxCli, 'src/cli.ts', 'mcp'],
+        args: intakeCommand('mcp'),
         env: Object.fromEntries(
           Object.entries(
             childEnv({

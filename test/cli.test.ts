@@ -1,14 +1,12 @@
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES, childEnv } from './helpers/env.js';
 import { client } from './helpers/http.js';
+import { intakeCommand } from './helpers/processes.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
-
-const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
 
 interface Run {
   code: number | null;
@@ -16,10 +14,17 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the CLI exactly as the README says: npm run --silent cli -- … */
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
+/**
+ * Runs the CLI as the README says: through the `intake` bin (this run's build), or, with `via: 'npm'`,
+ * exactly as `npm run --silent cli -- …` (the TypeScript sources through tsx).
+ */
+function cli(args: string[], env: Record<string, string>, via: 'bin' | 'npm' = 'bin'): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'cli', '--', ...args], {
+    const [command, commandArgs] =
+      via === 'npm'
+        ? ['npm', ['run', '--silent', 'cli', '--', ...args]]
+        : [process.execPath, intakeCommand(...args)];
+    const child = spawn(command, commandArgs, {
       env: childEnv({ LOG_LEVEL: 'silent', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -43,6 +48,7 @@ describe.each(DATABASES)('admin CLI against a running server on %s', (database) 
     const run = await cli(
       ['accounts', 'create', '--email', 'cli@example.com', '--plan', 'solo', '--json'],
       server.env,
+      'npm',
     );
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
@@ -100,8 +106,8 @@ describe('serve', () => {
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
   it('starts on a fresh data directory, then drains on SIGTERM: readiness 503, exit 0', async () => {
-    // tsx (what `npm run cli` runs) relays signals to the server and exits with its code.
-    const child = spawn(process.execPath, [tsxCli, 'src/cli.ts', 'serve'], {
+    // The `intake` bin runs the service in its own process: SIGTERM reaches the server itself.
+    const child = spawn(process.execPath, intakeCommand('serve'), {
       env: childEnv({ DATA_DIR: dataDir, PORT: '0', SHUTDOWN_GRACE_MS: '1500', LOG_LEVEL: 'warn' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

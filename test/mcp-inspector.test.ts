@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOLS } from '../src/modules/mcp/mcp.tools.js';
 import { childEnv } from './helpers/env.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { intakeCommand } from './helpers/processes.js';
 
 /*
  * The official MCP Inspector, in its CLI mode, against both transports: an independent client that
@@ -14,7 +15,6 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 
 const require = createRequire(import.meta.url);
 const inspectorCli = require.resolve('@modelcontextprotocol/inspector/cli/build/cli.js');
-const tsxCli = require.resolve('tsx/cli');
 const INSPECTOR_TIMEOUT_MS = 60_000;
 
 interface Run {
@@ -97,7 +97,7 @@ describe('the official MCP Inspector CLI', () => {
   }, 150_000);
 
   it('lists the tools and calls one over stdio (`intake mcp`)', async () => {
-    const target = [process.execPath, tsxCli, 'src/cli.ts', 'mcp'];
+    const target = [process.execPath, ...intakeCommand('mcp')];
     const env = { INTAKE_API_KEY: testKey, BASE_URL: server.url };
     const listed = json<ListedTools>(await inspector([...target, '--method', 'tools/list'], env));
     expect(listed.tools.map((t) => t.name)).toEqual([...TOOLS.map((t) => t.name), 'login', 'logout']);

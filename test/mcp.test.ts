@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -14,8 +13,7 @@ import { answer, startReceiver } from './helpers/receivers.js';
 import { expectError } from './helpers/security.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { hiddenField, signedInOwner } from './helpers/signed-in.js';
-
-const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
+import { intakeCommand } from './helpers/processes.js';
 
 type Json = Record<string, unknown>;
 interface ErrorObject {
@@ -47,7 +45,7 @@ async function connectStdio(baseUrl: string, key: string): Promise<McpClient> {
   await mcp.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [tsxCli, 'src/cli.ts', 'mcp'],
+      args: intakeCommand('mcp'),
       env: Object.fromEntries(
         Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
       ),
@@ -797,7 +795,7 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
     await mcp.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [tsxCli, 'src/cli.ts', 'mcp'],
+        args: intakeCommand('mcp'),
         env: Object.fromEntries(
           Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
         ),

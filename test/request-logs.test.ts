@@ -1,12 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childEnv } from './helpers/env.js';
-
-const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
+import { intakeCommand } from './helpers/processes.js';
 
 interface LogLine {
   request_id?: string;
@@ -25,7 +23,7 @@ describe('request logs of a running server', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'intake-logs-'));
-    child = spawn(process.execPath, [tsxCli, 'src/cli.ts', 'serve'], {
+    child = spawn(process.execPath, intakeCommand('serve'), {
       env: childEnv({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' }),
     });
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

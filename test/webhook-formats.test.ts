@@ -83,7 +83,15 @@ describe.each(DATABASES)('webhook formats (raw, slack, discord) on %s', (databas
     expect(intake.status, intake.text).toBe(201);
     await test.post('/v1/test_helpers/advance_clock', { seconds: 2 * 86_400 });
     await receiver.waitFor(1);
-    // The first attempt got HTTP 500: the retry comes a minute later (test clock).
+    // The first attempt got HTTP 500: the retry comes a minute after the failure is recorded (test
+    // clock). The clock moves only once that failure is logged: moved earlier, the retry would be
+    // planned a minute after the moved clock and never come due.
+    await eventually(async () => {
+      const page = await test.get<{ deliveries: { outcome: string }[] }>(
+        `/v1/webhooks/${endpoint.id}/deliveries`,
+      );
+      return page.body.deliveries.some((d) => d.outcome === 'failed') ? true : undefined;
+    }, 'the failed first attempt logged');
     await test.post('/v1/test_helpers/advance_clock', { seconds: 70 });
     const [first, second] = await receiver.waitFor(2);
     for (const request of [first, second]) {

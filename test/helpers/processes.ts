@@ -1,12 +1,16 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { inject } from 'vitest';
 import { childEnv } from './env.js';
 
 /**
- * `node --import tsx`: one process. (The tsx CLI runs the program in a child process: a SIGKILL would
- * kill the wrapper and leave the service running.)
+ * `node <the intake bin of this run's build>`: the compiled program, in one process, as production
+ * runs it (the build is made once per test run by test/global-setup.ts). Signals reach the service
+ * itself: a SIGKILL kills it, mid-whatever.
  */
-const TSX = ['--import', 'tsx'];
+export function intakeCommand(...args: string[]): string[] {
+  return [inject('builtBin'), ...args];
+}
 
 /** A service process started through the CLI (`api`, `worker`, `serve`), as an operator would. */
 export interface CliProcess {
@@ -29,19 +33,18 @@ const READY: Record<string, RegExp> = {
 };
 
 /**
- * Spawns `node tsx src/cli.ts <role>` directly (not through npm: signals reach the service itself)
- * and resolves once it printed its ready line.
+ * Spawns `node <intake bin> <role>` directly (not through npm: signals reach the service itself) and
+ * resolves once it printed its ready line.
  */
 export async function startCliProcess(
   role: 'api' | 'worker' | 'serve',
   env: Record<string, string>,
   timeoutMs = 90_000,
 ): Promise<CliProcess> {
-  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
-    process.execPath,
-    [...TSX, 'src/cli.ts', role],
-    { env: childEnv({ PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, intakeCommand(role), {
+    env: childEnv({ PORT: '0', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const ready = new Promise<string>((resolve, reject) => {
@@ -93,7 +96,7 @@ export async function startCliProcess(
 /** Runs a CLI command to its end; rejects on a non-zero exit. Returns stdout. */
 export function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...TSX, 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, intakeCommand(...args), {
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
