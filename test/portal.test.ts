@@ -279,7 +279,8 @@ describe.each(DATABASES)('the portal page on %s', (database) => {
     const draft = await intake({ send: false });
     expect((await visitor.get(`/portal/${draft}`)).status).toBe(404);
     const deleted = await intake();
-    await api.delete(`/v1/intakes/${deleted}`);
+    const removed = await api.delete(`/v1/intakes/${deleted}`);
+    expect(removed.status, removed.text).toBe(204);
     const gone = await visitor.get(`/portal/${deleted}`);
     expect(gone.status).toBe(404);
     expect(gone.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");

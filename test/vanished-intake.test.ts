@@ -5,7 +5,7 @@ import type { Database } from '../src/db/schema.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { deleteChaseData } from '../src/modules/chases/chases.plan.js';
 import { deleteHistoryOf } from '../src/modules/history/history.repository.js';
-import { deleteIntakeRows } from '../src/modules/intakes/intakes.repository.js';
+import { deleteIntakeRows, lockIntakeForDeletion } from '../src/modules/intakes/intakes.repository.js';
 import { DATABASES, type DatabaseKind } from './helpers/env.js';
 import { client, type ApiResponse, type Client } from './helpers/http.js';
 import { startCliProcess, type CliProcess } from './helpers/processes.js';
@@ -66,6 +66,7 @@ async function whileDeleting(
   request: () => Promise<ApiResponse>,
 ): Promise<ApiResponse> {
   const { answer } = await db.transaction().execute(async (trx) => {
+    await lockIntakeForDeletion(trx, intakeId);
     await deleteIntakeRows(trx, intakeId);
     await deleteChaseData(trx, intakeId);
     await deleteHistoryOf(trx, intakeId);

@@ -50,7 +50,7 @@ export async function startTestServer(
   const pgTarget = database === 'postgres' ? freshSchemaUrl() : undefined;
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(pgTarget ? { DATABASE_URL: pgTarget.url } : {}),
     ...extraEnv,
   };

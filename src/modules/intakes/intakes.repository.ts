@@ -327,12 +327,27 @@ export async function lockIntake(db: Kysely<Database>, id: string): Promise<Inta
   return findIntakeById(db, id);
 }
 
+/**
+ * Locks the intake and cancels its pending jobs: the first steps of deleting it. Jobs come before
+ * every other row, because a worker finishing one of them deletes its job row and then records on
+ * the rows it touched (a message, a delivery): taking the rows in the same order, a deletion waits
+ * for that worker instead of deadlocking with it. Undefined when the intake is already gone.
+ */
+export async function lockIntakeForDeletion(
+  db: Kysely<Database>,
+  id: string,
+): Promise<IntakeRow | undefined> {
+  const intake = await lockIntake(db, id);
+  // Jobs about the intake (subject: its id) or about one of its items (subject: `<id>/<key>`).
+  if (intake) await cancelJobsUnder(db, id);
+  return intake;
+}
+
+/** The intake's own rows; after lockIntakeForDeletion, in the same transaction. */
 export async function deleteIntakeRows(db: Kysely<Database>, id: string): Promise<void> {
   await db.deleteFrom('item_files').where('intake_id', '=', id).execute();
   await db.deleteFrom('intake_items').where('intake_id', '=', id).execute();
   await db.deleteFrom('events').where('intake_id', '=', id).execute();
-  // Jobs about the intake (subject: its id) or about one of its items (subject: `<id>/<key>`).
-  await cancelJobsUnder(db, id);
   await db.deleteFrom('idempotency_keys').where('resource_id', '=', id).execute();
   await db.deleteFrom('intakes').where('id', '=', id).execute();
 }

@@ -23,6 +23,7 @@ import { emit, itemStates, settleIntake } from './intakes.lifecycle.js';
 import { portalUrl, toCreatedIntake, toIntake, toStatusObject } from './intakes.mappers.js';
 import {
   deleteIntakeRows,
+  lockIntakeForDeletion,
   filesOf,
   findIntake,
   insertIntake,
@@ -329,8 +330,11 @@ export async function archiveIntake(services: AppServices, world: World, id: str
 /** DELETE /v1/intakes/:id: every row and stored file of the intake is gone; storage usage goes down. */
 export async function deleteIntake(services: AppServices, world: World, id: string): Promise<void> {
   const db = services.db.kysely;
-  const intake = await requireIntake(db, world, id);
+  const found = await requireIntake(db, world, id);
   await db.transaction().execute(async (trx) => {
+    const intake = await lockIntakeForDeletion(trx, found.id);
+    // Deleted since it was looked up: nothing is left to delete.
+    if (!intake) throw notFound('intake', found.id);
     const files = await filesOf(trx, intake.id);
     await raise(trx, 'intakeDeleted', { world, intakeId: intake.id });
     await deleteIntakeRows(trx, intake.id);
