@@ -399,7 +399,7 @@ export interface WebhookAttemptsTable {
 export interface AccountUsersTable {
   id: string;
   account_id: string;
-  /** Lower-cased; one account per address. */
+  /** Lower-cased; unique per account (one person may belong to several accounts). */
   email: string;
   /** owner | admin | member | viewer (domain/roles.ts); exactly one owner per account */
   role: string;
@@ -409,6 +409,8 @@ export interface AccountUsersTable {
   name: string | null;
   /** invited until the first sign-in, then active */
   status: string;
+  /** When the person last signed in to, or switched to, this account: a sign-in link lands in the latest. */
+  last_used_at: string | null;
 }
 
 /** A one-time sign-in link: single use, short-lived, stored as the SHA-256 of its token. */

@@ -59,18 +59,33 @@ export function scopesOfRole(role: Role): Scope[] {
 }
 
 /**
- * The permission a dashboard route needs, from its method and route pattern. Reading is open to every
- * role; a POST changes intakes unless it is listed here. Pages of keys, webhooks and members are for
- * those who manage them; a person's own notification choice and the live/test switch are anyone's.
+ * The permission a dashboard route needs, from its method and route pattern (or a concrete path: the
+ * patterns only test fixed parts). Reading is open to every role; a POST changes intakes unless it is
+ * listed here. Pages of keys, webhooks and members are for those who manage them; a person's own
+ * notification choice, the live/test switch and the account switcher are anyone's.
  */
 export function dashboardPermission(method: string, route: string): Permission {
   if (route.startsWith('/dashboard/billing')) return 'billing';
   const managed = /^\/dashboard\/(keys|webhooks|members)(\/|$)/.test(route);
   if (method === 'GET' || method === 'HEAD') return managed ? 'manage' : 'read';
-  if (route === '/dashboard/mode' || route === '/dashboard/settings/notifications') return 'read';
+  if (
+    route === '/dashboard/mode' ||
+    route === '/dashboard/settings/notifications' ||
+    route === '/dashboard/accounts/switch'
+  ) {
+    return 'read';
+  }
   if (managed || route.startsWith('/dashboard/settings')) return 'manage';
   if (/\/reveal$/.test(route)) return 'secrets';
   return 'write';
+}
+
+/**
+ * Whether a role may use a dashboard route: the server's check (403 otherwise) and what the pages show.
+ * Pages hide a button or form with this same rule, so what a person sees is what they may do.
+ */
+export function dashboardAllows(role: Role, method: string, route: string): boolean {
+  return roleAllows(role, dashboardPermission(method, route));
 }
 
 /** Why a role change or removal is refused: the account keeps exactly one owner, chosen by the owner. */

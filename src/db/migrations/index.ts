@@ -22,6 +22,7 @@ import { oauthGrants } from './0024_oauth_grants.js';
 import { operations } from './0025_operations.js';
 import { itemComments } from './0026_item_comments.js';
 import { teams } from './0028_teams.js';
+import { memberships } from './0029_memberships.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '0025_operations': operations,
   '0026_item_comments': itemComments,
   '0028_teams': teams,
+  '0029_memberships': memberships,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -62,13 +62,7 @@ export async function createAccount(
         created_at: at,
       })
       .execute();
-    // The account's email is its first dashboard user (one account per person's address).
-    const user = await trx
-      .selectFrom('account_users')
-      .select('id')
-      .where('email', '=', input.email.toLowerCase())
-      .executeTakeFirst();
-    if (user) throw new ApiError('conflict', `${input.email} already signs in to another account.`);
+    // The account's email is its first dashboard user (a person may belong to other accounts too).
     await trx
       .insertInto('account_users')
       .values({

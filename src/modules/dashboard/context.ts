@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardPermission, isRole, roleAllows, scopesOfRole, type Role } from '../../domain/roles.js';
+import { dashboardAllows, isRole, scopesOfRole, type Role } from '../../domain/roles.js';
 import type { AuthContext } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { translator } from '../../i18n/index.js';
@@ -11,7 +11,7 @@ import type { World } from '../../kernel/world.js';
 import type { AccountRow } from '../keys/keys.repository.js';
 import type { DashboardAssets } from './assets.js';
 import type { Chrome } from './layout.js';
-import { csrfToken, requireUser, type SignedInUser } from '../sessions/session.js';
+import { accountsOf, csrfToken, requireUser, type SignedInUser } from '../sessions/session.js';
 
 /**
  * A signed-in page's context. Pages act through the same services as the REST routes, as a `World`
@@ -39,8 +39,7 @@ export async function dashboardContext(
   if (!user) return null;
   // A role this version does not know is read as the narrowest one.
   const role: Role = isRole(user.role) ? user.role : 'viewer';
-  const needed = dashboardPermission(request.method, request.routeOptions.url ?? request.url);
-  if (!roleAllows(role, needed)) {
+  if (!dashboardAllows(role, request.method, request.routeOptions.url ?? request.url)) {
     throw new ApiError('forbidden', `Your role (${role}) does not allow this. Ask an admin of the account.`);
   }
   const account = await services.db.kysely
@@ -58,6 +57,11 @@ export async function dashboardContext(
     actor: { type: 'user', id: user.userId },
   };
   const lang = account.default_language;
+  const accounts = (await accountsOf(request, user)).map((m) => ({
+    id: m.account_id,
+    name: m.account_name,
+    role: isRole(m.role) ? m.role : 'viewer',
+  }));
   return {
     services,
     user,
@@ -81,6 +85,8 @@ export async function dashboardContext(
     email: user.email,
     livemode: user.livemode,
     path: request.url,
+    accountId: account.id,
+    accounts,
   };
 }
 

@@ -15,6 +15,7 @@ import { builderRoutes } from './sections/builder.routes.js';
 import { developerRoutes } from './sections/developer.routes.js';
 import { intakePageRoutes } from './sections/intakes.routes.js';
 import { memberPageRoutes } from './sections/members.routes.js';
+import { switcherRoutes } from './sections/switcher.routes.js';
 import { action, formOf, redirect, sendHtml, type Deps } from './routing.js';
 import {
   assertCsrf,
@@ -106,6 +107,7 @@ export async function dashboardRoutes(app: FastifyInstance, services: AppService
     developerRoutes(scope, deps);
     accountRoutes(scope, deps);
     memberPageRoutes(scope, deps);
+    switcherRoutes(scope, deps);
   });
 }
 
@@ -155,6 +157,8 @@ function signInRoutes(scope: FastifyInstance, services: AppServices, assets: Das
     // First run: after the README's test-key quickstart the data is in test mode; open there, and say so.
     const testFirst = await onlyTestHasIntakes(services, redeemed.user.account_id);
     await startSession(request, reply, redeemed.user, !testFirst);
+    // A person of several accounts who has used none yet chooses where to work first.
+    if (redeemed.choose) return redirect(reply, '/dashboard/accounts');
     const landing = safeReturnPath(redeemed.returnTo) ?? '/dashboard/intakes';
     return testFirst ? redirect(reply, landing, 'first_run_test') : redirect(reply, landing);
   });

@@ -1,6 +1,6 @@
-import { dashboardPermission, roleAllows, type Role } from '../../domain/roles.js';
+import { dashboardAllows, type Role } from '../../domain/roles.js';
 import type { TFunction } from 'i18next';
-import { attr, html, raw, type Html } from '../portal/page/html.js';
+import { attr, flag, html, raw, type Html } from '../portal/page/html.js';
 import type { DashboardAssets } from './assets.js';
 
 /** What every signed-in page knows: who, which account and world, its language and CSRF token. */
@@ -14,8 +14,61 @@ export interface Chrome {
   livemode: boolean;
   /** The current path, for the mode toggle to return to. */
   path: string;
-  /** The signed-in person's role: the navigation shows only what it allows (the server enforces it). */
+  /**
+   * The signed-in person's role: the navigation, buttons and forms show only what it allows
+   * (`dashboardAllows`, the rule the server enforces with 403).
+   */
   role?: Role;
+  /** The account shown, and every account the person may switch to (the header's switcher). */
+  accountId?: string;
+  accounts?: readonly AccountChoice[];
+}
+
+/** One of the signed-in person's accounts, with their role in it. */
+export interface AccountChoice {
+  id: string;
+  name: string;
+  role: Role;
+}
+
+/** Whether the signed-in person's role may use this route: pages show nothing else. */
+export function may(chrome: Pick<Chrome, 'role'>, method: 'GET' | 'POST', path: string): boolean {
+  return !chrome.role || dashboardAllows(chrome.role, method, path);
+}
+
+/** A role's name in the page's language. */
+export function roleLabel(chrome: Pick<Chrome, 't'>, role: Role): string {
+  const { t } = chrome;
+  return {
+    owner: t('members.role_owner', 'Owner'),
+    admin: t('members.role_admin', 'Admin'),
+    member: t('members.role_member', 'Member'),
+    viewer: t('members.role_viewer', 'Viewer'),
+  }[role];
+}
+
+/**
+ * The header's account switcher, for a person of several accounts: their accounts with their role in
+ * each; choosing one moves the session there (no new sign-in). Works without script (a select and a
+ * button).
+ */
+function accountSwitcher(chrome: Chrome): Html | null {
+  const accounts = chrome.accounts ?? [];
+  if (accounts.length < 2) return null;
+  const { t } = chrome;
+  return html`<form method="post" action="/dashboard/accounts/switch" class="account-switcher">
+    ${csrfField(chrome.csrf)}
+    <label for="account-switcher" class="visually-hidden">${t('accounts.switch_label', 'Account')}</label>
+    <select id="account-switcher" name="account_id">
+      ${accounts.map(
+        (a) =>
+          html`<option value="${a.id}" ${flag('selected', a.id === chrome.accountId)}>
+            ${t('accounts.choice', '{{account}} ({{role}})', { account: a.name, role: roleLabel(chrome, a.role) })}
+          </option>`,
+      )}
+    </select>
+    <button type="submit">${t('accounts.switch', 'Switch')}</button>
+  </form>`;
 }
 
 export const NAV = [
@@ -36,13 +89,17 @@ export function csrfField(csrf: string): Html {
   return html`<input type="hidden" name="_csrf" value="${csrf}" />`;
 }
 
-/** A one-button POST form (actions: approve, revoke, archive…), optionally confirmed first. */
+/**
+ * A one-button POST form (actions: approve, revoke, archive…), optionally confirmed first. Nothing
+ * when the person's role may not post to `action` (the server would answer 403).
+ */
 export function actionForm(
   chrome: Chrome,
   action: string,
   label: string,
   options: { danger?: boolean; secondary?: boolean; confirm?: string; fields?: Record<string, string> } = {},
 ): Html {
+  if (!may(chrome, 'POST', action)) return nothing;
   const cls = options.danger ? 'danger' : options.secondary ? 'secondary' : null;
   return html`<form method="post" action="${action}" ${attr('data-confirm', options.confirm)}>
     ${csrfField(chrome.csrf)}
@@ -110,7 +167,7 @@ export function renderPage(chrome: Chrome, parts: PageParts): string {
     : t('mode.to_live', 'Switch to live data');
   const body = html`<a class="skip" href="#content">${t('skip', 'Skip to content')}</a>
     <header class="top">
-      <span class="brand">${chrome.accountName}</span>
+      ${accountSwitcher(chrome) ?? html`<span class="brand">${chrome.accountName}</span>`}
       <span
         class="badge ${chrome.livemode ? 'mode-live' : 'mode-test'}"
         data-mode="${chrome.livemode ? 'live' : 'test'}"
@@ -130,9 +187,7 @@ export function renderPage(chrome: Chrome, parts: PageParts): string {
     ${chrome.livemode ? null : html`<div class="test-banner" role="status">${t('mode.banner', 'You are viewing test data. Nothing here reaches real clients.')}</div>`}
     <nav class="main" aria-label="${t('nav.label', 'Dashboard')}">
       <ul>
-        ${NAV.filter(
-          ([id]) => !chrome.role || roleAllows(chrome.role, dashboardPermission('GET', `/dashboard/${id}`)),
-        ).map(
+        ${NAV.filter(([id]) => may(chrome, 'GET', `/dashboard/${id}`)).map(
           ([id, label]) =>
             html`<li>
               <a href="/dashboard/${id}" ${attr('aria-current', parts.section === id ? 'page' : null)}

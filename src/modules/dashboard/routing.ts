@@ -103,6 +103,7 @@ export function notices(ctx: DashboardContext, key: string | undefined): string 
     revoked: ctx.t('notice.revoked', 'Key revoked. It stops working at once.'),
     invited: ctx.t('notice.invited', 'Invitation sent.'),
     removed: ctx.t('notice.removed', 'User removed.'),
+    switched: ctx.t('notice.switched', 'Now in {{account}}.', { account: ctx.accountName }),
     mode: ctx.livemode
       ? ctx.t('notice.mode_live', 'Now showing live data.')
       : ctx.t('notice.mode_test', 'Now showing test data.'),

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { UserRow } from './sessions.repository.js';
 
@@ -13,6 +13,16 @@ export async function findMember(
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/**
+ * Serializes seat-taking changes of one account until the transaction ends, so two invitations at once
+ * cannot both pass the last seat: the account row's lock on PostgreSQL; SQLite runs one write
+ * transaction at a time (the single connection is held for the whole transaction).
+ */
+export async function lockAccountSeats(db: Kysely<Database>, accountId: string): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await db.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
 }
 
 export async function countMembers(db: Kysely<Database>, accountId: string): Promise<number> {

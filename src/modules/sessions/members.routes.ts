@@ -40,7 +40,7 @@ export function memberRoutes(app: FastifyInstance, services: AppServices): void 
       tags,
       summary: 'Invite a member',
       description:
-        "Emails the person a one-time sign-in link; they are `invited` until they use it. 402 `plan_required` when the plan's seats are all taken (Free 1, Solo 3, Agency 10), 409 when the address already signs in. Live keys only.",
+        "Emails the person a one-time sign-in link; they are `invited` until they use it. 402 `plan_required` when the plan's seats are all taken (Free 1, Solo 3, Agency 10), 409 when the address is already one of the account's people (a person of another account is welcome: accepting adds this account to theirs). Live keys only.",
       body: InviteMemberBody,
       response: { 201: Member },
     },

@@ -16,10 +16,17 @@ import { ApiError, notFound } from '../../http/errors.js';
 import { raise } from '../../kernel/domain-events.js';
 import type { AppServices } from '../../services.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
-import { countMembers, deleteMember, findMember, membersWithRole, setRole } from './members.repository.js';
+import {
+  countMembers,
+  deleteMember,
+  findMember,
+  lockAccountSeats,
+  membersWithRole,
+  setRole,
+} from './members.repository.js';
 import type { InviteMemberBody, Member, MemberList } from './members.schemas.js';
 import { listUsers, type UserRow } from './sessions.repository.js';
-import { inviteUser } from './sign-in.service.js';
+import { addInvitee, sendInvitation } from './sign-in.service.js';
 
 declare module '../../kernel/domain-events.js' {
   interface DomainEventMap {
@@ -66,7 +73,11 @@ function actorRole(auth: AuthContext): Role | null {
   return auth.person?.role ?? null;
 }
 
-/** Invites a person with a role: 402 `plan_required` past the plan's seats, 409 for a known address. */
+/**
+ * Invites a person with a role: 402 `plan_required` past the plan's seats, 409 for an address already
+ * in the account. The seats are counted under the account's lock, so two invitations at once cannot
+ * both take the last seat; the email goes out after the commit.
+ */
 export async function inviteMember(
   services: AppServices,
   log: FastifyBaseLogger,
@@ -75,21 +86,21 @@ export async function inviteMember(
 ): Promise<z.infer<typeof Member>> {
   const db = services.db.kysely;
   const limit = seatLimit(auth.account.plan);
-  if ((await countMembers(db, auth.account.id)) >= limit) {
-    throw new ApiError(
-      'plan_required',
-      `The ${planOf(auth.account.plan).name} plan has ${limit} seat${limit === 1 ? '' : 's'}, all taken: upgrade the plan or remove a member first.`,
-      { seats: { limit } },
-    );
-  }
+  const row = await db.transaction().execute(async (trx) => {
+    await lockAccountSeats(trx, auth.account.id);
+    if ((await countMembers(trx, auth.account.id)) >= limit) {
+      throw new ApiError(
+        'plan_required',
+        `The ${planOf(auth.account.plan).name} plan has ${limit} seat${limit === 1 ? '' : 's'}, all taken: upgrade the plan or remove a member first.`,
+        { seats: { limit } },
+      );
+    }
+    return addInvitee(services, trx, { userId: auth.person?.id ?? null, accountId: auth.account.id }, body);
+  });
   const inviterEmail = auth.person
     ? ((await findMember(db, auth.account.id, auth.person.id))?.email ?? auth.account.email)
     : auth.account.email;
-  const row = await inviteUser(
-    services,
-    { userId: auth.person?.id ?? null, accountId: auth.account.id, email: inviterEmail },
-    body,
-  );
+  await sendInvitation(services, row, inviterEmail);
   return toMember(row);
 }
 

@@ -8,6 +8,8 @@
  * - `redirectToSignIn(request, reply, returnTo?)`: a 303 to /dashboard/sign-in with a return path.
  * - `csrfToken(request)`: the token to put in every form (hidden field `_csrf`).
  * - `assertCsrf(request, token)`: throws 403 `forbidden` unless the token belongs to this browser.
+ * - `accountsOf(request, user)`: the accounts the signed-in person may switch to (the switcher's list).
+ * - `switchAccount(request, user, accountId)`: moves the session to another of the person's accounts.
  *
  * The cookie holds only a random id (256 bits); the database keeps its SHA-256. Cookies are HttpOnly,
  * SameSite=Lax, Secure (and `__Host-` prefixed) in production and whenever APP_URL is https
@@ -22,7 +24,16 @@ import { deriveKey } from '../../lib/crypto.js';
 import { safeReturnPath } from '../../domain/return-path.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
-import { deleteExpired, findLiveSession, insertSession, updateSession } from './sessions.repository.js';
+import { notFound } from '../../http/errors.js';
+import {
+  deleteExpired,
+  findLiveSession,
+  insertSession,
+  membershipsOf,
+  moveSession,
+  updateSession,
+  type Membership,
+} from './sessions.repository.js';
 
 export const SESSION_TTL_MS = 12 * 3_600_000;
 export const SIGN_IN_PATH = '/dashboard/sign-in';
@@ -232,4 +243,36 @@ export async function setSessionMode(
   await updateSession(contextOf(request).services.db.kysely, user.sessionHash, {
     livemode: livemode ? 1 : 0,
   });
+}
+
+/**
+ * The accounts the signed-in person can use: the one they are in, and every other account where
+ * their address is an active member (an invitation not yet accepted through its link does not count).
+ * The one used last comes first.
+ */
+export async function accountsOf(request: FastifyRequest, user: SignedInUser): Promise<Membership[]> {
+  const all = await membershipsOf(contextOf(request).services.db.kysely, user.email);
+  return all.filter((m) => m.account_id === user.accountId || m.status === 'active');
+}
+
+/**
+ * The account switcher: the session moves to the same person's membership in another account, without
+ * a new sign-in. Only among accounts where the address is an active member; any other id answers 404,
+ * as another account's ids do everywhere. Returns the membership switched to.
+ */
+export async function switchAccount(
+  request: FastifyRequest,
+  user: SignedInUser,
+  accountId: string,
+): Promise<Membership> {
+  const target = (await accountsOf(request, user)).find((m) => m.account_id === accountId);
+  if (!target) throw notFound('account', accountId);
+  const services = contextOf(request).services;
+  await moveSession(services.db.kysely, user.sessionHash, {
+    userId: target.user_id,
+    accountId: target.account_id,
+    nowIso: services.clock.now().toISOString(),
+  });
+  contextOf(request).resolved.delete(request);
+  return target;
 }

@@ -4,10 +4,58 @@ import type { AccountUsersTable, Database, UserSessionsTable } from '../../db/sc
 export type UserRow = Selectable<AccountUsersTable>;
 export type SessionRow = Selectable<UserSessionsTable>;
 
-export async function findUserByEmail(db: Kysely<Database>, email: string): Promise<UserRow | undefined> {
+/** One of a person's accounts, as the sign-in and the account switcher see it. */
+export interface Membership {
+  user_id: string;
+  account_id: string;
+  account_name: string;
+  role: string;
+  status: string;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+/**
+ * Every account an address belongs to (one row each), the one used last first, then the oldest
+ * membership: a sign-in link lands in the first.
+ */
+export async function membershipsOf(db: Kysely<Database>, email: string): Promise<Membership[]> {
+  const rows = await db
+    .selectFrom('account_users as u')
+    .innerJoin('accounts as a', 'a.id', 'u.account_id')
+    .select([
+      'u.id as user_id',
+      'u.account_id',
+      'a.name as account_name',
+      'u.role',
+      'u.status',
+      'u.last_used_at',
+      'u.created_at',
+    ])
+    .where('u.email', '=', email.trim().toLowerCase())
+    .execute();
+  return rows.sort(
+    (a, b) =>
+      (b.last_used_at ?? '').localeCompare(a.last_used_at ?? '') ||
+      a.created_at.localeCompare(b.created_at) ||
+      a.user_id.localeCompare(b.user_id),
+  );
+}
+
+export async function findUserById(db: Kysely<Database>, userId: string): Promise<UserRow | undefined> {
+  return db.selectFrom('account_users').selectAll().where('id', '=', userId).executeTakeFirst();
+}
+
+/** The address's person in one account, or undefined when the address is not one of its people. */
+export async function findUserInAccount(
+  db: Kysely<Database>,
+  accountId: string,
+  email: string,
+): Promise<UserRow | undefined> {
   return db
     .selectFrom('account_users')
     .selectAll()
+    .where('account_id', '=', accountId)
     .where('email', '=', email.trim().toLowerCase())
     .executeTakeFirst();
 }
@@ -87,7 +135,7 @@ export async function consumeSignInToken(
   db: Kysely<Database>,
   tokenHash: string,
   nowIso: string,
-): Promise<{ user_id: string; return_to: string | null } | undefined> {
+): Promise<{ user_id: string; return_to: string | null; purpose: string } | undefined> {
   const result = await db
     .updateTable('sign_in_tokens')
     .set({ used_at: nowIso })
@@ -98,7 +146,7 @@ export async function consumeSignInToken(
   if (result.numUpdatedRows === 0n) return undefined;
   return db
     .selectFrom('sign_in_tokens')
-    .select(['user_id', 'return_to'])
+    .select(['user_id', 'return_to', 'purpose'])
     .where('token_hash', '=', tokenHash)
     .executeTakeFirst();
 }
@@ -142,6 +190,7 @@ export async function findLiveSession(
       'u.last_signed_in_at',
       'u.name',
       'u.status',
+      'u.last_used_at',
     ])
     .where('s.id_hash', '=', idHash)
     .where('s.expires_at', '>', nowIso)
@@ -167,6 +216,7 @@ export async function findLiveSession(
       last_signed_in_at: row.last_signed_in_at,
       name: row.name,
       status: row.status,
+      last_used_at: row.last_used_at,
     },
   };
 }
@@ -177,6 +227,26 @@ export async function updateSession(
   changes: Partial<Pick<SessionRow, 'livemode' | 'last_seen_at'>>,
 ): Promise<void> {
   await db.updateTable('user_sessions').set(changes).where('id_hash', '=', idHash).execute();
+}
+
+/** Moves a session to another of the same person's accounts (the account switcher). */
+export async function moveSession(
+  db: Kysely<Database>,
+  idHash: string,
+  to: { userId: string; accountId: string; nowIso: string },
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('user_sessions')
+      .set({ user_id: to.userId, account_id: to.accountId, last_seen_at: to.nowIso })
+      .where('id_hash', '=', idHash)
+      .execute();
+    await trx
+      .updateTable('account_users')
+      .set({ last_used_at: to.nowIso })
+      .where('id', '=', to.userId)
+      .execute();
+  });
 }
 
 export async function deleteSession(db: Kysely<Database>, idHash: string): Promise<void> {
@@ -190,7 +260,7 @@ export async function deleteSessionsOfUser(db: Kysely<Database>, userId: string)
 export async function markSignedIn(db: Kysely<Database>, userId: string, nowIso: string): Promise<void> {
   await db
     .updateTable('account_users')
-    .set({ last_signed_in_at: nowIso, status: 'active' })
+    .set({ last_signed_in_at: nowIso, last_used_at: nowIso, status: 'active' })
     .where('id', '=', userId)
     .execute();
 }

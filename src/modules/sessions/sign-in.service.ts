@@ -12,11 +12,13 @@ import { transmit } from '../notify/notify.service.js';
 import {
   consumeSignInToken,
   deleteSignInToken,
-  findUserByEmail,
+  findUserById,
+  findUserInAccount,
   insertSignInToken,
   insertUser,
   lastUsableSignInLinkAt,
   markSignedIn,
+  membershipsOf,
   type UserRow,
 } from './sessions.repository.js';
 import { SEND_SIGN_IN_LINK } from './sign-in.jobs.js';
@@ -84,6 +86,15 @@ async function mintSignInToken(
 }
 
 /**
+ * The account a sign-in link of this address lands in: the one its person used last, else their
+ * oldest membership (a person of several accounts who used none yet then chooses, after the link).
+ */
+async function landingUser(db: AppServices['db']['kysely'], email: string): Promise<UserRow | undefined> {
+  const [first] = await membershipsOf(db, email);
+  return first ? findUserById(db, first.user_id) : undefined;
+}
+
+/**
  * The operator's way in without a mail server (`intake sign-in-link`): a one-time link for the user
  * of this address, printed on the operator's terminal, never logged; undefined for an unknown address.
  */
@@ -91,7 +102,7 @@ export async function issueSignInLink(
   services: Pick<AppServices, 'db' | 'clock' | 'config'>,
   email: string,
 ): Promise<string | undefined> {
-  const user = await findUserByEmail(services.db.kysely, email.trim().toLowerCase());
+  const user = await landingUser(services.db.kysely, email);
   if (!user) return undefined;
   const { token } = await mintSignInToken(services, user, null, 'invitation');
   return signInUrl(services, token);
@@ -216,7 +227,7 @@ export async function runSignInLinkJob(
   services: AppServices,
   payload: { email: string; return_to: string | null },
 ): Promise<void> {
-  const user = await findUserByEmail(services.db.kysely, payload.email);
+  const user = await landingUser(services.db.kysely, payload.email);
   if (!user) return;
   const now = services.clock.now();
   const last = await lastUsableSignInLinkAt(services.db.kysely, user.id, now.toISOString());
@@ -239,21 +250,27 @@ async function accountOf(services: AppServices, accountId: string) {
     .executeTakeFirstOrThrow();
 }
 
-/** Consumes a link; the user it signs in, or undefined when it is unknown, used or expired. */
+/**
+ * Consumes a link; the user it signs in, or undefined when it is unknown, used or expired. `choose`:
+ * the person belongs to several accounts and has used none of them yet, so the dashboard asks which
+ * (an invitation's link always lands in the account that invited them).
+ */
 export async function redeemSignInLink(
   services: AppServices,
   token: string,
-): Promise<{ user: UserRow; returnTo: string | null } | undefined> {
+): Promise<{ user: UserRow; returnTo: string | null; choose: boolean } | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const nowIso = services.clock.now().toISOString();
-  const consumed = await consumeSignInToken(services.db.kysely, sha256Hex(token), nowIso);
+  const db = services.db.kysely;
+  const consumed = await consumeSignInToken(db, sha256Hex(token), nowIso);
   if (!consumed) return undefined;
-  const user = await services.db.kysely
-    .selectFrom('account_users')
-    .selectAll()
-    .where('id', '=', consumed.user_id)
-    .executeTakeFirst();
+  const user = await findUserById(db, consumed.user_id);
   if (!user) return undefined;
+  const active = (await membershipsOf(db, user.email)).filter(
+    (m) => m.status === 'active' || m.user_id === user.id,
+  );
+  const choose =
+    consumed.purpose === 'sign_in' && active.length > 1 && active.every((m) => m.last_used_at === null);
   await markSignedIn(services.db.kysely, user.id, nowIso);
   await insertAuditEntry(services.db.kysely, {
     account_id: user.account_id,
@@ -266,17 +283,19 @@ export async function redeemSignInLink(
     request_id: null,
     created_at: nowIso,
   });
-  return { user, returnTo: consumed.return_to };
+  return { user, returnTo: consumed.return_to, choose };
 }
 
 /**
- * Adds a person to the account with a role and emails them a one-time sign-in link (their status is
- * `invited` until they use one). 409 when the address already has a user. Roles and seats are the
- * members service's to check before.
+ * Adds a person to the account with a role, `invited` until they use their link (sendInvitation).
+ * 409 when the address is already one of this account's people; a person of another account is
+ * welcome (the link adds this account to theirs). Roles and seats are the members service's to check
+ * before, in the same transaction.
  */
-export async function inviteUser(
-  services: AppServices,
-  inviter: { userId: string | null; accountId: string; email: string },
+export async function addInvitee(
+  services: Pick<AppServices, 'config' | 'clock'>,
+  db: AppServices['db']['kysely'],
+  inviter: { userId: string | null; accountId: string },
   invitee: { email: string; name?: string | null | undefined; role: string },
 ): Promise<UserRow> {
   assertSignInDeliverable(services.config);
@@ -285,8 +304,8 @@ export async function inviteUser(
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(address) || address.length > 254) {
     throw new ApiError('invalid_request', `email: ${email} is not an email address.`);
   }
-  if (await findUserByEmail(services.db.kysely, address)) {
-    throw new ApiError('conflict', `${address} is already a user of an account.`);
+  if (await findUserInAccount(db, inviter.accountId, address)) {
+    throw new ApiError('conflict', `${address} is already one of this account's people.`);
   }
   const user: UserRow = {
     id: newId('mem'),
@@ -298,16 +317,21 @@ export async function inviteUser(
     last_signed_in_at: null,
     name: invitee.name ?? null,
     status: 'invited',
+    last_used_at: null,
   };
-  await insertUser(services.db.kysely, user);
-  const account = await accountOf(services, inviter.accountId);
+  await insertUser(db, user);
+  return user;
+}
+
+/** Emails an invited person their one-time link (7 days), naming who invited them. */
+export async function sendInvitation(services: AppServices, user: UserRow, inviterEmail: string): Promise<void> {
+  const account = await accountOf(services, user.account_id);
   await sendLink(services, {
     kind: 'invitation',
     user,
     accountName: account.name,
     language: account.default_language,
     returnTo: null,
-    invitedBy: inviter.email,
+    invitedBy: inviterEmail,
   });
-  return user;
 }

@@ -2,19 +2,9 @@ import type { z } from 'zod';
 import { ROLES, type Role } from '../../../domain/roles.js';
 import { flag, html, type Html } from '../../portal/page/html.js';
 import type { Member } from '../../sessions/members.schemas.js';
-import { actionForm, badge, csrfField, dataTable, moment, renderPage, type Chrome } from '../layout.js';
+import { actionForm, badge, csrfField, dataTable, moment, renderPage, roleLabel, type Chrome } from '../layout.js';
 
 type MemberView = z.infer<typeof Member>;
-
-function roleLabel(chrome: Chrome, role: Role): string {
-  const { t } = chrome;
-  return {
-    owner: t('members.role_owner', 'Owner'),
-    admin: t('members.role_admin', 'Admin'),
-    member: t('members.role_member', 'Member'),
-    viewer: t('members.role_viewer', 'Viewer'),
-  }[role];
-}
 
 function roleHelp(chrome: Chrome, role: Role): string {
   const { t } = chrome;
