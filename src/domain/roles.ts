@@ -52,6 +52,15 @@ export function roleAllows(role: Role, permission: Permission): boolean {
   }
 }
 
+/**
+ * The scopes a person of this role may give an agent (the OAuth consent and device pages): never more
+ * than the role itself holds. An unknown role string is read as the narrowest role.
+ */
+export function grantableScopes(role: string): Scope[] {
+  const allowed = ROLE_SCOPES[isRole(role) ? role : 'viewer'];
+  return allowed.includes('admin') ? [...SCOPES] : SCOPES.filter((scope) => allowed.includes(scope));
+}
+
 /** The API scopes of a role, for the dashboard's own calls into the services. */
 export function scopesOfRole(role: Role): Scope[] {
   const allowed = ROLE_SCOPES[role];

@@ -63,7 +63,7 @@ export function devicePageRoutes(app: FastifyInstance, services: AppServices): v
         <form method="post" action="${DEVICE_PAGE_PATH}">
           <input type="hidden" name="_csrf" value="${csrfToken(request, reply)}" />
           <input type="hidden" name="user_code" value="${row.user_code}" />
-          ${scopeChoices(row.requested_scopes)} ${modeChoices()}
+          ${scopeChoices(row.requested_scopes, user.role)} ${modeChoices()}
           <div class="actions">
             <button type="submit" name="decision" value="approve">Approve</button>
             <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
@@ -83,7 +83,7 @@ export function devicePageRoutes(app: FastifyInstance, services: AppServices): v
       await decideDeviceAuthorization(db, userCode, { approve: false }, at);
       return messagePage(reply, 'Request denied', 'The device gets no access. You can close this page.');
     }
-    const grant = chosenGrant(request.body);
+    const grant = chosenGrant(request.body, user.role);
     if (typeof grant === 'string') return enterCodePage(reply, grant, 422);
     const decided = await decideDeviceAuthorization(
       db,

@@ -1,6 +1,7 @@
 import { html, type Html } from '../portal/page/html.js';
 import { parseScopes } from '../../domain/oauth.js';
-import { AGENT_SCOPES, SCOPES, type Scope } from '../../domain/scopes.js';
+import { grantableScopes } from '../../domain/roles.js';
+import { AGENT_SCOPES, type Scope } from '../../domain/scopes.js';
 import { field, fields } from './page.js';
 
 /** The part of the consent and device pages where the user chooses what the agent gets. */
@@ -22,11 +23,16 @@ export function defaultScopes(requested: readonly string[]): Scope[] {
   return everyday.length > 0 ? everyday : [...AGENT_SCOPES];
 }
 
-export function scopeChoices(requested: readonly string[]): Html {
-  const checked = defaultScopes(requested);
+/**
+ * The access choices: only the scopes the person's role may give (`grantableScopes`), so a viewer is
+ * never offered what their key could not hold anyway.
+ */
+export function scopeChoices(requested: readonly string[], role: string): Html {
+  const offered = grantableScopes(role);
+  const checked = defaultScopes(requested).filter((scope) => offered.includes(scope));
   return html`<fieldset>
     <legend>Access</legend>
-    ${SCOPES.map(
+    ${offered.map(
       (scope) =>
         html`<label
           ><input
@@ -53,10 +59,16 @@ export function modeChoices(): Html {
   </fieldset>`;
 }
 
-/** The scopes and world a user ticked, or a message saying what is missing. */
-export function chosenGrant(body: unknown): { scopes: Scope[]; livemode: boolean } | string {
+/**
+ * The scopes and world a user ticked, or a message saying what is missing or beyond their role (a
+ * form posted by hand with more than the page offered).
+ */
+export function chosenGrant(body: unknown, role: string): { scopes: Scope[]; livemode: boolean } | string {
   const scopes = parseScopes(fields(body, 'scope').join(' '));
   if (!scopes || scopes.length === 0) return 'Choose at least one kind of access.';
+  const offered = grantableScopes(role);
+  const beyond = scopes.filter((scope) => !offered.includes(scope));
+  if (beyond.length > 0) return `Your role (${role}) cannot give ${beyond.join(', ')}.`;
   const mode = field(body, 'mode');
   if (mode !== 'live' && mode !== 'test') return 'Choose live or test data.';
   return { scopes, livemode: mode === 'live' };

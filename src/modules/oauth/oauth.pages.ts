@@ -115,7 +115,7 @@ function consentPage(
       ${problem ? html`<p class="error">${problem}</p>` : ''}
       <form method="post" action="${AUTHORIZE_PATH}">
         <input type="hidden" name="_csrf" value="${csrfToken(request, reply)}" />
-        ${hidden} ${scopeChoices(requested)} ${modeChoices()}
+        ${hidden} ${scopeChoices(requested, user.role)} ${modeChoices()}
         <div class="actions">
           <button type="submit" name="decision" value="allow">Allow</button>
           <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
@@ -178,7 +178,7 @@ export function consentPageRoutes(app: FastifyInstance, services: AppServices): 
         )
         .send();
     }
-    const grant = chosenGrant(request.body);
+    const grant = chosenGrant(request.body, user.role);
     if (typeof grant === 'string') return consentPage(reply, request, user, params, source, grant);
     const code = await issueCode(
       db,

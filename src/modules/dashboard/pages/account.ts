@@ -5,9 +5,8 @@ import { manageBillingForm, planChangeForm } from '../../billing/billing.pages.j
 import { flag, html, raw, type Html } from '../../portal/page/html.js';
 import type { Template } from '../../templates/templates.schemas.js';
 import type { AuditRow } from '../../audit/audit.repository.js';
-import { roleAllows } from '../../../domain/roles.js';
 import type { ItemFormRow } from '../item-form.js';
-import { actionForm, count, csrfField, dataTable, moment, renderPage, type Chrome } from '../layout.js';
+import { actionForm, count, csrfField, dataTable, may, moment, renderPage, type Chrome } from '../layout.js';
 import { itemRows } from './item-rows.js';
 
 export function templatesPage(
@@ -17,9 +16,13 @@ export function templatesPage(
 ): string {
   const { t } = chrome;
   const body = html`<h1>${t('templates.title', 'Templates')}</h1>
-    <div class="actions">
-      <a class="button" href="/dashboard/templates/new">${t('templates.new', 'New template')}</a>
-    </div>
+    ${
+      may(chrome, 'POST', '/dashboard/templates')
+        ? html`<div class="actions">
+            <a class="button" href="/dashboard/templates/new">${t('templates.new', 'New template')}</a>
+          </div>`
+        : null
+    }
     ${
       templates.length === 0
         ? html`<div class="card">
@@ -65,7 +68,7 @@ export function templateFormPage(
       <label for="tpl-name">${t('templates.name', 'Name')}</label>
       <input type="text" id="tpl-name" name="name" value="${target.name}" required maxlength="200" />
       ${itemRows(chrome, target.rows)}
-      <div class="actions"><button type="submit">${t('templates.save', 'Save template')}</button></div>
+      ${may(chrome, 'POST', '/dashboard/templates') ? html`<div class="actions"><button type="submit">${t('templates.save', 'Save template')}</button></div>` : null}
     </form>`;
   return renderPage(chrome, { title, section: 'templates', body, error });
 }
@@ -126,6 +129,8 @@ function chart(chrome: Chrome, days: { day: string; count: number }[]): Html {
 function billingButtons(chrome: Chrome, planId: string): Html {
   const rank = (PLAN_IDS as readonly string[]).indexOf(planId);
   const upgrades = PAID_PLAN_IDS.filter((id) => PLAN_IDS.indexOf(id) > rank);
+  // Billing is the owner's: nobody else sees buttons the server would refuse.
+  if (!may(chrome, 'POST', '/dashboard/billing/checkout')) return html``;
   return html`<div class="actions">
     ${upgrades.map((id) => planChangeForm(id, chrome.csrf, '/dashboard/usage'))}
     ${(PAID_PLAN_IDS as readonly string[]).includes(planId) ? manageBillingForm(chrome.csrf, '/dashboard/usage') : null}
@@ -282,11 +287,15 @@ export function settingsPage(
         ${flag('disabled', !data.brandingAllowed)}
       />
       <input type="hidden" name="accent_before" value="${data.accent ?? '#0b5cad'}" />
-      <div class="actions"><button type="submit">${t('settings.save', 'Save settings')}</button></div>
+      ${
+        may(chrome, 'POST', '/dashboard/settings')
+          ? html`<div class="actions"><button type="submit">${t('settings.save', 'Save settings')}</button></div>`
+          : html`<p class="muted">${t('settings.read_only', 'Only an admin of the account can change these settings.')}</p>`
+      }
     </form>
     ${data.notifications}
     ${
-      chrome.role && !roleAllows(chrome.role, 'manage')
+      !may(chrome, 'GET', '/dashboard/members')
         ? null
         : html`<div class="card">
             <h2>${t('settings.users', 'People who can sign in')}</h2>

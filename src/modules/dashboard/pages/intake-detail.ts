@@ -3,7 +3,7 @@ import { html } from '../../portal/page/html.js';
 import { formatDate } from '../../portal/page/format.js';
 import type { Intake, IntakeStatusObject } from '../../intakes/intakes.schemas.js';
 import { nationalPhone } from '../answer-view.js';
-import { actionForm, badge, dataTable, moment, renderPage, type Chrome } from '../layout.js';
+import { actionForm, badge, dataTable, may, moment, renderPage, type Chrome } from '../layout.js';
 import { progressBar } from './intakes.js';
 import { portalLink } from './builder-preview.js';
 import {
@@ -52,7 +52,7 @@ export function intakeDetailPage(
       </p>
       ${intake.status === 'draft' ? null : portalLink(chrome, intake.portal_url)}
       <div class="actions">
-        ${intake.status === 'archived' ? null : html`<a class="button secondary" href="${base}/edit">${t('builder.edit', 'Edit')}</a>`}
+        ${intake.status === 'archived' || !may(chrome, 'POST', `${base}/edit`) ? null : html`<a class="button secondary" href="${base}/edit">${t('builder.edit', 'Edit')}</a>`}
         <a class="button secondary" href="${base}/preview"
           >${t('builder.preview', 'Preview as the client')}</a
         >

@@ -1,7 +1,6 @@
-import { roleAllows } from '../../../domain/roles.js';
 import { INTAKE_STATUSES, type Progress } from '../../../domain/intake-state.js';
 import { flag, html, type Html } from '../../portal/page/html.js';
-import { badge, dataTable, moment, renderPage, type Chrome } from '../layout.js';
+import { badge, dataTable, may, moment, renderPage, type Chrome } from '../layout.js';
 
 export interface IntakeListRow {
   id: string;
@@ -47,7 +46,7 @@ function emptyList(chrome: Chrome, filtered: boolean): Html {
       <li>${t('review.empty.step_review', 'Review here: approve each answer or ask for changes.')}</li>
     </ol>
     ${
-      !chrome.role || roleAllows(chrome.role, 'write')
+      may(chrome, 'POST', '/dashboard/intakes')
         ? html`<div class="actions">
             <a class="button" href="/dashboard/intakes/new">${t('intakes.new', 'New intake')}</a>
           </div>`
@@ -79,7 +78,7 @@ export function intakeListPage(
     `/dashboard/intakes?${new URLSearchParams({ ...(data.status ? { status: data.status } : {}), ...(data.q ? { q: data.q } : {}), page: String(page) }).toString()}`;
   const pages = Math.max(1, Math.ceil(data.total / data.pageSize));
   // A viewer may not create (the server refuses it); the button is hidden as a courtesy.
-  const mayCreate = !chrome.role || roleAllows(chrome.role, 'write');
+  const mayCreate = may(chrome, 'POST', '/dashboard/intakes');
   const body = html`<h1>${t('intakes.title', 'Intakes')}</h1>
     ${
       mayCreate

@@ -2,7 +2,7 @@ import { html, type Html } from '../../portal/page/html.js';
 import { formatBytes } from '../../portal/page/format.js';
 import { swatch } from '../../portal/page/display.js';
 import { answerView, type AnswerDefinition } from '../answer-view.js';
-import { badge, csrfField, moment, tHtml, type Chrome } from '../layout.js';
+import { actionForm, badge, csrfField, may, moment, tHtml, type Chrome } from '../layout.js';
 
 /** One item of an intake as the review page shows it. */
 export interface ItemView extends AnswerDefinition {
@@ -102,6 +102,11 @@ function secretAnswer(chrome: Chrome, intakeId: string, item: ItemView, revealed
     </p>`;
   }
   if (!item.secretReady) return html`<p class="muted">${t('detail.nothing', 'Nothing yet.')}</p>`;
+  if (!may(chrome, 'POST', `/dashboard/intakes/${intakeId}/items/${item.key}/reveal`)) {
+    return html`<p class="muted">
+      ${t('review.secret_hidden', 'A secret: hidden until you reveal it, and then shown only once.')}
+    </p>`;
+  }
   return html`<form
     method="post"
     action="/dashboard/intakes/${intakeId}/items/${item.key}/reveal#item-${item.key}"
@@ -222,8 +227,8 @@ export function itemCard(chrome: Chrome, intakeId: string, item: ItemView, note:
     </p>
     ${item.revisionNote ? html`<p><strong>${t('detail.revision_note', 'Revision requested:')}</strong> ${item.revisionNote}</p>` : null}
     ${item.secret ? secretAnswer(chrome, intakeId, item, note.revealed) : item.files.length > 0 ? files(chrome, item) : answer(chrome, item)}
-    ${item.owner ? decisionForm(chrome, base, item) : null}
-    ${reviewable ? reviewActions(chrome, base, item) : null}
+    ${item.owner && may(chrome, 'POST', `${base}/decide`) ? decisionForm(chrome, base, item) : null}
+    ${reviewable && may(chrome, 'POST', `${base}/approve`) ? reviewActions(chrome, base, item) : null}
   </section>`;
 }
 
@@ -239,12 +244,11 @@ export function reviewSummary(chrome: Chrome, intakeId: string, awaiting: number
                 >${t('review.waiting', '{{count}} answers wait for your review', { count: awaiting })}</strong
               >
             </p>
-            <form method="post" action="/dashboard/intakes/${intakeId}/approve">
-              ${csrfField(chrome.csrf)}
-              <button type="submit">
-                ${t('review.approve_all', 'Approve all {{count}}', { count: awaiting })}
-              </button>
-            </form>
+            ${actionForm(
+              chrome,
+              `/dashboard/intakes/${intakeId}/approve`,
+              t('review.approve_all', 'Approve all {{count}}', { count: awaiting }),
+            )}
           </div>`
         : null
     }
