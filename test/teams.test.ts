@@ -408,4 +408,237 @@ describe.each(DATABASES)('teams on %s', (database) => {
     expect(revoked.length).toBeGreaterThanOrEqual(3);
     expect(revoked.every((k) => k.revoked_at !== null)).toBe(true);
   });
+
+  /** Follows an emailed link as a browser does: the confirm page, then its button. */
+  async function followLink(browser: ReturnType<typeof dashboardClient>, mailText: string) {
+    const link = new URL(signInLinkOf(mailText));
+    const landing = await browser.get(link.pathname + link.search);
+    const confirmed = await browser.post('/dashboard/sign-in/confirm', {
+      token: link.searchParams.get('token') ?? '',
+      _csrf: csrfOf(landing.text),
+    });
+    expect(confirmed.status).toBe(303);
+    return confirmed.location;
+  }
+
+  /** Asks for a sign-in link by the form, and follows the n-th email to the address. */
+  async function signInByEmail(email: string, nth: number) {
+    const browser = dashboardClient(server.url);
+    const form = await browser.get('/dashboard/sign-in');
+    expect((await browser.post('/dashboard/sign-in', { email, _csrf: csrfOf(form.text) })).status).toBe(200);
+    const mails = await smtp.waitFor(email, nth, 15_000);
+    expect(mails.length).toBe(nth);
+    const landed = await followLink(browser, mails[nth - 1]?.parsed.text ?? '');
+    return { browser, landed };
+  }
+
+  const accountNameOf = async (browser: ReturnType<typeof dashboardClient>) => {
+    const page = await browser.get('/dashboard/intakes');
+    expect(page.status).toBe(200);
+    return /<option value="(acct_[^"]+)"\s+selected/.exec(page.text)?.[1] ?? null;
+  };
+
+  it('one person in several accounts: invitation adds a membership, sign-in lands in the last used, the switcher moves the session', async () => {
+    const home = await team('agency');
+    const person = await db()
+      .selectFrom('account_users')
+      .select(['email', 'id'])
+      .where('id', '=', home.ownerId)
+      .executeTakeFirstOrThrow();
+    const agency = await team('agency');
+    const stranger = await team('agency');
+
+    // An address that owns an account elsewhere can be invited; accepting adds a membership.
+    const joined = await invite(agency.api, 'viewer', person.email);
+    expect(joined).toMatchObject({ email: person.email, role: 'viewer', status: 'invited' });
+    expect((await agency.api.post('/v1/members', { email: person.email, role: 'member' })).status).toBe(409);
+    const [invitation] = await smtp.waitFor(person.email);
+    const browser = dashboardClient(server.url);
+    await followLink(browser, invitation?.parsed.text ?? '');
+    expect(await accountNameOf(browser)).toBe(agency.account.account_id);
+
+    // The switcher lists both accounts with the role in each; a viewer may use it.
+    const page = await browser.get('/dashboard/intakes');
+    expect(page.text).toContain('action="/dashboard/accounts/switch"');
+    expect((page.text.match(/<option value="acct_/g) ?? []).length).toBe(2);
+    expect(page.text).toMatch(/\(Viewer\)/);
+    expect(page.text).toMatch(/\(Owner\)/);
+    const csrf = csrfOf(page.text);
+    const switched = await browser.post('/dashboard/accounts/switch', {
+      _csrf: csrf,
+      account_id: home.account.account_id,
+    });
+    expect(switched.status, switched.text).toBe(303);
+    expect(await accountNameOf(browser)).toBe(home.account.account_id);
+    // Now the owner of home: its members page opens (the viewer role of the other account is gone).
+    expect((await browser.get('/dashboard/members')).status).toBe(200);
+
+    // Only accounts where the address is an active member: another account, or a made-up id, is 404.
+    for (const accountId of [stranger.account.account_id, 'acct_doesnotexist']) {
+      const refused = await browser.post('/dashboard/accounts/switch', {
+        _csrf: csrf,
+        account_id: accountId,
+      });
+      expect(refused.status).toBe(404);
+    }
+    expect(await accountNameOf(browser)).toBe(home.account.account_id);
+    // An invitation not yet accepted does not count either.
+    await invite(stranger.api, 'admin', person.email);
+    expect(
+      (
+        await browser.post('/dashboard/accounts/switch', {
+          _csrf: csrf,
+          account_id: stranger.account.account_id,
+        })
+      ).status,
+    ).toBe(404);
+    // Without the form's token, nothing moves.
+    expect(
+      (
+        await browser.post('/dashboard/accounts/switch', {
+          _csrf: 'x',
+          account_id: agency.account.account_id,
+        })
+      ).status,
+    ).toBe(403);
+
+    // Sessions stay per account: another account's intake is still not found.
+    const foreign = await agency.api.post<{ intake_id: string }>('/v1/intakes', INTAKE);
+    expect((await browser.get(`/dashboard/intakes/${foreign.body.intake_id}`)).status).toBe(404);
+    // Audit entries stay per account: the switch is in the account switched to, naming the person.
+    const entries = await db()
+      .selectFrom('audit_entries')
+      .select(['account_id', 'person_id'])
+      .where('action', '=', 'user.account_switch')
+      .where('person_id', '=', person.id)
+      .execute();
+    expect(entries).toEqual([{ account_id: home.account.account_id, person_id: person.id }]);
+
+    // Back in the agency, then a sign-in link lands there: the account used last.
+    const back = await browser.post('/dashboard/accounts/switch', {
+      _csrf: csrf,
+      account_id: agency.account.account_id,
+    });
+    expect(back.status).toBe(303);
+    const emailsSoFar = (await smtp.waitFor(person.email, 99, 0)).length;
+    const again = await signInByEmail(person.email, emailsSoFar + 1);
+    expect(again.landed).toBe('/dashboard/intakes');
+    expect(await accountNameOf(again.browser)).toBe(agency.account.account_id);
+
+    // Removal from one account ends that membership's sessions only.
+    await agency.api.delete(`/v1/members/${joined.id}`);
+    expect((await again.browser.get('/dashboard/intakes')).status).toBe(303);
+    const alone = await browser.get('/dashboard/intakes');
+    expect(alone.status).toBe(303);
+    const home2 = await signInByEmail(person.email, emailsSoFar + 2);
+    expect(await accountNameOf(home2.browser)).toBeNull();
+    expect((await home2.browser.get('/dashboard/members')).status).toBe(200);
+  });
+
+  it('a person of several accounts who used none yet chooses after the link', async () => {
+    const first = await team('agency');
+    const second = await team('agency');
+    const email = unique('newcomer');
+    const a = await invite(first.api, 'member', email);
+    const b = await invite(second.api, 'viewer', email);
+    // Both memberships active but never used (as after the migration, for people added by the CLI).
+    await db()
+      .updateTable('account_users')
+      .set({ status: 'active' })
+      .where('id', 'in', [a.id, b.id])
+      .execute();
+    const invitations = (await smtp.waitFor(email, 2)).length;
+    const { browser, landed } = await signInByEmail(email, invitations + 1);
+    expect(landed).toBe('/dashboard/accounts');
+    const chooser = await browser.get('/dashboard/accounts');
+    expect(chooser.status).toBe(200);
+    expect(chooser.text).toContain(first.account.account_id);
+    expect(chooser.text).toContain(second.account.account_id);
+    expect(chooser.text).toContain('Member');
+    expect(chooser.text).toContain('Viewer');
+  });
+
+  it('two invitations at once cannot both take the last seat', async () => {
+    const { api } = await team('solo');
+    await invite(api, 'member');
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        api.post('/v1/members', { email: unique(`race${i}`), role: 'viewer' }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 402, 402, 402, 402, 402]);
+    const listed = await api.get<{ seats: { used: number; limit: number } }>('/v1/members');
+    expect(listed.body.seats).toEqual({ used: 3, limit: 3 });
+  });
+
+  it('pages show only the buttons the role may use, and the consent and device pages only its scopes', async () => {
+    const { account, api } = await team('agency');
+    const viewer = await invite(api, 'viewer');
+    const member = await invite(api, 'member');
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', INTAKE);
+    expect(created.status).toBe(201);
+    await api.post(`/v1/intakes/${created.body.intake_id}/send`, {});
+    await db()
+      .updateTable('intake_items')
+      .set({
+        status: 'submitted',
+        value_json: JSON.stringify('Hello'),
+        submitted_at: new Date().toISOString(),
+      })
+      .where('intake_id', '=', created.body.intake_id)
+      .execute();
+    const asViewer = await sessionOf(account.account_id, viewer.id);
+    const asMember = await sessionOf(account.account_id, member.id);
+    const detail = `/dashboard/intakes/${created.body.intake_id}`;
+
+    const viewerPage = await asViewer.get(detail);
+    expect(viewerPage.status).toBe(200);
+    expect(viewerPage.text).not.toContain('/approve');
+    expect(viewerPage.text).not.toContain('/revision');
+    expect(viewerPage.text).not.toContain(`${detail}/archive`);
+    expect(viewerPage.text).not.toContain(`${detail}/edit"`);
+    const memberPage = await asMember.get(detail);
+    expect(memberPage.text).toContain('/approve');
+    expect(memberPage.text).toContain('/revision');
+    // And the server still refuses what is hidden.
+    expect(
+      (await asViewer.post(`${detail}/items/about/approve`, { _csrf: csrfOf(viewerPage.text) })).status,
+    ).toBe(403);
+
+    const memberSettings = await asMember.get('/dashboard/settings');
+    expect(memberSettings.status).toBe(200);
+    expect(memberSettings.text).not.toContain('Save settings');
+    const memberUsage = await asMember.get('/dashboard/usage');
+    expect(memberUsage.text).not.toContain('/dashboard/billing/');
+    const viewerTemplates = await asViewer.get('/dashboard/templates');
+    expect(viewerTemplates.text).not.toContain('/dashboard/templates/new');
+
+    // Consent and device pages: a viewer is offered intakes:read only, and cannot post more.
+    const started = await client(server.url).call<Body>('POST', '/oauth/device_authorization', {
+      rawBody: 'client_id=intake-cli&scope=admin',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(started.status, started.text).toBe(200);
+    const userCode = String(started.body.user_code);
+    const devicePage = await asViewer.get(`/dashboard/device?user_code=${userCode}`);
+    expect(devicePage.status).toBe(200);
+    expect([...devicePage.text.matchAll(/name="scope"\s+value="([^"]+)"/g)].map((m) => m[1])).toEqual([
+      'intakes:read',
+    ]);
+    const tooMuch = await asViewer.post('/dashboard/device', {
+      _csrf: csrfOf(devicePage.text),
+      user_code: userCode,
+      decision: 'approve',
+      scope: ['intakes:read', 'admin'],
+      mode: 'test',
+    });
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.text).toContain('cannot give admin');
+    const memberDevice = await asMember.get(`/dashboard/device?user_code=${userCode}`);
+    expect([...memberDevice.text.matchAll(/name="scope"\s+value="([^"]+)"/g)].map((m) => m[1])).toEqual([
+      'intakes:read',
+      'intakes:write',
+      'secrets:read',
+    ]);
+  });
 });

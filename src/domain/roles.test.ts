@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  dashboardAllows,
   dashboardPermission,
   effectiveScopes,
+  grantableScopes,
   ownershipProblem,
   roleAllows,
   ROLES,
@@ -88,5 +90,34 @@ describe('ownershipProblem: exactly one owner, handed over by the owner', () => 
   it('lets an admin change and remove everyone but the owner', () => {
     expect(ownershipProblem({ actorRole: 'admin', targetRole: 'member', newRole: 'viewer' })).toBeNull();
     expect(ownershipProblem({ actorRole: 'admin', targetRole: 'admin', newRole: 'removed' })).toBeNull();
+  });
+});
+
+describe('dashboardAllows: what pages show is what the server lets through', () => {
+  it('lets anyone switch accounts, and hides review, settings and billing actions by role', () => {
+    for (const role of ROLES) expect(dashboardAllows(role, 'POST', '/dashboard/accounts/switch')).toBe(true);
+    const approve = '/dashboard/intakes/int_1/items/logo/approve';
+    expect(ROLES.filter((role) => dashboardAllows(role, 'POST', approve))).toEqual([
+      'owner',
+      'admin',
+      'member',
+    ]);
+    expect(ROLES.filter((role) => dashboardAllows(role, 'POST', '/dashboard/settings'))).toEqual([
+      'owner',
+      'admin',
+    ]);
+    expect(ROLES.filter((role) => dashboardAllows(role, 'POST', '/dashboard/billing/checkout'))).toEqual([
+      'owner',
+    ]);
+  });
+});
+
+describe('grantableScopes: an agent never gets more than its person may give', () => {
+  it('offers each role its own scopes', () => {
+    expect(grantableScopes('owner')).toEqual(['admin', 'intakes:read', 'intakes:write', 'secrets:read']);
+    expect(grantableScopes('admin')).toEqual(grantableScopes('owner'));
+    expect(grantableScopes('member')).toEqual(['intakes:read', 'intakes:write', 'secrets:read']);
+    expect(grantableScopes('viewer')).toEqual(['intakes:read']);
+    expect(grantableScopes('someone')).toEqual(['intakes:read']);
   });
 });
