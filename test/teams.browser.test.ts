@@ -15,7 +15,9 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 /**
  * Teams in Debian's chromium: the owner invites a colleague as a member from the members page, the
  * colleague signs in with the invitation's link and sees what a member may use; what the role does
- * not allow answers 403. Pages are checked with axe-core and photographed at 1280 and 360 px.
+ * not allow answers 403. A second account invites the same person: the header's switcher lists both
+ * accounts with the role in each and moves between them. Pages are checked with axe-core and
+ * photographed at 1280 and 360 px.
  */
 const available = chromiumAvailable('teams browser tests');
 
@@ -87,5 +89,55 @@ describe.skipIf(!available)('teams in a browser', () => {
 
     await ownerPage.reload();
     await row.getByText('active').waitFor();
+
+    // A second account invites the same person as a viewer: accepting adds it, and the header's
+    // switcher lists both accounts with the role in each.
+    const agency = await server.createAccount({ plan: 'agency' });
+    const db = server.server.services.db.kysely;
+    await db
+      .updateTable('accounts')
+      .set({ name: 'Northwind Studio' })
+      .where('id', '=', account.account_id)
+      .execute();
+    await db
+      .updateTable('accounts')
+      .set({ name: 'Brightside Agency' })
+      .where('id', '=', agency.account_id)
+      .execute();
+    const invited = await fetch(`${server.url}/v1/members`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agency.live_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: colleague, role: 'viewer' }),
+    });
+    expect(invited.status).toBe(201);
+    const mails = await smtp.waitFor(colleague, 2);
+    await memberPage.goto(signInLinkOf(mails[1]?.parsed.text ?? ''));
+    await memberPage.getByRole('button', { name: 'Sign in to the dashboard' }).click();
+    await memberPage.waitForURL(/\/dashboard\/intakes/);
+    const switcher = memberPage.getByRole('combobox', { name: 'Account' });
+    expect(await switcher.inputValue()).toBe(agency.account_id);
+    expect(await switcher.locator('option').allTextContents()).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('Brightside Agency (Viewer)'),
+        expect.stringContaining('Northwind Studio (Member)'),
+      ]),
+    );
+    expect(await seriousAccessibilityProblems(memberPage)).toEqual([]);
+    await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-switcher-360.png'), fullPage: true });
+
+    await switcher.selectOption(account.account_id);
+    await memberPage.getByRole('button', { name: 'Switch', exact: true }).click();
+    await memberPage.getByText('Now in Northwind Studio.').waitFor();
+    expect(await switcher.inputValue()).toBe(account.account_id);
+    await memberPage.setViewportSize({ width: 1280, height: 800 });
+    expect(await seriousAccessibilityProblems(memberPage)).toEqual([]);
+    await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-switcher-1280.png'), fullPage: true });
+
+    await memberPage.goto(`${app}/dashboard/accounts`);
+    await memberPage.getByRole('heading', { name: 'Your accounts' }).waitFor();
+    expect(await seriousAccessibilityProblems(memberPage)).toEqual([]);
+    await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-accounts-1280.png'), fullPage: true });
+    await memberPage.setViewportSize({ width: 360, height: 800 });
+    await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-accounts-360.png'), fullPage: true });
   });
 });

@@ -324,7 +324,11 @@ export async function addInvitee(
 }
 
 /** Emails an invited person their one-time link (7 days), naming who invited them. */
-export async function sendInvitation(services: AppServices, user: UserRow, inviterEmail: string): Promise<void> {
+export async function sendInvitation(
+  services: AppServices,
+  user: UserRow,
+  inviterEmail: string,
+): Promise<void> {
   const account = await accountOf(services, user.account_id);
   await sendLink(services, {
     kind: 'invitation',

@@ -289,8 +289,12 @@ export function settingsPage(
       <input type="hidden" name="accent_before" value="${data.accent ?? '#0b5cad'}" />
       ${
         may(chrome, 'POST', '/dashboard/settings')
-          ? html`<div class="actions"><button type="submit">${t('settings.save', 'Save settings')}</button></div>`
-          : html`<p class="muted">${t('settings.read_only', 'Only an admin of the account can change these settings.')}</p>`
+          ? html`<div class="actions">
+              <button type="submit">${t('settings.save', 'Save settings')}</button>
+            </div>`
+          : html`<p class="muted">
+              ${t('settings.read_only', 'Only an admin of the account can change these settings.')}
+            </p>`
       }
     </form>
     ${data.notifications}

@@ -2,7 +2,16 @@ import type { z } from 'zod';
 import { ROLES, type Role } from '../../../domain/roles.js';
 import { flag, html, type Html } from '../../portal/page/html.js';
 import type { Member } from '../../sessions/members.schemas.js';
-import { actionForm, badge, csrfField, dataTable, moment, renderPage, roleLabel, type Chrome } from '../layout.js';
+import {
+  actionForm,
+  badge,
+  csrfField,
+  dataTable,
+  moment,
+  renderPage,
+  roleLabel,
+  type Chrome,
+} from '../layout.js';
 
 type MemberView = z.infer<typeof Member>;
 

@@ -16,19 +16,25 @@ export function switcherPage(chrome: Chrome, notice: string | null): string {
       )}
     </p>
     ${dataTable(
-      [{ label: t('accounts.account', 'Account') }, { label: t('accounts.role', 'Your role') }, { label: '' }],
+      [
+        { label: t('accounts.account', 'Account') },
+        { label: t('accounts.role', 'Your role') },
+        { label: '' },
+      ],
       accounts,
       (a) =>
         html`<tr>
           <td>${a.name}</td>
           <td>${roleLabel(chrome, a.role)}</td>
           <td>
-            ${a.id === chrome.accountId
-              ? html`<span class="muted">${t('accounts.current', 'Current account')}</span>`
-              : actionForm(chrome, '/dashboard/accounts/switch', t('accounts.open', 'Open'), {
-                  secondary: true,
-                  fields: { account_id: a.id },
-                })}
+            ${
+              a.id === chrome.accountId
+                ? html`<span class="muted">${t('accounts.current', 'Current account')}</span>`
+                : actionForm(chrome, '/dashboard/accounts/switch', t('accounts.open', 'Open'), {
+                    secondary: true,
+                    fields: { account_id: a.id },
+                  })
+            }
           </td>
         </tr>`,
     )}`;
