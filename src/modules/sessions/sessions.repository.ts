@@ -16,8 +16,8 @@ export interface Membership {
 }
 
 /**
- * Every account an address belongs to (one row each), the one used last first, then the oldest
- * membership: a sign-in link lands in the first.
+ * Every account an address belongs to (one row each): the one used last first, then active before
+ * invited, then the oldest. A sign-in link lands in the first.
  */
 export async function membershipsOf(db: Kysely<Database>, email: string): Promise<Membership[]> {
   const rows = await db
@@ -37,6 +37,7 @@ export async function membershipsOf(db: Kysely<Database>, email: string): Promis
   return rows.sort(
     (a, b) =>
       (b.last_used_at ?? '').localeCompare(a.last_used_at ?? '') ||
+      Number(b.status === 'active') - Number(a.status === 'active') ||
       a.created_at.localeCompare(b.created_at) ||
       a.user_id.localeCompare(b.user_id),
   );
