@@ -250,45 +250,53 @@ export function settingsPage(
   extra: { notice?: string | null; error?: string | null },
 ): string {
   const { t } = chrome;
+  // A role that may not change settings reads them: the fields are disabled, the save button gone.
+  const canSave = may(chrome, 'POST', '/dashboard/settings');
   const body = html`<h1>${t('settings.title', 'Settings')}</h1>
     <form method="post" action="/dashboard/settings" enctype="multipart/form-data" class="card">
       ${csrfField(chrome.csrf)}
-      <h2>${t('settings.account', 'Account')}</h2>
-      <label for="s-name">${t('settings.name', 'Account name (shown to clients)')}</label>
-      <input type="text" id="s-name" name="name" value="${data.name}" required maxlength="200" />
-      <label for="s-lang">${t('settings.language', 'Default language')}</label>
-      <select id="s-lang" name="default_language">
-        ${[
-          ['en', 'English'],
-          ['de', 'Deutsch'],
-          ['fr', 'Français'],
-          ['es', 'Español'],
-          ['nl', 'Nederlands'],
-        ].map(([v, l]) => html`<option value="${v}" ${flag('selected', data.language === v)}>${l}</option>`)}
-      </select>
-      <h2>${t('settings.branding', 'Portal branding')}</h2>
-      ${data.brandingAllowed ? null : html`<p class="muted">${t('polish.branding_plan', 'Custom branding is part of the {{plan}} plan.', { plan: data.brandingPlan })}</p>`}
-      ${data.logoUrl ? html`<p><img class="thumb" src="${data.logoUrl}" alt="${t('settings.current_logo', 'Current logo')}" /></p>` : null}
-      <label for="s-logo">${t('settings.logo', 'Logo (PNG, JPEG, WebP, GIF or SVG, at most 140 KB)')}</label>
-      <input
-        type="file"
-        id="s-logo"
-        name="logo"
-        accept="image/png,image/jpeg,image/webp,image/gif,image/svg+xml"
-        ${flag('disabled', !data.brandingAllowed)}
-      />
-      ${data.logoUrl ? html`<label class="inline"><input type="checkbox" name="remove_logo" /> ${t('settings.remove_logo', 'Remove the logo')}</label>` : null}
-      <label for="s-accent">${t('settings.accent', 'Accent colour')}</label>
-      <input
-        type="color"
-        id="s-accent"
-        name="accent_color"
-        value="${data.accent ?? '#0b5cad'}"
-        ${flag('disabled', !data.brandingAllowed)}
-      />
-      <input type="hidden" name="accent_before" value="${data.accent ?? '#0b5cad'}" />
+      <fieldset class="bare" ${flag('disabled', !canSave)}>
+        <h2>${t('settings.account', 'Account')}</h2>
+        <label for="s-name">${t('settings.name', 'Account name (shown to clients)')}</label>
+        <input type="text" id="s-name" name="name" value="${data.name}" required maxlength="200" />
+        <label for="s-lang">${t('settings.language', 'Default language')}</label>
+        <select id="s-lang" name="default_language">
+          ${[
+            ['en', 'English'],
+            ['de', 'Deutsch'],
+            ['fr', 'Français'],
+            ['es', 'Español'],
+            ['nl', 'Nederlands'],
+          ].map(
+            ([v, l]) => html`<option value="${v}" ${flag('selected', data.language === v)}>${l}</option>`,
+          )}
+        </select>
+        <h2>${t('settings.branding', 'Portal branding')}</h2>
+        ${data.brandingAllowed ? null : html`<p class="muted">${t('polish.branding_plan', 'Custom branding is part of the {{plan}} plan.', { plan: data.brandingPlan })}</p>`}
+        ${data.logoUrl ? html`<p><img class="thumb" src="${data.logoUrl}" alt="${t('settings.current_logo', 'Current logo')}" /></p>` : null}
+        <label for="s-logo"
+          >${t('settings.logo', 'Logo (PNG, JPEG, WebP, GIF or SVG, at most 140 KB)')}</label
+        >
+        <input
+          type="file"
+          id="s-logo"
+          name="logo"
+          accept="image/png,image/jpeg,image/webp,image/gif,image/svg+xml"
+          ${flag('disabled', !data.brandingAllowed)}
+        />
+        ${data.logoUrl ? html`<label class="inline"><input type="checkbox" name="remove_logo" /> ${t('settings.remove_logo', 'Remove the logo')}</label>` : null}
+        <label for="s-accent">${t('settings.accent', 'Accent colour')}</label>
+        <input
+          type="color"
+          id="s-accent"
+          name="accent_color"
+          value="${data.accent ?? '#0b5cad'}"
+          ${flag('disabled', !data.brandingAllowed)}
+        />
+        <input type="hidden" name="accent_before" value="${data.accent ?? '#0b5cad'}" />
+      </fieldset>
       ${
-        may(chrome, 'POST', '/dashboard/settings')
+        canSave
           ? html`<div class="actions">
               <button type="submit">${t('settings.save', 'Save settings')}</button>
             </div>`
