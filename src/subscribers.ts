@@ -16,7 +16,7 @@ import {
   syncChases,
 } from './modules/chases/chases.service.js';
 import { planCommentEmail } from './modules/chases/comment-emails.js';
-import { deleteCommentsOf } from './modules/comments/comments.service.js';
+import { conversationOf, deleteCommentsOf } from './modules/comments/comments.service.js';
 import { recordEvent } from './modules/events/events.repository.js';
 import { referencedStorageKeys } from './modules/intakes/intakes.service.js';
 import {
@@ -134,4 +134,5 @@ answer('intakeReminders', async (db, { world, intake }) => {
 answer('intakeChaseSettings', (db, { intakeId }) => currentChaseInput(db, intakeId));
 
 // Stored files: the sweep asks which objects rows still refer to (the rows are the intakes module's).
+answer('intakeComments', (db, { intake }) => conversationOf(db, intake));
 answer('storedFilesReferenced', (db, { storageKeys }) => referencedStorageKeys(db, storageKeys));

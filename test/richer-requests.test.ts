@@ -6,6 +6,7 @@ import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { answer, startReceiver, type Receiver } from './helpers/receivers.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { hiddenField, signedInAs, signedInOwner, type SignedInBrowser } from './helpers/signed-in.js';
 
 /**
  * Richer requests through the API and the portal's JSON API, on both databases: sections, an item
@@ -42,8 +43,11 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
   let hooks: Receiver;
   let api: Client;
   let other: Client;
+  let live: Client;
   let ownerEmail: string;
   let testKey: string;
+  let accountId: string;
+  let strangerId: string;
   const portal = () => client(server.url);
 
   beforeAll(async () => {
@@ -52,8 +56,12 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
     const created = await server.createAccount({ plan: 'agency' });
     api = client(server.url, created.test_key);
     testKey = created.test_key;
-    other = client(server.url, (await server.createAccount()).test_key);
-    ownerEmail = (await client(server.url, created.live_key).get<Body>('/v1/account')).body.email as string;
+    const stranger = await server.createAccount();
+    other = client(server.url, stranger.test_key);
+    strangerId = stranger.account_id;
+    accountId = created.account_id;
+    live = client(server.url, created.live_key);
+    ownerEmail = (await live.get<Body>('/v1/account')).body.email as string;
     const hook = await api.post('/v1/webhooks', { url: hooks.url, events: ['comment.created'] });
     expect(hook.status, hook.text).toBe(201);
   });
@@ -194,6 +202,10 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
     expect(first.status, first.text).toBe(201);
     expect(first.body).toMatchObject({ item_key: 'company', author: 'owner' });
     expect(first.body.id).toMatch(/^cmt_/);
+    // Who wrote it on the owner's side: the API key, by its id and name.
+    const keys = await live.get<{ keys: { id: string; name: string; prefix: string }[] }>('/v1/keys');
+    const key = keys.body.keys.find((k) => testKey.startsWith(k.prefix));
+    expect(first.body.actor).toEqual({ type: 'api_key', id: key?.id, name: key?.name });
     await api.post(`/v1/intakes/${id}/items/has_logo/comments`, { body: 'A vector file would be ideal.' });
 
     // One email for both, after the short window, with the portal link; the markup arrives escaped.
@@ -206,12 +218,16 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
     expect(mails[0]?.text).toContain(`/portal/${id}`);
     expect(mails[0]?.html).toContain('&lt;b&gt;Exactly&lt;/b&gt;');
     expect(mails[0]?.html).not.toContain('<b>Exactly</b>');
+    // The reminders' opt-out, as in every email to the client (it stops these emails too).
+    expect(mails[0]?.text).toMatch(new RegExp(`Stop reminders and messages here: \\S+/optout/${id}\\?sig=`));
+    expect(mails[0]?.html).toContain('Stop these emails');
 
     const reply = await portal().post<Body>(`/portal/api/${id}/items/company/comments`, {
       body: 'Yes: Harbour Ltd.',
     });
     expect(reply.status, reply.text).toBe(201);
     expect(reply.body).toMatchObject({ author: 'client', body: 'Yes: Harbour Ltd.' });
+    expect(reply.body).not.toHaveProperty('actor');
     const [delivery] = await hooks.waitFor(1);
     expect(JSON.parse(delivery?.body ?? '{}')).toMatchObject({
       event: 'comment.created',
@@ -227,15 +243,127 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
     expect(notices[0]?.text).toContain('Yes: Harbour Ltd.');
 
     // Both sides in the client's view and in the list, oldest first and paged.
-    expect(
-      (await portal().get<{ comments: Body[] }>(`/portal/api/${id}`)).body.comments.map((c) => c.author),
-    ).toEqual(['owner', 'owner', 'client']);
+    const seen = (await portal().get<{ comments: Body[] }>(`/portal/api/${id}`)).body.comments;
+    expect(seen.map((c) => c.author)).toEqual(['owner', 'owner', 'client']);
+    // The client never learns which key or person wrote on the owner's side.
+    expect(seen.some((c) => 'actor' in c)).toBe(false);
     const page = await api.get<{ comments: Body[]; has_more: boolean }>(`/v1/intakes/${id}/comments?limit=2`);
     expect(page.body.has_more).toBe(true);
     const rest = await api.get<{ comments: Body[]; has_more: boolean }>(
       `/v1/intakes/${id}/comments?limit=2&starting_after=${String(page.body.comments[1]?.id)}`,
     );
-    expect(rest.body).toMatchObject({ has_more: false, comments: [{ author: 'client' }] });
+    expect(rest.body).toMatchObject({
+      has_more: false,
+      comments: [{ author: 'client', actor: { type: 'client', id: null, name: null } }],
+    });
+
+    // Results carry each item's conversation with its answer (the agent tool's result is the same).
+    await save(id, 'company', 'Harbour Ltd.');
+    const submitted = await portal().post(`/portal/api/${id}/items/company/submit`);
+    expect(submitted.status, submitted.text).toBe(200);
+    const results = await api.get<{ items: { key: string; comments: Body[] }[] }>(
+      `/v1/intakes/${id}/results?include_pending=true`,
+    );
+    expect(results.status, results.text).toBe(200);
+    const company = results.body.items.find((i) => i.key === 'company');
+    expect(company?.comments.map((c) => [c.author, c.body])).toEqual([
+      ['owner', 'Is this the registered name? <b>Exactly</b> as on invoices, please.'],
+      ['client', 'Yes: Harbour Ltd.'],
+    ]);
+    expect(company?.comments[0]?.actor).toMatchObject({ type: 'api_key', id: key?.id });
+  });
+
+  it('the dashboard shows sections, marks the item not needed and carries the conversation; a viewer may not write', async () => {
+    const created = await live.post<Body>('/v1/intakes', {
+      project_name: 'Harbour dashboard',
+      client: { email: 'dana-dash@example.test', name: 'Dana' },
+      items: ITEMS,
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.intake_id as string;
+    await save(id, 'has_logo', false);
+    const said = await portal().post<Body>(`/portal/api/${id}/items/company/comments`, {
+      body: 'Is it <i>Harbour Ltd</i> or the trading name?',
+    });
+    expect(said.status, said.text).toBe(201);
+
+    const owner: SignedInBrowser = await signedInOwner(server, accountId);
+    const pageUrl = `${server.url}/dashboard/intakes/${id}`;
+    const page = await (await owner.get(pageUrl)).text();
+    // Sections as headings over their items, with their progress; the items a level below.
+    expect([...page.matchAll(/<h3 id="section-\d+">([^<]+)<\/h3>/g)].map((m) => m[1])).toEqual([
+      'About you',
+      'Brand',
+      'Access',
+    ]);
+    // "No" leaves the logo's link unasked: the Brand section counts one item, not two.
+    expect(page.match(/0 of 1 done/g)).toHaveLength(3);
+    expect(page).toMatch(/<h4 class="item-title" id="item-logo_link-title"/);
+    // The item "no" leaves unasked is shown, and says why.
+    expect(page).toContain('Not needed: asked only when “Do you have a logo?” is Yes');
+    // The client's comment, escaped, by name.
+    const thread = page.slice(page.indexOf('id="thread-company"'));
+    expect(thread).toContain('Dana (client)');
+    expect(thread).toContain('Is it &lt;i&gt;Harbour Ltd&lt;/i&gt; or the trading name?');
+
+    const csrf = hiddenField(page, '_csrf');
+    const posted = await owner.postForm(`${pageUrl}/items/company/comments`, {
+      _csrf: csrf,
+      body: 'The registered name, please.',
+    });
+    expect(posted.status).toBe(303);
+    expect(posted.headers.get('location')).toMatch(/#item-company$/);
+    const listed = await live.get<{ comments: Body[] }>(`/v1/intakes/${id}/comments?item_key=company`);
+    const person = await server.server.services.db.kysely
+      .selectFrom('account_users')
+      .select(['id', 'name', 'email'])
+      .where('id', '=', owner.userId)
+      .executeTakeFirstOrThrow();
+    expect(listed.body.comments.at(-1)).toMatchObject({
+      author: 'owner',
+      body: 'The registered name, please.',
+      actor: { type: 'user', id: owner.userId, name: person.name ?? person.email },
+    });
+    const audit = await live.get<{ entries: { action: string; resource_id: string; actor: Body }[] }>(
+      '/v1/audit?limit=5',
+    );
+    expect(audit.body.entries.find((e) => e.action === 'comment.create')).toMatchObject({
+      resource_id: listed.body.comments.at(-1)?.id,
+      actor: { type: 'user', id: owner.userId },
+    });
+    const after = await (await owner.get(pageUrl)).text();
+    expect(after.slice(after.indexOf('id="thread-company"'))).toContain('The registered name, please.');
+    // The client reads the reply on their page, under the account's name.
+    const portalPage = await (await fetch(`${server.url}/portal/${id}`)).text();
+    expect(portalPage).toContain('The registered name, please.');
+
+    // Refused: an empty comment (400), a viewer (403, and no form shown), another account (404).
+    expect(
+      (await owner.postForm(`${pageUrl}/items/company/comments`, { _csrf: csrf, body: ' ' })).status,
+    ).toBe(400);
+    const invited = await live.post<Body>('/v1/members', { email: 'viewer@example.test', role: 'viewer' });
+    expect(invited.status, invited.text).toBe(201);
+    const viewer = await signedInAs(server, accountId, invited.body.id as string);
+    const viewerPage = await (await viewer.get(pageUrl)).text();
+    expect(viewerPage).toContain('Dana (client)');
+    expect(viewerPage).not.toContain('name="body"');
+    const viewerPost = await viewer.postForm(`${pageUrl}/items/company/comments`, {
+      _csrf: hiddenField(viewerPage, '_csrf'),
+      body: 'Viewers cannot say this.',
+    });
+    expect(viewerPost.status).toBe(403);
+    const stranger = await signedInOwner(server, strangerId);
+    const strangerPage = await (await stranger.get(`${server.url}/dashboard/intakes`)).text();
+    const strangerPost = await stranger.postForm(`${pageUrl}/items/company/comments`, {
+      _csrf: hiddenField(strangerPage, '_csrf'),
+      body: 'Not my intake.',
+    });
+    expect(strangerPost.status).toBe(404);
+    const final = await live.get<{ comments: Body[] }>(`/v1/intakes/${id}/comments`);
+    expect(final.body.comments.map((c) => c.body)).toEqual([
+      'Is it <i>Harbour Ltd</i> or the trading name?',
+      'The registered name, please.',
+    ]);
   });
 
   it('refuses empty, overlong and unknown-item comments, and another account sees nothing (404)', async () => {

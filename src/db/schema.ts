@@ -145,6 +145,8 @@ export interface ItemCommentsTable {
   /** Who acted: api_key | user | client (the audit log's actor types). */
   actor_type: string;
   actor_id: string | null;
+  /** The person's name (else email) or the key's name when they wrote; null for the client. */
+  actor_name: string | null;
   body: string;
   created_at: string;
   /** Order within the intake (creation times of one instant stay in the order they were made). */

@@ -25,6 +25,17 @@ export async function signedInOwner(server: TestServer, accountId: string): Prom
     .where('account_id', '=', accountId)
     .where('role', '=', 'owner')
     .executeTakeFirstOrThrow();
+  return signedInAs(server, accountId, user.id);
+}
+
+/** A dashboard session (live data) for one person of the account, whatever their role. */
+export async function signedInAs(
+  server: TestServer,
+  accountId: string,
+  userId: string,
+): Promise<SignedInBrowser> {
+  const db = server.server.services.db.kysely;
+  const user = { id: userId };
   const raw = randomBytes(32).toString('base64url');
   const now = new Date();
   await insertSession(db, {

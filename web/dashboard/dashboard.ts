@@ -104,7 +104,10 @@ async function send(form: HTMLFormElement, card: HTMLElement): Promise<void> {
     card.replaceWith(imported);
     localiseTimes(document);
     setUpCopyButtons(imported);
-    (imported.querySelector<HTMLElement>('.notice, .secret-shown') ?? imported.querySelector('h3'))?.focus();
+    (
+      imported.querySelector<HTMLElement>('.notice, .secret-shown') ??
+      imported.querySelector<HTMLElement>('.item-title')
+    )?.focus();
   } catch {
     showError(card, 'The request failed. Check your connection and try again.');
   } finally {

@@ -91,7 +91,8 @@ export function applyAnswer(key: string, answer: CardAnswer, focus: boolean): HT
   enhance(fresh);
   if (focus) {
     const target =
-      fresh.querySelector<HTMLElement>('[aria-invalid="true"]') ?? fresh.querySelector<HTMLElement>('h2');
+      fresh.querySelector<HTMLElement>('[aria-invalid="true"]') ??
+      fresh.querySelector<HTMLElement>('.item-title');
     target?.focus();
   }
   return fresh;

@@ -23,6 +23,7 @@ import { operations } from './0025_operations.js';
 import { itemComments } from './0026_item_comments.js';
 import { teams } from './0028_teams.js';
 import { memberships } from './0029_memberships.js';
+import { commentActorName } from './0036_comment_actor_name.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0026_item_comments': itemComments,
   '0028_teams': teams,
   '0029_memberships': memberships,
+  '0036_comment_actor_name': commentActorName,
 };
 
 export const migrationProvider: MigrationProvider = {

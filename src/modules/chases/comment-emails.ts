@@ -14,6 +14,7 @@ import { portalUrl } from '../intakes/intakes.mappers.js';
 import { emailLayout, type EmailBlock } from '../notify/email-layout.js';
 import { queuePreparedEmail, senderOf } from '../notify/notify.service.js';
 import { settingsOf } from './chases.plan.js';
+import { optOutUrl } from './chases.dispatch.js';
 import { findPlan } from './chases.repository.js';
 
 /**
@@ -107,8 +108,10 @@ async function commentEmail(
   db: Kysely<Database>,
   intake: IntakeRow,
   comments: { label: string; body: string }[],
-): Promise<{ subject: string; text: string; html: string }> {
+): Promise<{ subject: string; text: string; html: string; unsubscribeUrl: string }> {
   const t = translator(intake.client_language, 'email');
+  // The reminders' opt-out: it stops reminders and these emails alike (the job reads the same opt-out).
+  const unsubscribeUrl = optOutUrl(services, intake.id);
   const sender = await senderOf(db, intake.account_id);
   const vars = { account: sender.name, project: intake.project_name };
   const subject = t('comments.subject', vars);
@@ -131,6 +134,11 @@ async function commentEmail(
     blocks,
     signature: [t('thanks_sign'), sender.name],
     footer: [t('footer_personal'), t('footer_sender', { account: sender.name })],
+    footerLink: {
+      label: t('comments.opt_out_link'),
+      url: unsubscribeUrl,
+      text: t('comments.opt_out', { url: unsubscribeUrl }),
+    },
   });
-  return { subject, text, html };
+  return { subject, text, html, unsubscribeUrl };
 }

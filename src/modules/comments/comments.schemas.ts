@@ -1,11 +1,15 @@
 import { z } from 'zod';
-import { PageLimit, Timestamp, optional } from '../../http/schemas.js';
+import { Comment, MAX_COMMENT_CHARS } from '../../domain/comments.js';
+import { PageLimit, optional } from '../../http/schemas.js';
 
-export const COMMENT_AUTHORS = ['owner', 'client'] as const;
-export type CommentAuthor = (typeof COMMENT_AUTHORS)[number];
-
-/** Longest comment body, in characters. */
-export const MAX_COMMENT_CHARS = 5000;
+export {
+  COMMENT_AUTHORS,
+  ClientComment,
+  Comment,
+  CommentActor,
+  MAX_COMMENT_CHARS,
+  type CommentAuthor,
+} from '../../domain/comments.js';
 
 export const CommentBody = z
   .strictObject({
@@ -14,16 +18,6 @@ export const CommentBody = z
     }),
   })
   .meta({ id: 'CommentBody', examples: [{ body: 'The logo is too small: do you have the original file?' }] });
-
-export const Comment = z
-  .object({
-    id: z.string().meta({ description: 'cmt_…' }),
-    item_key: z.string(),
-    author: z.enum(COMMENT_AUTHORS),
-    body: z.string(),
-    created_at: Timestamp,
-  })
-  .meta({ id: 'Comment', description: 'One message of the conversation on an item' });
 
 export const CommentList = z.object({ comments: z.array(Comment), has_more: z.boolean() }).meta({
   id: 'CommentList',

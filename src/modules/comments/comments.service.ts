@@ -20,7 +20,10 @@ import {
   waitingOwnerComments,
   type CommentRow,
 } from './comments.repository.js';
-import type { Comment, CommentAuthor, CommentList, CommentListQuery } from './comments.schemas.js';
+import { isCommentActorType, type ClientComment, type CommentAuthor } from '../../domain/comments.js';
+import { auditInTransaction } from '../audit/audit.scope.js';
+import { keyNameOf } from '../keys/keys.service.js';
+import type { Comment, CommentList, CommentListQuery } from './comments.schemas.js';
 
 /**
  * A conversation on every item. The owner writes from the API, the agent tools or the dashboard; the
@@ -43,7 +46,17 @@ export function toComment(row: CommentRow): z.infer<typeof Comment> {
     author: row.author as CommentAuthor,
     body: row.body,
     created_at: row.created_at,
+    actor: {
+      type: isCommentActorType(row.actor_type) ? row.actor_type : 'system',
+      id: row.actor_type === 'client' ? null : row.actor_id,
+      name: row.actor_type === 'client' ? null : row.actor_name,
+    },
   };
+}
+
+/** What the client reads of a comment: never who on the owner's side wrote it (the page names the account). */
+export function toClientComment({ actor: _actor, ...comment }: z.infer<typeof Comment>): ClientComment {
+  return comment;
 }
 
 /**
@@ -57,6 +70,7 @@ export async function recordComment(
   itemKey: string,
   author: CommentAuthor,
   body: string,
+  actorName: string | null = null,
 ): Promise<z.infer<typeof Comment>> {
   const row: CommentRow = {
     id: newId('cmt'),
@@ -67,12 +81,15 @@ export async function recordComment(
     author,
     actor_type: world.actor.type,
     actor_id: world.actor.id,
+    actor_name: actorName,
     body,
     created_at: world.clock.now().toISOString(),
     seq: await nextSeq(trx, intake.id),
     emailed_at: null,
   };
   await insertComment(trx, row);
+  // The audit entry of the owner's action (API or dashboard) commits with the comment and names it.
+  await auditInTransaction(trx, row.id);
   const comment = toComment(row);
   if (author === 'client') {
     await emitIntakeEvent(trx, world, intake, 'comment.created', {
@@ -88,20 +105,30 @@ export async function recordComment(
   return comment;
 }
 
-/** POST /v1/intakes/:id/items/:key/comments (and the agent tool, and the dashboard). */
+/**
+ * POST /v1/intakes/:id/items/:key/comments (and the agent tool, and the dashboard). The comment keeps
+ * who wrote it: `personName` for a person in the dashboard (their name, else their email), the key's
+ * name for an API key.
+ */
 export async function addOwnerComment(
   services: AppServices,
   world: World,
   intakeId: string,
   key: string,
   body: string,
+  personName?: string,
 ): Promise<z.infer<typeof Comment>> {
   const db = services.db.kysely;
   const found = await requireIntake(db, world, intakeId);
+  const actorName =
+    personName ??
+    (world.actor.type === 'api_key' && world.actor.id !== null
+      ? await keyNameOf(db, world.accountId, world.actor.id)
+      : null);
   return withLockedIntake(db, found, async (trx, intake) => {
     await requireItem(trx, intake, key);
     if (intake.status === 'archived') throw new ApiError('conflict', 'The intake is archived.');
-    return recordComment(trx, world, intake, key, 'owner', body);
+    return recordComment(trx, world, intake, key, 'owner', body, actorName);
   });
 }
 
@@ -112,12 +139,12 @@ export async function addClientComment(
   intake: IntakeRow,
   key: string,
   body: string,
-): Promise<z.infer<typeof Comment>> {
+): Promise<ClientComment> {
   const item = await requireItem(trx, intake, key);
   if (isOwnerItem(item.definition)) {
     throw new ApiError('not_found', `Intake ${intake.id} has no item with key ${key}.`);
   }
-  return recordComment(trx, world, intake, key, 'client', body);
+  return toClientComment(await recordComment(trx, world, intake, key, 'client', body));
 }
 
 /** GET /v1/intakes/:id/comments: oldest first, paged by starting_after. */
@@ -145,10 +172,10 @@ export async function listComments(
   return { comments: rows.slice(0, query.limit).map(toComment), has_more: rows.length > query.limit };
 }
 
-/** Every comment of an intake, oldest first (the portal's and the dashboard's view). */
+/** Every comment of an intake, oldest first (the dashboard's view, results; the portal's, narrowed). */
 export async function conversationOf(
   db: Kysely<Database>,
-  intake: IntakeRow,
+  intake: Pick<IntakeRow, 'id' | 'account_id' | 'livemode'>,
 ): Promise<z.infer<typeof Comment>[]> {
   const tenant = { accountId: intake.account_id, livemode: intake.livemode === 1 };
   return (await commentsOf(db, tenant, intake.id)).map(toComment);

@@ -108,6 +108,10 @@ export function notices(ctx: DashboardContext, key: string | undefined): string 
       ? ctx.t('notice.mode_live', 'Now showing live data.')
       : ctx.t('notice.mode_test', 'Now showing test data.'),
     decided: ctx.t('notice.decided', 'Answer saved.'),
+    commented: ctx.t(
+      'notice.commented',
+      'Comment sent: the client sees it on their page and gets an email about it within a few minutes.',
+    ),
     approved_all: ctx.t('review.notice.approved_all', 'Every submitted answer is approved.'),
     nothing_to_approve: ctx.t('review.notice.nothing_to_approve', 'No answers were waiting for review.'),
     chased_test: ctx.t(

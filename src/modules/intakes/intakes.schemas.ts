@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
 import { ShowIf } from '../../domain/conditions.js';
+import { Comment } from '../../domain/comments.js';
 import { DECIDED_BY } from '../../domain/decisions.js';
 import { ASSIGNEES, ItemDefinition, ItemOption, Constraints, Proposal } from '../../domain/items.js';
 import { LanguageTag, PageLimit, Timestamp, optional } from '../../http/schemas.js';
@@ -406,6 +407,10 @@ export const ResultItem = z.object({
     description:
       'Open decisions only (include_pending): the proposal a person will accept or override in the dashboard, null when there is none',
   }),
+  comments: z.array(Comment).meta({
+    description:
+      "The item's conversation, oldest first: the owner's side (actor says who) and the client's (the same comments as GET /v1/intakes/:id/comments)",
+  }),
 });
 
 export const Results = z
@@ -413,7 +418,7 @@ export const Results = z
   .meta({
     id: 'Results',
     description:
-      'value: a string (text kinds), an object (structured), or {files: [...]} with signed URLs valid 24 hours (file kinds). Secret values are shown once to keys with secrets:read, and once more after each resubmission; a withheld secret has value null and withheld naming why.',
+      "value: a string (text kinds), an object (structured), or {files: [...]} with signed URLs valid 24 hours (file kinds); comments: the item's conversation. Secret values are shown once to keys with secrets:read, and once more after each resubmission; a withheld secret has value null and withheld naming why.",
   });
 
 export const SecretValue = z

@@ -4,6 +4,8 @@ import type { Database } from '../../db/schema.js';
 import type { DecidedBy } from '../../domain/decisions.js';
 import { isFileType, isOwnerItem } from '../../domain/items.js';
 import { ApiError } from '../../http/errors.js';
+import type { Comment } from '../../domain/comments.js';
+import { ask } from '../../kernel/domain-events.js';
 import { decryptSecret, deriveKey } from '../../lib/crypto.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import type { AppServices } from '../../services.js';
@@ -26,6 +28,13 @@ import { requireItem, withLockedIntake } from './review.service.js';
 import { realTimeOf, type World } from '../../kernel/world.js';
 
 const ON_DELIVERY_DELAY_MS = 24 * 60 * 60 * 1000;
+
+declare module '../../kernel/domain-events.js' {
+  interface DomainQueryMap {
+    /** An intake's comments, oldest first (the comments module, above this one, owns them). */
+    intakeComments: { input: { intake: IntakeRow }; output: Comment[] };
+  }
+}
 
 export function secretKeyOf(services: AppServices): Buffer {
   return deriveKey(services.config.secretKey, 'secret-items');
@@ -78,8 +87,12 @@ export async function collectResults(
       return item.status === 'submitted' || (item.status === 'pending' && isOwnerItem(item.definition));
     });
     const now = world.clock.now();
+    const comments = chosen.length > 0 ? await ask(trx, 'intakeComments', { intake }) : [];
     const results: z.infer<typeof ResultItem>[] = [];
-    for (const item of chosen) results.push(await resultOf(services, trx, intake, item, options, now));
+    for (const item of chosen) {
+      const answer = await resultOf(services, trx, intake, item, options, now);
+      results.push({ ...answer, comments: comments.filter((c) => c.item_key === item.key) });
+    }
     await advanceCursor(trx, world, intake, now);
     return { intake_id: intake.id, status: intake.status, items: results };
   });
@@ -92,7 +105,7 @@ async function resultOf(
   item: ItemRow,
   options: ResultsOptions,
   now: Date,
-): Promise<z.infer<typeof ResultItem>> {
+): Promise<Omit<z.infer<typeof ResultItem>, 'comments'>> {
   const def = item.definition;
   const base = {
     key: item.key,

@@ -112,6 +112,21 @@ export async function listKeys(
   return rows.map((row) => ({ ...row, scopes: JSON.parse(row.scopes) as string[] }));
 }
 
+/** A key's name, by its id within the account (revoked keys too: a record may outlive its key). */
+export async function keyNameOf(
+  db: Kysely<Database>,
+  accountId: string,
+  keyId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select('name')
+    .where('account_id', '=', accountId)
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  return row?.name ?? null;
+}
+
 export async function revokeKey(
   db: Kysely<Database>,
   accountId: string,

@@ -133,4 +133,10 @@ export async function revokeKeyAs(db: Kysely<Database>, auth: AuthContext, keyId
 }
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */
-export { deleteExpiredKeys, findActiveKeyByHash, listKeys, revokeKeysOfPerson } from './keys.repository.js';
+export {
+  deleteExpiredKeys,
+  findActiveKeyByHash,
+  keyNameOf,
+  listKeys,
+  revokeKeysOfPerson,
+} from './keys.repository.js';

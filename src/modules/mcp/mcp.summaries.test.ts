@@ -81,6 +81,24 @@ describe('resultsSummary', () => {
     expect(text).toContain('Decision ok is open, without a proposal');
   });
 
+  it('points at client comments that wait for an answer', () => {
+    const text = resultsSummary({
+      ...base,
+      items: [
+        { key: 'logo', type: 'image', status: 'submitted', value: null, comments: [{ author: 'client' }] },
+        {
+          key: 'name',
+          type: 'text',
+          status: 'approved',
+          value: 'Harbour',
+          comments: [{ author: 'client' }, { author: 'owner' }],
+        },
+      ],
+    });
+    expect(text).toContain("The client's comment on logo has no answer yet");
+    expect(text).not.toContain('on name');
+  });
+
   it('says "store it now" when a secret is revealed, and why one is withheld', () => {
     expect(
       resultsSummary({ ...base, items: [{ key: 'pw', type: 'secret', status: 'submitted', value: 'x' }] }),

@@ -96,6 +96,7 @@ export interface ResultsLike {
     withheld?: string | undefined;
     decided_by?: string | null | undefined;
     proposed?: { value: unknown } | null | undefined;
+    comments?: readonly { author: string }[] | undefined;
   }[];
 }
 
@@ -140,6 +141,14 @@ export function resultsSummary(r: ResultsLike): string {
       item.proposed
         ? `Decision ${item.key} is open, with the proposal ${JSON.stringify(item.proposed.value)}: a person accepts or overrides it in the dashboard (completion adopts it).`
         : `Decision ${item.key} is open, without a proposal: a person decides it in the dashboard.`,
+    );
+  }
+  const awaitingReply = r.items
+    .filter((item) => item.comments?.at(-1)?.author === 'client')
+    .map((item) => item.key);
+  if (awaitingReply.length > 0) {
+    parts.push(
+      `The client's comment on ${listed(awaitingReply)} has no answer yet: read it in comments, reply with comment_on_item.`,
     );
   }
   if (r.items.some((item) => hasFiles(item.value))) {

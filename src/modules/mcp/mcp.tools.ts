@@ -126,7 +126,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'get_intake_results',
     title: 'Collect the answers',
     description: [
-      "NOT read-only: a call moves the intake's results cursor, shows each secret only once, and with retention on_delivery starts the purge of the intake's contents about 24 hours later. Read the client's typed answers: approved items by default, also submitted ones with include_pending. A value is a string (text kinds), an object (structured) or {files: [...]} whose signed download URLs are valid for 24 hours: download promptly, do not store the URLs.",
+      "NOT read-only: a call moves the intake's results cursor, shows each secret only once, and with retention on_delivery starts the purge of the intake's contents about 24 hours later. Read the client's typed answers: approved items by default, also submitted ones with include_pending. A value is a string (text kinds), an object (structured) or {files: [...]} whose signed download URLs are valid for 24 hours: download promptly, do not store the URLs. Each item carries its conversation (comments, oldest first, actor saying who wrote on your side): answer a client's question with comment_on_item.",
       "Every call moves the intake's results cursor; only_new returns just the items approved since the previous call, which is the way to collect incrementally. Secret items show their value once, to a key with the secrets:read scope, and once more after the client resubmits; otherwise value is null and withheld says why (secrets:read: the key lacks the scope; revealed: shown already, at revealed_at).",
       POLLING,
     ].join('\n\n'),

@@ -18,13 +18,16 @@ export async function insertMessage(db: Kysely<Database>, row: Insertable<Messag
 
 /**
  * What a message's template needs beyond the intake (the `data` column, JSON): a revision's item and
- * note; recipient_name when it goes to an also_notify recipient rather than the client (null: no name).
+ * note; recipient_name when it goes to an also_notify recipient rather than the client (null: no name);
+ * unsubscribe_url for a prepared email that carries an opt-out.
  * Other keys are kept as they are.
  */
 const MessageDataSchema = z.looseObject({
   item_key: z.string().optional(),
   note: z.string().optional(),
   recipient_name: z.string().nullable().optional(),
+  /** A prepared email to the client: its one-click opt-out (List-Unsubscribe), as reminders have. */
+  unsubscribe_url: z.string().optional(),
 });
 export type MessageData = z.infer<typeof MessageDataSchema>;
 

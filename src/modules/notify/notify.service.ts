@@ -311,7 +311,15 @@ export const PREPARED_TEMPLATE = 'prepared';
 export async function queuePreparedEmail(
   trx: Kysely<Database>,
   world: World,
-  email: { to: string; intakeId: string | null; subject: string; text: string; html: string },
+  email: {
+    to: string;
+    intakeId: string | null;
+    subject: string;
+    text: string;
+    html: string;
+    /** The client's opt-out link, sent as List-Unsubscribe (the email's footer shows it too). */
+    unsubscribeUrl?: string;
+  },
 ): Promise<string | null> {
   if (await isSuppressed(trx, tenantOf(world), email.to)) return null;
   const id = newId('msg');
@@ -324,7 +332,7 @@ export async function queuePreparedEmail(
     chase_id: null,
     channel: 'email',
     template: PREPARED_TEMPLATE,
-    data: '{}',
+    data: JSON.stringify(email.unsubscribeUrl ? { unsubscribe_url: email.unsubscribeUrl } : {}),
     to_address: email.to,
     subject: email.subject,
     text_body: email.text,
@@ -409,6 +417,12 @@ export async function deliverMessage(services: AppServices, job: Job<{ message_i
       fromName: sender.name,
       // The account's people are writing to themselves: no reply address.
       replyTo: prepared ? null : sender.email || null,
+      headers: data.unsubscribe_url
+        ? {
+            'List-Unsubscribe': `<${data.unsubscribe_url}>`,
+            'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+          }
+        : {},
     },
     job.signal,
   );

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { AppServices } from '../../services.js';
 import { addClientComment } from '../comments/comments.service.js';
-import { Comment, CommentBody } from '../comments/comments.schemas.js';
+import { ClientComment, CommentBody } from '../comments/comments.schemas.js';
 import { withLockedIntake } from '../intakes/review.service.js';
 import { worldOfIntake } from '../../kernel/world.js';
 import { PortalItemParams } from './portal.schemas.js';
@@ -19,7 +19,7 @@ export async function clientComment(
   id: string,
   key: string,
   body: string,
-): Promise<z.infer<typeof Comment>> {
+): Promise<z.infer<typeof ClientComment>> {
   const db = services.db.kysely;
   const found = await openIntake(db, id);
   const world = await worldOfIntake(db, found, { type: 'client', id: null }, services.clock);
@@ -36,7 +36,7 @@ export function portalCommentRoutes(app: FastifyInstance, services: AppServices)
         'Plain text up to 5,000 characters. The owner is told (owner notifications) and comment.created fires. At most 60 comments per intake per rolling hour.',
       params: PortalItemParams,
       body: CommentBody,
-      response: { 201: Comment },
+      response: { 201: ClientComment },
     },
     handler: async (request, reply) => {
       const { intake_id: id, key } = request.params;

@@ -3,7 +3,7 @@ import { INTAKE_STATUSES } from '../../domain/intake-state.js';
 import { Timestamp } from '../../http/schemas.js';
 import { FileRecord } from '../files/files.schemas.js';
 import { BriefFile } from '../intakes/brief-files.schemas.js';
-import { Comment } from '../comments/comments.schemas.js';
+import { ClientComment } from '../comments/comments.schemas.js';
 import { ItemBasics, TimeZone } from '../intakes/intakes.schemas.js';
 
 /** Uploaded files in the portal: the shared file record. */
@@ -41,8 +41,9 @@ export const PortalView = z
       description:
         'The items that apply given the answers so far (an item whose show_if does not hold is left out)',
     }),
-    comments: z.array(Comment).meta({
-      description: "Both sides of the items' conversations, oldest first (item_key says which item)",
+    comments: z.array(ClientComment).meta({
+      description:
+        'Both sides of the conversations on the items listed, oldest first (item_key says which item)',
     }),
   })
   .meta({ id: 'PortalView' });

@@ -31,7 +31,7 @@ import { safeFileName } from '../../lib/file-names.js';
 import type { AppServices } from '../../services.js';
 import { toFileRecord } from '../files/files.schemas.js';
 import { briefFileLinks } from '../intakes/brief-files.links.js';
-import { conversationOf } from '../comments/comments.service.js';
+import { conversationOf, toClientComment } from '../comments/comments.service.js';
 import { itemBasics } from '../intakes/intakes.mappers.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
 import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
@@ -131,6 +131,10 @@ export async function buildView(
 ): Promise<z.infer<typeof PortalView>> {
   const [all, files] = await Promise.all([itemsOf(db, intake.id), filesOf(db, intake.id)]);
   const items = clientItems(all);
+  // The conversations of the items the client sees: never a decision's (an owner item), never who on
+  // the owner's side wrote a comment.
+  const shown = new Set(items.map((item) => item.key));
+  const comments = (await conversationOf(db, intake)).filter((c) => shown.has(c.item_key));
   return {
     intake_id: intake.id,
     project_name: intake.project_name,
@@ -142,7 +146,7 @@ export async function buildView(
     brief_files: signer ? await briefFileLinks(signer, db, intake.id) : [],
     progress: progressOf(itemStates(items)),
     items: items.map((item) => toPortalItem(item, files)),
-    comments: await conversationOf(db, intake),
+    comments: comments.map(toClientComment),
   };
 }
 

@@ -1,9 +1,10 @@
 import type { z } from 'zod';
-import { html } from '../../portal/page/html.js';
+import { sectionGroups } from '../../../domain/conditions.js';
+import { html, type Html } from '../../portal/page/html.js';
 import { formatDate } from '../../portal/page/format.js';
 import type { Intake, IntakeStatusObject } from '../../intakes/intakes.schemas.js';
 import { nationalPhone } from '../answer-view.js';
-import { actionForm, badge, dataTable, may, moment, renderPage, type Chrome } from '../layout.js';
+import { actionForm, badge, count, dataTable, may, moment, renderPage, type Chrome } from '../layout.js';
 import { progressBar } from './intakes.js';
 import { portalLink } from './builder-preview.js';
 import {
@@ -14,6 +15,45 @@ import {
   type HistoryEntry,
   type ItemView,
 } from './review.js';
+
+/**
+ * The items in their sections, as the client's page groups them: a heading and "n of m done" over the
+ * section's items the client answers now (decisions and items not needed now are not counted). Items
+ * before the first section, or in a request without sections, sit in one card.
+ */
+function itemGroups(
+  chrome: Chrome,
+  intakeId: string,
+  items: readonly ItemView[],
+  acted: ({ key: string } & CardNote) | undefined,
+): Html {
+  const { t } = chrome;
+  const card = (item: ItemView, level: 3 | 4) =>
+    itemCard(chrome, intakeId, item, acted?.key === item.key ? acted : {}, level);
+  return html`${sectionGroups(items).map((group, index) => {
+    if (group.section === null) {
+      return html`<div class="card">${group.items.map((item) => card(item, 3))}</div>`;
+    }
+    const counted = group.items.filter((item) => !item.owner && item.notNeeded === null);
+    const done = counted.filter((item) => item.status === 'submitted' || item.status === 'approved');
+    return html`<section class="card item-section" aria-labelledby="section-${index}">
+      <div class="section-head">
+        <h3 id="section-${index}">${group.section}</h3>
+        ${
+          counted.length > 0
+            ? html`<span class="muted section-progress" id="section-${index}-progress" data-refresh
+                >${t('items.section_progress', '{{done}} of {{total}} done', {
+                  done: count(chrome, done.length),
+                  total: count(chrome, counted.length),
+                })}</span
+              >`
+            : null
+        }
+      </div>
+      ${group.items.map((item) => card(item, 4))}
+    </section>`;
+  })}`;
+}
 
 /** An intake's page: its client and actions, what waits for review, each item's card, reminders, history. */
 export function intakeDetailPage(
@@ -65,9 +105,7 @@ export function intakeDetailPage(
     </div>
     ${reviewSummary(chrome, intake.id, status.progress.awaiting_review, reviewOpen)}
     <h2>${t('detail.items', 'Items')}</h2>
-    <div class="card">
-      ${data.items.map((item) => itemCard(chrome, intake.id, item, data.acted?.key === item.key ? data.acted : {}))}
-    </div>
+    ${itemGroups(chrome, intake.id, data.items, data.acted)}
     <h2>${t('detail.chases', 'Reminders')}</h2>
     ${
       status.chases.length === 0

@@ -1,4 +1,5 @@
-import { html, type Html } from '../../portal/page/html.js';
+import { roleAllows } from '../../../domain/roles.js';
+import { flag, html, type Html } from '../../portal/page/html.js';
 import { formatBytes } from '../../portal/page/format.js';
 import { swatch } from '../../portal/page/display.js';
 import { answerView, type AnswerDefinition } from '../answer-view.js';
@@ -30,6 +31,21 @@ export interface ItemView extends AnswerDefinition {
   }[];
   /** An owner item's proposal (agent), if any. */
   proposed: { value: unknown; rationale: string } | null;
+  /** The item's section (consecutive items with the same section form one group), null when none. */
+  section: string | null;
+  /** Why the item is not needed now (an earlier answer leaves its show_if unmet), in words; null when it applies. */
+  notNeeded: string | null;
+  /** The item's conversation with the client, oldest first. */
+  comments: CommentView[];
+}
+
+/** One comment as the owner's side reads it: who wrote it (the client, a person, a key) and when. */
+export interface CommentView {
+  id: string;
+  who: string;
+  fromClient: boolean;
+  body: string;
+  at: string;
 }
 
 /** What the card says after an action on it (the notice of post/redirect/get, or the secret just revealed). */
@@ -201,25 +217,89 @@ function decisionForm(chrome: Chrome, base: string, item: ItemView): Html {
   </form>`;
 }
 
-/** One item's card: its answer as people read it, and approve / ask for changes in place. */
-export function itemCard(chrome: Chrome, intakeId: string, item: ItemView, note: CardNote = {}): Html {
+/**
+ * The conversation on an item, oldest first (bodies are text: escaped, line breaks kept by CSS), and
+ * the form that writes to the client as the signed-in person; a role that may not write sees no form.
+ */
+function thread(chrome: Chrome, base: string, item: ItemView): Html {
+  const { t } = chrome;
+  const mayWrite = !chrome.role || roleAllows(chrome.role, 'write');
+  if (item.comments.length === 0 && !mayWrite) return html``;
+  // The client's word is the last one: the reply form stands open.
+  const answering = item.comments.at(-1)?.fromClient === true;
+  return html`<div class="thread" id="thread-${item.key}">
+    ${
+      item.comments.length > 0
+        ? html`<ol class="comments" aria-label="${t('comments.title', 'Conversation with the client')}">
+            ${item.comments.map(
+              (c) =>
+                html`<li class="comment ${c.fromClient ? 'from-client' : 'from-owner'}" id="comment-${c.id}">
+                  <p class="comment-meta"><strong>${c.who}</strong> · ${moment(c.at)}</p>
+                  <p class="comment-body">${c.body}</p>
+                </li>`,
+            )}
+          </ol>`
+        : null
+    }
+    ${
+      mayWrite
+        ? html`<details class="comment-add" ${flag('open', answering)}>
+            <summary>
+              ${answering ? t('comments.reply', 'Reply to the client') : t('comments.add', 'Write to the client')}
+            </summary>
+            <form method="post" action="${base}/comments#item-${item.key}" data-inplace>
+              ${csrfField(chrome.csrf)}
+              <label for="comment-${item.key}">
+                ${t('comments.label', 'Your comment (the client sees it on their page and gets an email)')}
+              </label>
+              <textarea id="comment-${item.key}" name="body" rows="3" maxlength="5000" required></textarea>
+              <div class="actions">
+                <button type="submit" class="secondary">${t('comments.send', 'Send comment')}</button>
+              </div>
+            </form>
+          </details>`
+        : null
+    }
+  </div>`;
+}
+
+/**
+ * One item's card: its answer as people read it, approve / ask for changes in place, and the
+ * conversation with the client. Inside a section the item's title is a level below the section's.
+ */
+export function itemCard(
+  chrome: Chrome,
+  intakeId: string,
+  item: ItemView,
+  note: CardNote = {},
+  headingLevel: 3 | 4 = 3,
+): Html {
   const { t } = chrome;
   const base = `/dashboard/intakes/${intakeId}/items/${item.key}`;
-  const reviewable = !item.owner && (item.status === 'submitted' || item.status === 'approved');
-  const status = t(`item_status.${item.status}`, item.status.replace('_', ' '));
+  const reviewable =
+    !item.owner && item.notNeeded === null && (item.status === 'submitted' || item.status === 'approved');
+  const status =
+    item.notNeeded !== null
+      ? badge('not_needed', t('items.not_needed_badge', 'not needed'))
+      : badge(item.status, t(`item_status.${item.status}`, item.status.replace('_', ' ')));
   const facts = [
     typeName(chrome, item.type),
     item.required ? null : t('detail.optional', 'optional'),
     item.owner ? t('detail.owner_item', 'your decision') : null,
   ].filter((f): f is string => f !== null);
+  const title =
+    headingLevel === 4
+      ? html`<h4 class="item-title" id="item-${item.key}-title" tabindex="-1">${item.label} ${status}</h4>`
+      : html`<h3 class="item-title" id="item-${item.key}-title" tabindex="-1">${item.label} ${status}</h3>`;
   return html`<section
-    class="item"
+    class="item ${item.notNeeded !== null ? 'not-needed' : ''}"
     id="item-${item.key}"
     aria-labelledby="item-${item.key}-title"
     data-item="${item.key}"
   >
-    <h3 id="item-${item.key}-title" tabindex="-1">${item.label} ${badge(item.status, status)}</h3>
+    ${title}
     ${note.notice ? html`<div class="notice" role="status" tabindex="-1">${note.notice}</div>` : null}
+    ${item.notNeeded !== null ? html`<p class="not-needed-reason">${t('items.not_needed', 'Not needed: {{reason}}', { reason: item.notNeeded })}</p>` : null}
     <p class="muted">
       ${facts.join(' · ')}
       ${item.submittedAt ? html` · ${tHtml(t, 'detail.submitted_at', 'submitted {{at}}', { at: moment(item.submittedAt) })}` : null}
@@ -229,6 +309,7 @@ export function itemCard(chrome: Chrome, intakeId: string, item: ItemView, note:
     ${item.secret ? secretAnswer(chrome, intakeId, item, note.revealed) : item.files.length > 0 ? files(chrome, item) : answer(chrome, item)}
     ${item.owner && may(chrome, 'POST', `${base}/decide`) ? decisionForm(chrome, base, item) : null}
     ${reviewable && may(chrome, 'POST', `${base}/approve`) ? reviewActions(chrome, base, item) : null}
+    ${thread(chrome, base, item)}
   </section>`;
 }
 

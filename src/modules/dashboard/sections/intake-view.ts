@@ -1,13 +1,22 @@
-import { isFileType } from '../../../domain/items.js';
+import type { Comment } from '../../../domain/comments.js';
+import { isFileType, isOwnerItem } from '../../../domain/items.js';
+import { conversationOf } from '../../comments/comments.service.js';
 import { eventsOfIntake } from '../../events/events.service.js';
 import { signFileUrl } from '../../files/signed-url.js';
 import { historyOf } from '../../history/history.service.js';
-import { filesOfIntake, getIntake, getIntakeStatus, itemsOfIntakes } from '../../intakes/intakes.service.js';
+import {
+  applicableItemKeys,
+  filesOfIntake,
+  getIntake,
+  getIntakeStatus,
+  itemsOfIntakes,
+} from '../../intakes/intakes.service.js';
 import { listKeys } from '../../keys/keys.service.js';
 import { listUsers } from '../../sessions/sessions.service.js';
+import { conditionReason } from '../condition-view.js';
 import type { DashboardContext } from '../context.js';
 import { intakeDetailPage } from '../pages/intake-detail.js';
-import type { CardNote, HistoryEntry, ItemView } from '../pages/review.js';
+import type { CardNote, CommentView, HistoryEntry, ItemView } from '../pages/review.js';
 
 const PREVIEWABLE = /^image\/(png|jpeg|webp|gif|svg\+xml)$/;
 
@@ -24,10 +33,70 @@ const INTAKE_EVENTS = [
   'chase.opted_out',
 ] as const;
 
-export async function itemViews(ctx: DashboardContext, intakeId: string): Promise<ItemView[]> {
+/** Who did something, for people: the client by name, a person by name or email, a key by its name. */
+type Namer = (type: string, id: string | null, nameThen?: string | null) => string | null;
+
+async function namer(ctx: DashboardContext, clientName: string): Promise<Namer> {
+  const { t } = ctx;
+  const db = ctx.services.db.kysely;
+  const [users, keys] = await Promise.all([
+    listUsers(db, ctx.account.id),
+    listKeys(db, ctx.account.id, false),
+  ]);
+  return (type, id, nameThen) => {
+    if (type === 'client') return clientName;
+    if (type === 'user') {
+      const person = users.find((u) => u.id === id);
+      return (person ? (person.name ?? person.email) : nameThen) ?? t('review.who.person', 'a person');
+    }
+    if (type === 'api_key') {
+      const name = keys.find((k) => k.id === id)?.name ?? nameThen;
+      return name
+        ? t('review.who.key', 'API key “{{name}}”', { name })
+        : t('review.who.some_key', 'an API key');
+    }
+    return t('review.who.system', 'automatically');
+  };
+}
+
+function commentView(ctx: DashboardContext, comment: Comment, who: Namer): CommentView {
+  const fromClient = comment.author === 'client';
+  return {
+    id: comment.id,
+    who: fromClient
+      ? ctx.t('comments.client', '{{name}} (client)', { name: who('client', null) ?? '' })
+      : (who(comment.actor.type, comment.actor.id, comment.actor.name) ?? ''),
+    fromClient,
+    body: comment.body,
+    at: comment.created_at,
+  };
+}
+
+export async function itemViews(ctx: DashboardContext, intakeId: string, who: Namer): Promise<ItemView[]> {
+  const { t } = ctx;
   const db = ctx.services.db.kysely;
   const rows = await itemsOfIntakes(db, ctx.world, [intakeId]);
   const files = await filesOfIntake(db, ctx.world, intakeId);
+  const comments = await conversationOf(db, {
+    id: intakeId,
+    account_id: ctx.world.accountId,
+    livemode: ctx.world.livemode ? 1 : 0,
+  });
+  // The one rule of the portal, completion and reminders: an item an earlier answer leaves unmet is not needed.
+  const applies = applicableItemKeys(rows);
+  const words = { yes: t('review.yes', 'Yes'), no: t('review.no', 'No'), or: t('items.or', 'or') };
+  const notNeeded = (row: (typeof rows)[number]): string | null => {
+    const condition = row.definition.show_if;
+    if (!condition || applies.has(row.key)) return null;
+    const source = rows.find((r) => r.key === condition.item_key)?.definition;
+    const reason = conditionReason(condition, source, words);
+    return reason.kind === 'answered'
+      ? t('items.when_answered', 'asked only once “{{item}}” is answered', { item: reason.item })
+      : t('items.when_equals', 'asked only when “{{item}}” is {{value}}', {
+          item: reason.item,
+          value: reason.value,
+        });
+  };
   const now = ctx.services.clock.now().getTime();
   return rows.map((row) => {
     const def = row.definition;
@@ -40,7 +109,7 @@ export async function itemViews(ctx: DashboardContext, intakeId: string): Promis
       schema: def.schema,
       status: row.status,
       required: def.required,
-      owner: def.assignee === 'owner',
+      owner: isOwnerItem(def),
       revisionNote: row.status === 'needs_revision' ? row.revision_note : null,
       submittedAt: row.submitted_at,
       approvedAt: row.approved_at,
@@ -62,6 +131,9 @@ export async function itemViews(ctx: DashboardContext, intakeId: string): Promis
           }))
         : [],
       proposed: def.proposed ? { value: def.proposed.value, rationale: def.proposed.rationale } : null,
+      section: def.section ?? null,
+      notNeeded: notNeeded(row),
+      comments: comments.filter((c) => c.item_key === row.key).map((c) => commentView(ctx, c, who)),
     };
   });
 }
@@ -75,28 +147,15 @@ async function historyEntries(
   ctx: DashboardContext,
   intakeId: string,
   items: readonly ItemView[],
-  clientName: string,
+  who: Namer,
 ): Promise<HistoryEntry[]> {
   const { t } = ctx;
   const db = ctx.services.db.kysely;
-  const [byItem, events, users, keys] = await Promise.all([
+  const [byItem, events] = await Promise.all([
     historyOf(db, intakeId),
     eventsOfIntake(db, ctx.world, intakeId),
-    listUsers(db, ctx.account.id),
-    listKeys(db, ctx.account.id, false),
   ]);
   const labels = new Map(items.map((i) => [i.key, i.label]));
-  const who = (type: string, id: string | null): string | null => {
-    if (type === 'client') return clientName;
-    if (type === 'user') return users.find((u) => u.id === id)?.email ?? t('review.who.person', 'a person');
-    if (type === 'api_key') {
-      const name = keys.find((k) => k.id === id)?.name;
-      return name
-        ? t('review.who.key', 'API key “{{name}}”', { name })
-        : t('review.who.some_key', 'an API key');
-    }
-    return t('review.who.system', 'automatically');
-  };
   // Newest first by the history's own sequence, so that entries of one instant keep the order they
   // were made in (the sort below is stable).
   const rows = [...byItem.values()].flat().sort((a, b) => Number(b.seq) - Number(a.seq));
@@ -156,7 +215,8 @@ export async function intakePage(
 ): Promise<string> {
   const intake = await getIntake(ctx.services, ctx.world, id);
   const status = await getIntakeStatus(ctx.services, ctx.world, id);
-  const items = await itemViews(ctx, intake.id);
-  const history = await historyEntries(ctx, intake.id, items, intake.client.name ?? intake.client.email);
+  const who = await namer(ctx, intake.client.name ?? intake.client.email);
+  const items = await itemViews(ctx, intake.id, who);
+  const history = await historyEntries(ctx, intake.id, items, who);
   return intakeDetailPage(ctx, { intake, status, items, history, ...(acted ? { acted } : {}) }, notice);
 }

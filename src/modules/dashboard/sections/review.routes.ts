@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { MAX_COMMENT_CHARS } from '../../../domain/comments.js';
 import { ApiError } from '../../../http/errors.js';
+import { addOwnerComment } from '../../comments/comments.service.js';
 import { requireIntake } from '../../intakes/intakes.service.js';
 import { revealSecret } from '../../intakes/results.service.js';
 import { approveItem, approveItems, requestRevision } from '../../intakes/review.service.js';
+import { listUsers } from '../../sessions/sessions.service.js';
 import { asUserAction } from '../context.js';
 import { action, redirect, type Deps } from '../routing.js';
 import { intakePage } from './intake-view.js';
@@ -53,6 +56,29 @@ export function reviewRoutes(scope: FastifyInstance, deps: Deps): void {
         requestRevision(ctx.services, ctx.world, intake.id, key, note),
       );
       return reply.redirect(backToItem(intake.id, key, 'revision'), 303);
+    },
+  );
+
+  // A comment to the client as the signed-in person, through the API's comments service: the client
+  // sees it on their page and is emailed (batched); the comment keeps who wrote it.
+  action<ItemParams>(
+    scope,
+    deps,
+    '/dashboard/intakes/:id/items/:key/comments',
+    async (ctx, form, request, reply) => {
+      const intake = await requireIntake(ctx.services.db.kysely, ctx.world, request.params.id);
+      const key = request.params.key;
+      const body = (form.get('body') ?? '').trim();
+      if (!body || body.length > MAX_COMMENT_CHARS) {
+        throw new ApiError('invalid_request', 'body: write a comment of at most 5,000 characters.');
+      }
+      const person = (await listUsers(ctx.services.db.kysely, ctx.account.id)).find(
+        (u) => u.id === ctx.user.userId,
+      );
+      await asUserAction(ctx, 'comment.create', 'comment', null, () =>
+        addOwnerComment(ctx.services, ctx.world, intake.id, key, body, person?.name ?? ctx.user.email),
+      );
+      return reply.redirect(backToItem(intake.id, key, 'commented'), 303);
     },
   );
 

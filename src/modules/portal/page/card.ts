@@ -198,6 +198,7 @@ function itemBody(item: ViewItem, m: PageModel): Html {
   </form>`;
 }
 
+/** One item's card; its title is a level below its section's heading (h3), or h2 outside a section. */
 export function renderCard(item: ViewItem, m: PageModel): Html {
   const { t } = m;
   const rules = describeConstraints(t, m.language, item, effectiveMaxBytes(item, m), m.country);
@@ -230,7 +231,11 @@ export function renderCard(item: ViewItem, m: PageModel): Html {
     aria-labelledby="item-${item.key}-title"
   >
     <div class="card-head">
-      <h2 id="item-${item.key}-title" tabindex="-1">${item.label}</h2>
+      ${
+        item.section
+          ? html`<h3 class="item-title" id="item-${item.key}-title" tabindex="-1">${item.label}</h3>`
+          : html`<h2 class="item-title" id="item-${item.key}-title" tabindex="-1">${item.label}</h2>`
+      }
       <span class="tags">${optional}${badge(item, m)}</span>
     </div>
     ${revision}${item.help ? html`<p class="help" id="item-${item.key}-help">${item.help}</p>` : ''}${rulesBlock}
