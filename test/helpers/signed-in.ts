@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
 import { sha256Hex } from '../../src/lib/secrets.js';
 import { insertSession } from '../../src/modules/sessions/sessions.repository.js';
 import type { TestServer } from './server.js';
@@ -72,4 +73,23 @@ export function hiddenField(page: string, name: string): string {
   const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page);
   if (match?.[1] === undefined) throw new Error(`No hidden field ${name} in the page`);
   return match[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'");
+}
+
+/**
+ * A chromium page signed in as `person` (their session cookie on the app's address), in the viewer's
+ * language and time zone of the dashboard's browser tests; dialogs are accepted, waits end at 8 s.
+ */
+export async function signedInPage(
+  browser: Browser,
+  app: string,
+  person: SignedInBrowser,
+  viewport: { width: number; height: number } = { width: 1280, height: 900 },
+): Promise<Page> {
+  const context = await browser.newContext({ viewport, locale: 'en-GB', timezoneId: 'Europe/Berlin' });
+  const [name, value] = person.cookie.split('=') as [string, string];
+  await context.addCookies([{ name, value, url: app, httpOnly: true, sameSite: 'Lax' }]);
+  const page = await context.newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+  page.setDefaultTimeout(8000);
+  return page;
 }
