@@ -1,9 +1,11 @@
-import { roleAllows } from '../../../domain/roles.js';
-import { flag, html, type Html } from '../../portal/page/html.js';
+import { html, type Html } from '../../portal/page/html.js';
 import { formatBytes } from '../../portal/page/format.js';
 import { swatch } from '../../portal/page/display.js';
 import { answerView, type AnswerDefinition } from '../answer-view.js';
 import { actionForm, badge, csrfField, may, moment, tHtml, type Chrome } from '../layout.js';
+import { conversation, type CommentView } from './conversation.js';
+
+export type { CommentView } from './conversation.js';
 
 /** One item of an intake as the review page shows it. */
 export interface ItemView extends AnswerDefinition {
@@ -37,15 +39,6 @@ export interface ItemView extends AnswerDefinition {
   notNeeded: string | null;
   /** The item's conversation with the client, oldest first. */
   comments: CommentView[];
-}
-
-/** One comment as the owner's side reads it: who wrote it (the client, a person, a key) and when. */
-export interface CommentView {
-  id: string;
-  who: string;
-  fromClient: boolean;
-  body: string;
-  at: string;
 }
 
 /** What the card says after an action on it (the notice of post/redirect/get, or the secret just revealed). */
@@ -218,52 +211,6 @@ function decisionForm(chrome: Chrome, base: string, item: ItemView): Html {
 }
 
 /**
- * The conversation on an item, oldest first (bodies are text: escaped, line breaks kept by CSS), and
- * the form that writes to the client as the signed-in person; a role that may not write sees no form.
- */
-function thread(chrome: Chrome, base: string, item: ItemView): Html {
-  const { t } = chrome;
-  const mayWrite = !chrome.role || roleAllows(chrome.role, 'write');
-  if (item.comments.length === 0 && !mayWrite) return html``;
-  // The client's word is the last one: the reply form stands open.
-  const answering = item.comments.at(-1)?.fromClient === true;
-  return html`<div class="thread" id="thread-${item.key}">
-    ${
-      item.comments.length > 0
-        ? html`<ol class="comments" aria-label="${t('comments.title', 'Conversation with the client')}">
-            ${item.comments.map(
-              (c) =>
-                html`<li class="comment ${c.fromClient ? 'from-client' : 'from-owner'}" id="comment-${c.id}">
-                  <p class="comment-meta"><strong>${c.who}</strong> · ${moment(c.at)}</p>
-                  <p class="comment-body">${c.body}</p>
-                </li>`,
-            )}
-          </ol>`
-        : null
-    }
-    ${
-      mayWrite
-        ? html`<details class="comment-add" ${flag('open', answering)}>
-            <summary>
-              ${answering ? t('comments.reply', 'Reply to the client') : t('comments.add', 'Write to the client')}
-            </summary>
-            <form method="post" action="${base}/comments#item-${item.key}" data-inplace>
-              ${csrfField(chrome.csrf)}
-              <label for="comment-${item.key}">
-                ${t('comments.label', 'Your comment (the client sees it on their page and gets an email)')}
-              </label>
-              <textarea id="comment-${item.key}" name="body" rows="3" maxlength="5000" required></textarea>
-              <div class="actions">
-                <button type="submit" class="secondary">${t('comments.send', 'Send comment')}</button>
-              </div>
-            </form>
-          </details>`
-        : null
-    }
-  </div>`;
-}
-
-/**
  * One item's card: its answer as people read it, approve / ask for changes in place, and the
  * conversation with the client. Inside a section the item's title is a level below the section's.
  */
@@ -309,7 +256,7 @@ export function itemCard(
     ${item.secret ? secretAnswer(chrome, intakeId, item, note.revealed) : item.files.length > 0 ? files(chrome, item) : answer(chrome, item)}
     ${item.owner && may(chrome, 'POST', `${base}/decide`) ? decisionForm(chrome, base, item) : null}
     ${reviewable && may(chrome, 'POST', `${base}/approve`) ? reviewActions(chrome, base, item) : null}
-    ${thread(chrome, base, item)}
+    ${conversation(chrome, base, item.key, item.comments)}
   </section>`;
 }
 
