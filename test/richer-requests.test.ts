@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/env.js';
+import { startSmtpServer } from './helpers/mail.js';
 import { client, type Client } from './helpers/http.js';
 import { answer, startReceiver, type Receiver } from './helpers/receivers.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -41,6 +42,7 @@ interface OutboxMessage {
 describe.each(DATABASES)('sections, conditional items and comments on %s', (database) => {
   let server: TestServer;
   let hooks: Receiver;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
   let api: Client;
   let other: Client;
   let live: Client;
@@ -51,7 +53,8 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
   const portal = () => client(server.url);
 
   beforeAll(async () => {
-    server = await startTestServer(database);
+    smtp = await startSmtpServer();
+    server = await startTestServer(database, { SMTP_URL: smtp.url });
     hooks = await startReceiver(answer(200));
     const created = await server.createAccount({ plan: 'agency' });
     api = client(server.url, created.test_key);
@@ -68,6 +71,7 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
   afterAll(async () => {
     await server.stop();
     await hooks.close();
+    await smtp.close();
   });
 
   async function createIntake(): Promise<string> {
@@ -364,6 +368,37 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
       'Is it <i>Harbour Ltd</i> or the trading name?',
       'The registered name, please.',
     ]);
+  });
+
+  it('a live comment email carries the one-click opt-out header, like reminders', async () => {
+    const clientEmail = 'dana-live@example.test';
+    const created = await live.post<Body>('/v1/intakes', {
+      project_name: 'Harbour live',
+      client: { email: clientEmail, name: 'Dana' },
+      items: ITEMS,
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.intake_id as string;
+    await smtp.waitFor(clientEmail); // the invitation
+    expect(
+      (await live.post(`/v1/intakes/${id}/items/company/comments`, { body: 'Legal name?' })).status,
+    ).toBe(201);
+    // The batch waits five minutes of real time: run its job now.
+    const job = await server.server.services.db.kysely
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', 'client_comment_email')
+      .where('subject_id', '=', id)
+      .executeTakeFirstOrThrow();
+    await server.server.services.jobs.runNow([job.id]);
+    const mail = (await smtp.waitFor(clientEmail, 2)).find((m) =>
+      m.parsed.subject?.includes('A message from'),
+    );
+    expect(mail?.parsed.text).toContain('Legal name?');
+    // mailparser files the List-Unsubscribe header under "list".
+    const list = mail?.parsed.headers.get('list') as { unsubscribe?: { url?: string } } | undefined;
+    expect(list?.unsubscribe?.url).toMatch(new RegExp(`/optout/${id}\\?sig=[0-9a-f]+$`));
+    expect(mail?.raw).toContain('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
   });
 
   it('refuses empty, overlong and unknown-item comments, and another account sees nothing (404)', async () => {
