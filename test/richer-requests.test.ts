@@ -401,6 +401,44 @@ describe.each(DATABASES)('sections, conditional items and comments on %s', (data
     expect(mail?.raw).toContain('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
   });
 
+  it("the client's view leaves out the conversation on a decision (an owner item)", async () => {
+    const created = await api.post<Body>('/v1/intakes', {
+      project_name: 'Harbour decisions',
+      client: { email: 'dana-decisions@example.test', name: 'Dana' },
+      items: [
+        { key: 'company', label: 'Company name', type: 'text' },
+        {
+          key: 'tier',
+          label: 'Hosting tier',
+          type: 'select',
+          assignee: 'owner',
+          options: [
+            { value: 'basic', label: 'Basic' },
+            { value: 'pro', label: 'Pro' },
+          ],
+        },
+      ],
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.intake_id as string;
+    for (const key of ['tier', 'company']) {
+      const said = await api.post(`/v1/intakes/${id}/items/${key}/comments`, { body: `About ${key}.` });
+      expect(said.status, said.text).toBe(201);
+    }
+    const seen = (await portal().get<{ comments: Body[] }>(`/portal/api/${id}`)).body.comments;
+    expect(seen.map((c) => c.item_key)).toEqual(['company']);
+    const listed = await api.get<{ comments: Body[] }>(`/v1/intakes/${id}/comments`);
+    expect(listed.body.comments.map((c) => c.item_key)).toEqual(['tier', 'company']);
+    // Nor does the email: it quotes the comment on the client's item alone.
+    await advance(6 * 60);
+    const mails = (await outbox('dana-decisions@example.test')).filter((m) =>
+      m.subject?.includes('A message from'),
+    );
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.text).toContain('About company.');
+    expect(mails[0]?.text).not.toContain('About tier.');
+  });
+
   it('refuses empty, overlong and unknown-item comments, and another account sees nothing (404)', async () => {
     const id = await createIntake();
     expect((await api.post(`/v1/intakes/${id}/items/company/comments`, { body: '  ' })).status).toBe(400);

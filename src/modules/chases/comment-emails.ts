@@ -3,13 +3,20 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { commentEmailDueAt, sendableAt } from '../../domain/comment-emails.js';
 import { isQuietTime } from '../../domain/chases.js';
+import { isOwnerItem } from '../../domain/items.js';
 import { supportedLanguage, translator } from '../../i18n/index.js';
 import { defineJob, enqueueJob, type Job } from '../../jobs/jobs.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import type { AppServices } from '../../services.js';
 import { emailBranding } from '../accounts/branding.js';
 import { markEmailed, waitingOwnerComments } from '../comments/comments.service.js';
-import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.service.js';
+import {
+  clientItems,
+  findIntakeById,
+  itemsOf,
+  lockIntake,
+  type IntakeRow,
+} from '../intakes/intakes.service.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { emailLayout, type EmailBlock } from '../notify/email-layout.js';
 import { queuePreparedEmail, senderOf } from '../notify/notify.service.js';
@@ -71,19 +78,25 @@ export async function runCommentEmail(services: AppServices, job: Job<{ intake_i
     await job.complete(trx);
     const intake = await lockIntake(trx, found.id);
     if (!intake) return;
-    const waiting = await waitingOwnerComments(trx, intake.id);
-    if (waiting.length === 0) return;
+    const items = await itemsOf(trx, intake.id);
+    // The client is told only of what their page shows: never a comment on a decision (an owner item,
+    // which is settled as told), and a comment on an item an answer hides waits until it applies again.
+    const shown = new Set(clientItems(items).map((row) => row.key));
+    const owners = new Set(items.filter((row) => isOwnerItem(row.definition)).map((row) => row.key));
+    const all = await waitingOwnerComments(trx, intake.id);
+    const waiting = all.filter((c) => shown.has(c.item_key));
+    const settled = all.filter((c) => shown.has(c.item_key) || owners.has(c.item_key));
     const now = world.clock.now();
     const plan = await findPlan(trx, intake.id);
     const settings = settingsOf(intake, plan);
     const closed = intake.status === 'archived' || intake.purged_at !== null;
     // An opted-out client reads the comments on their page; nothing is emailed, nothing piles up.
-    if (!closed && !plan?.opted_out_at) {
+    if (waiting.length > 0 && !closed && !plan?.opted_out_at) {
       if (settings.respectQuietHours && isQuietTime(now.getTime(), settings.timeZone)) {
         await planEmail(trx, world, intake, sendableAt(now.getTime(), settings));
         return;
       }
-      const labels = new Map((await itemsOf(trx, intake.id)).map((row) => [row.key, row.definition.label]));
+      const labels = new Map(items.map((row) => [row.key, row.definition.label]));
       const email = await commentEmail(
         services,
         trx,
@@ -97,7 +110,7 @@ export async function runCommentEmail(services: AppServices, job: Job<{ intake_i
     }
     await markEmailed(
       trx,
-      waiting.map((c) => c.id),
+      settled.map((c) => c.id),
       now.toISOString(),
     );
   });
