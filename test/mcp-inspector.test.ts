@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { portabilityProblems } from '../src/modules/mcp/mcp.portable.js';
 import { TOOLS } from '../src/modules/mcp/mcp.tools.js';
 import { childEnv } from './helpers/env.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -48,7 +49,21 @@ function json<T>(run: Run): T {
 }
 
 interface ListedTools {
-  tools: { name: string; annotations?: Record<string, unknown>; outputSchema?: unknown }[];
+  tools: {
+    name: string;
+    annotations?: Record<string, unknown>;
+    inputSchema: unknown;
+    outputSchema?: unknown;
+  }[];
+}
+
+/** The portability problems of every schema the Inspector read (mcp.portable.ts): none expected. */
+function problemsOf(listed: ListedTools): string[] {
+  return listed.tools.flatMap((tool) =>
+    [tool.inputSchema, ...(tool.outputSchema ? [tool.outputSchema] : [])].flatMap((schema) =>
+      portabilityProblems(schema).map((problem) => `${tool.name} ${problem}`),
+    ),
+  );
 }
 interface CallResult {
   isError?: boolean;
@@ -76,6 +91,7 @@ describe('the official MCP Inspector CLI', () => {
     ];
     const listed = json<ListedTools>(await inspector([...target, '--method', 'tools/list']));
     expect(listed.tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
+    expect(problemsOf(listed)).toEqual([]);
     expect(listed.tools.find((t) => t.name === 'get_intake_results')?.annotations).toMatchObject({
       readOnlyHint: false,
       destructiveHint: true,
@@ -101,6 +117,7 @@ describe('the official MCP Inspector CLI', () => {
     const env = { INTAKE_API_KEY: testKey, BASE_URL: server.url };
     const listed = json<ListedTools>(await inspector([...target, '--method', 'tools/list'], env));
     expect(listed.tools.map((t) => t.name)).toEqual([...TOOLS.map((t) => t.name), 'login', 'logout']);
+    expect(problemsOf(listed)).toEqual([]);
 
     const called = json<CallResult>(
       await inspector(

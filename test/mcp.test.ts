@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compileJsonSchema } from '../src/lib/json-schema.js';
+import { portableSchema } from '../src/modules/mcp/mcp.portable.js';
 import { TOOLS } from '../src/modules/mcp/mcp.tools.js';
 import { DATABASES, childEnv } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
@@ -150,6 +151,14 @@ function transformsOptional(schema: unknown): unknown {
   return record;
 }
 
+/**
+ * A route's schema as a tool lists it: the same derivation into the portable subset (mcp.portable.ts),
+ * which changes no accepted value, so a field that differs between route and tool still differs after.
+ */
+function asTool(schema: unknown): Json {
+  return portableSchema((schema ?? {}) as Json);
+}
+
 /** The object schema of a body that may also be absent (anyOf [object, null]). */
 function objectOf(schema: unknown): Json {
   const record = schema as Json;
@@ -274,7 +283,7 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
         const body = objectOf(normalized(bodySchema, components));
         const required = (body.required ?? []) as string[];
         for (const [name, schema] of Object.entries((body.properties ?? {}) as Json)) {
-          expected[name] = { schema, required: required.includes(name), kind: 'body' };
+          expected[name] = { schema: asTool(schema), required: required.includes(name), kind: 'body' };
         }
       }
 
@@ -295,11 +304,12 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
           // Query strings carry flags as "true"/"false": the tool takes JSON booleans for them.
           const parameter = want.schema as OpenApiParameter;
           if (parameter.schema.enum) expect(got.type, `${where}: ${name}`).toBe('boolean');
-          else expect(gotShape, `${where}: ${name}`).toEqual(normalized(parameter.schema, components));
+          else
+            expect(gotShape, `${where}: ${name}`).toEqual(asTool(normalized(parameter.schema, components)));
           expect(got.description, `${where}: ${name}`).toBe(parameter.description);
         } else {
           // Path parameters and headers keep the route's constraints; their description is the tool's own.
-          const { description: _d, ...restShape } = (normalized(want.schema, components) ?? {}) as Json;
+          const { description: _d, ...restShape } = asTool(normalized(want.schema, components));
           expect(gotShape, `${where}: ${name}`).toEqual(restShape);
           expect(got.description, `${where}: ${name}`).toEqual(expect.any(String));
         }
@@ -313,7 +323,7 @@ describe.each(DATABASES)('agent tools (MCP) on %s', (database) => {
       } else {
         if (!responseSchema || !tool.outputSchema) throw new Error(`${where}: no response schema`);
         expect(normalized(tool.outputSchema, (tool.outputSchema.definitions ?? {}) as Json), where).toEqual(
-          transformsOptional(normalized(responseSchema, components)),
+          asTool(transformsOptional(normalized(responseSchema, components))),
         );
       }
     }

@@ -66,6 +66,14 @@ const FORMAT_NAMES = [...Object.keys(FORMATS), ...Object.keys(FORMAT_ALIASES)];
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().min(0);
 
+/**
+ * A structured item's JSON Schema as the caller wrote it: free-form by nature, so it carries the
+ * description of what it holds wherever it appears (agent hosts ask that of every free-form object).
+ */
+export const ItemJsonSchema = z.record(z.string(), z.unknown()).meta({
+  description: 'structured items: a JSON Schema (type, required, properties) the value must satisfy',
+});
+
 export const Constraints = z
   .strictObject({
     formats: z
@@ -156,13 +164,7 @@ export const ItemDefinition = z
       .nullish()
       .transform((v) => v ?? true),
     constraints: Constraints.nullish().transform((v) => v ?? {}),
-    schema: z
-      .record(z.string(), z.unknown())
-      .nullish()
-      .transform((v) => v ?? undefined)
-      .meta({
-        description: 'structured items: a JSON Schema (type, required, properties) the value must satisfy',
-      }),
+    schema: ItemJsonSchema.nullish().transform((v) => v ?? undefined),
     options: z
       .array(ItemOption)
       .max(200)
@@ -218,7 +220,7 @@ export const ItemDefinitionRecord = z
     type: z.string(),
     required: z.boolean(),
     constraints: Constraints,
-    schema: z.record(z.string(), z.unknown()).optional(),
+    schema: ItemJsonSchema.optional(),
     options: z.array(ItemOption).optional(),
     assignee: z.enum(ASSIGNEES).optional(),
     proposed: z

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ShowIf } from '../../domain/conditions.js';
-import { Constraints, ItemDefinition, ItemOption } from '../../domain/items.js';
+import { Constraints, ItemDefinition, ItemJsonSchema, ItemOption } from '../../domain/items.js';
 import { LanguageTag, optional } from '../../http/schemas.js';
 import { ChaseSettingsFields } from './chase-settings.js';
 import { CHASE_SCHEDULES, Country, TimeZone } from './intakes.schemas.js';
@@ -51,7 +51,7 @@ export const UpdateItemBody = z
     required: z.boolean().optional(),
     // Replaces the constraints as a whole (the schema's own description says so).
     constraints: optional(Constraints),
-    schema: z.record(z.string(), z.unknown()).nullable().optional(),
+    schema: ItemJsonSchema.nullable().optional(),
     options: z.array(ItemOption).max(200).nullable().optional(),
     section: z.string().trim().min(1).max(100).nullable().optional(),
     show_if: ShowIf.nullable().optional(),

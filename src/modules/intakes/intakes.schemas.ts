@@ -3,7 +3,14 @@ import { INTAKE_STATUSES, ITEM_STATUSES } from '../../domain/intake-state.js';
 import { ShowIf } from '../../domain/conditions.js';
 import { Comment } from '../../domain/comments.js';
 import { DECIDED_BY } from '../../domain/decisions.js';
-import { ASSIGNEES, ItemDefinition, ItemOption, Constraints, Proposal } from '../../domain/items.js';
+import {
+  ASSIGNEES,
+  ItemDefinition,
+  ItemJsonSchema,
+  ItemOption,
+  Constraints,
+  Proposal,
+} from '../../domain/items.js';
 import { LanguageTag, PageLimit, Timestamp, optional } from '../../http/schemas.js';
 import { ChaseSettingsFields } from './chase-settings.js';
 import { AlsoNotify, Recipient } from './people.schemas.js';
@@ -143,7 +150,7 @@ export const ItemBasics = z.object({
   type: z.string(),
   required: z.boolean(),
   constraints: Constraints,
-  schema: z.record(z.string(), z.unknown()).nullable(),
+  schema: ItemJsonSchema.nullable(),
   options: z.array(ItemOption).nullable(),
   section: z
     .string()
@@ -385,14 +392,19 @@ export const ResultItem = z.object({
   status: z.enum(ITEM_STATUSES),
   submitted_at: Timestamp.nullable(),
   approved_at: Timestamp.nullable(),
-  value: z.union([
-    z.string(),
-    z.number(),
-    z.boolean(),
-    z.array(z.unknown()),
-    z.record(z.string(), z.unknown()),
-    z.null(),
-  ]),
+  value: z
+    .union([
+      z.string(),
+      z.number(),
+      z.boolean(),
+      z.array(z.unknown()),
+      z.record(z.string(), z.unknown()),
+      z.null(),
+    ])
+    .meta({
+      description:
+        "The answer: a string (text kinds, select, url, email, phone, date; a revealed secret), a number, a boolean, a list of strings (multiselect, color_list), {files: [...]} (file kinds), any JSON the item's schema allows (structured), or null (no answer, or a withheld secret)",
+    }),
   revealed_at: Timestamp.nullable().optional(),
   withheld: z.enum(SECRET_WITHHELD_REASONS).optional().meta({
     description:

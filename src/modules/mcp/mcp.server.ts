@@ -11,6 +11,7 @@ import {
 import { z } from 'zod';
 import { callTool, type RestCaller, type ToolSpec } from './mcp.executor.js';
 import { SERVER_INSTRUCTIONS } from './mcp.guidance.js';
+import { portableSchema } from './mcp.portable.js';
 import { TOOLS, TOOLS_BY_NAME } from './mcp.tools.js';
 
 export const MCP_SERVER_INFO = { name: 'intake-service', version: '1.0.0' } as const;
@@ -34,6 +35,9 @@ function isTransformed(field: unknown): boolean {
  * Where a `format` (date-time, date, email) says what a string is, zod's equivalent `pattern` (some
  * 300 characters for a timestamp) is left out: tool lists are read into an agent's context, and the
  * REST API validates every value anyway.
+ *
+ * Last, the schema is put in the subset every agent host reads (mcp.portable.ts): nullable fields as
+ * `anyOf` with `{type: "null"}`, no empty schemas, no references, no `$schema`.
  */
 export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const json = z.toJSONSchema(schema, {
@@ -50,11 +54,11 @@ export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonS
     },
   }) as JsonSchema;
   const definitions = (json.definitions ?? {}) as Record<string, JsonSchema>;
-  const inlined = inlineRefs(json, definitions, []);
-  if (typeof inlined !== 'object' || inlined === null || Array.isArray(inlined)) return json;
-  const { definitions: _definitions, ...rest } = inlined as JsonSchema;
-  // A recursive shape keeps its references, and so the definitions they point into.
-  return JSON.stringify(rest).includes('"$ref"') ? (inlined as JsonSchema) : rest;
+  const inlined = inlineRefs(json, definitions, []) as JsonSchema;
+  const { definitions: _definitions, ...rest } = inlined;
+  // A recursive shape keeps its references, and so the definitions they point into (the portability
+  // check reports them: no tool has one).
+  return portableSchema(JSON.stringify(rest).includes('"$ref"') ? inlined : rest);
 }
 
 /**
