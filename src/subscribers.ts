@@ -18,7 +18,7 @@ import {
 import { planCommentEmail } from './modules/chases/comment-emails.js';
 import { conversationOf, deleteCommentsOf } from './modules/comments/comments.service.js';
 import { recordEvent } from './modules/events/events.repository.js';
-import { referencedStorageKeys } from './modules/intakes/intakes.service.js';
+import { existingFileIds, referencedStorageKeys } from './modules/intakes/intakes.service.js';
 import {
   deleteNoticesOfIntake,
   recordBouncedEmailNotice,
@@ -136,3 +136,4 @@ answer('intakeChaseSettings', (db, { intakeId }) => currentChaseInput(db, intake
 // Stored files: the sweep asks which objects rows still refer to (the rows are the intakes module's).
 answer('intakeComments', (db, { intake }) => conversationOf(db, intake));
 answer('storedFilesReferenced', (db, { storageKeys }) => referencedStorageKeys(db, storageKeys));
+answer('storedFilesExisting', (db, { fileIds }) => existingFileIds(db, fileIds));

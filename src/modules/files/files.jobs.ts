@@ -8,7 +8,11 @@ import { defineJob } from '../../jobs/jobs.js';
  */
 export const DELETE_STORED_FILES = defineJob(
   'delete_stored_files',
-  z.object({ storage_keys: z.array(z.string().min(1)).min(1) }),
+  z.object({
+    storage_keys: z.array(z.string().min(1)).min(1),
+    // Their previews go too; jobs enqueued before previews were named carry none (the sweep finds those).
+    file_ids: z.array(z.string().min(1)).optional(),
+  }),
 );
 
 /** Finds stored objects that no row refers to (a crash between commit and deletion) and deletes them. */

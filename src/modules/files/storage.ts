@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
 import { access, copyFile, link, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -41,6 +42,25 @@ export class MissingObjectError extends Error {
     this.name = 'MissingObjectError';
   }
 }
+
+/**
+ * The key of a new stored file: 128 random bits under a two-character shard, so neither the object's
+ * name nor its directory says whose file it is, for which intake or item, or what the client called it
+ * (a storage listing, a backup or a misconfigured bucket reveals nothing). The row keeps the key.
+ */
+export function newStorageKey(): string {
+  const name = randomBytes(16).toString('hex');
+  return `objects/${name.slice(0, 2)}/${name}`;
+}
+
+/**
+ * Keys of stored uploads, which the orphan sweep may delete when no row refers to them: the opaque keys
+ * of newStorageKey, and the `<account>/<intake>/<file id>` keys files stored before them keep.
+ */
+export const STORED_FILE_KEYS: readonly RegExp[] = [
+  /^objects\/[0-9a-f]{2}\/[0-9a-f]{32}$/,
+  /^[^/]+\/[^/]+\/file_[^/]+$/,
+];
 
 const SAFE_KEY = /^[A-Za-z0-9_][A-Za-z0-9_/.-]*$/;
 

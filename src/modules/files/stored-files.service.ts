@@ -13,11 +13,15 @@ import { ask } from '../../kernel/domain-events.js';
 import type { Clock } from '../../lib/clock.js';
 import type { AppServices } from '../../services.js';
 import { DELETE_STORED_FILES, SWEEP_ORPHAN_FILES, storedFilesSubject } from './files.jobs.js';
+import { STORED_FILE_KEYS } from './storage.js';
+import { removeThumbnails, thumbnailFileIds } from './thumbnails.js';
 
 declare module '../../kernel/domain-events.js' {
   interface DomainQueryMap {
     /** Of these storage keys, those a row still refers to (the sweep deletes only the others). */
     storedFilesReferenced: { input: { storageKeys: string[] }; output: string[] };
+    /** Of these file ids, those whose row still exists (the sweep removes the others' previews). */
+    storedFilesExisting: { input: { fileIds: string[] }; output: string[] };
   }
 }
 
@@ -30,9 +34,6 @@ const SWEEP_SUBJECT = 'stored_files/sweep';
 const SYSTEM_TENANT = { accountId: 'system', livemode: true };
 const LOOKUP_BATCH = 500;
 
-/** Where uploads are stored (`<account>/<intake>/<file id>`); other objects (unfinished tus uploads) are not ours to sweep. */
-const STORED_FILE_KEY = /^[^/]+\/[^/]+\/file_[^/]+$/;
-
 /**
  * Deletes the objects of file rows removed in `trx`, once `trx` commits. The rows are gone in the same
  * commit, so no URL reaches the objects any more; a failed deletion is retried by the worker.
@@ -41,7 +42,7 @@ export async function deleteStoredFilesAfterCommit(
   trx: Kysely<Database>,
   world: { accountId: string; livemode: boolean },
   intakeId: string,
-  files: readonly { storage_key: string }[],
+  files: readonly { id: string; storage_key: string }[],
 ): Promise<void> {
   if (files.length === 0) return;
   await enqueueJob(trx, {
@@ -49,7 +50,7 @@ export async function deleteStoredFilesAfterCommit(
     livemode: world.livemode,
     kind: DELETE_STORED_FILES,
     subjectId: storedFilesSubject(intakeId),
-    payload: { storage_keys: files.map((f) => f.storage_key) },
+    payload: { storage_keys: files.map((f) => f.storage_key), file_ids: files.map((f) => f.id) },
     // Real time, not the world's: deletion is not a test-clock matter.
     dueAt: Date.now(),
   });
@@ -57,9 +58,10 @@ export async function deleteStoredFilesAfterCommit(
 
 export async function runStoredFileDeletion(
   services: AppServices,
-  payload: { storage_keys: string[] },
+  payload: { storage_keys: string[]; file_ids?: string[] },
 ): Promise<void> {
   for (const key of payload.storage_keys) await services.storage.delete(key);
+  await removeThumbnails(services.config.dataDir, payload.file_ids ?? []);
 }
 
 /** Deletes every stored upload older than the grace period that no row refers to; returns their keys. */
@@ -76,7 +78,9 @@ export async function sweepOrphanFiles(
     batch = [];
   };
   for await (const object of services.storage.list()) {
-    if (!STORED_FILE_KEY.test(object.key) || object.modifiedAt.getTime() > before) continue;
+    // Other objects (unfinished tus uploads) are not ours to sweep.
+    const storedFile = STORED_FILE_KEYS.some((pattern) => pattern.test(object.key));
+    if (!storedFile || object.modifiedAt.getTime() > before) continue;
     batch.push(object.key);
     if (batch.length >= LOOKUP_BATCH) await flush();
   }
@@ -121,9 +125,24 @@ export async function sweepStaleTempFiles(
   return deleted;
 }
 
+/** Removes the previews on this disk whose file row is gone; returns their file ids. */
+export async function sweepOrphanThumbnails(services: AppServices): Promise<string[]> {
+  const ids = await thumbnailFileIds(services.config.dataDir);
+  const removed: string[] = [];
+  for (let start = 0; start < ids.length; start += LOOKUP_BATCH) {
+    const batch = ids.slice(start, start + LOOKUP_BATCH);
+    const existing = new Set(await ask(services.db.kysely, 'storedFilesExisting', { fileIds: batch }));
+    const gone = batch.filter((id) => !existing.has(id));
+    await removeThumbnails(services.config.dataDir, gone);
+    removed.push(...gone);
+  }
+  return removed;
+}
+
 /** The sweep's job: sweeps, then plans the next run (one chain survives when several were started). */
 export async function runOrphanSweep(services: AppServices, jobId: string): Promise<void> {
   await sweepOrphanFiles(services);
+  await sweepOrphanThumbnails(services);
   await sweepStaleTempFiles(services);
   const db = services.db.kysely;
   const planned = await jobIdsOf(db, { subjectId: SWEEP_SUBJECT, kind: SWEEP_ORPHAN_FILES });

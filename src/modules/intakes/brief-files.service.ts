@@ -14,6 +14,7 @@ import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
 import { inspectFile } from '../files/inspect.js';
+import { newStorageKey } from '../files/storage.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
 import { safeFileName } from '../../lib/file-names.js';
 import { addUsage, usageValue } from '../usage/usage.service.js';
@@ -64,7 +65,7 @@ export async function attachBriefFile(
     const name = safeFileName(incoming.filename);
     const facts = await inspectFile(received.tmpPath, name, services.config.images);
     const fileId = newId('file');
-    const storageKey = `${found.account_id}/${found.id}/${fileId}`;
+    const storageKey = newStorageKey();
     await storeUpload(services.storage, received.tmpPath, storageKey);
     try {
       await withLockedIntake(db, found, async (trx, intake) => {

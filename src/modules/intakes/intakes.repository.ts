@@ -296,6 +296,13 @@ export async function referencedStorageKeys(
   return rows.map((r) => r.storage_key);
 }
 
+/** Of these file ids, those whose row still exists. */
+export async function existingFileIds(db: Kysely<Database>, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('item_files').select('id').where('id', 'in', ids).execute();
+  return rows.map((r) => r.id);
+}
+
 export async function updateItem(
   db: Kysely<Database>,
   intakeId: string,

@@ -392,6 +392,7 @@ export {
   type IntakeRow,
   type ItemRow,
   referencedStorageKeys,
+  existingFileIds,
 } from './intakes.repository.js';
 export {
   moveItemAfterClientChange,

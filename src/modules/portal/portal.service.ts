@@ -33,6 +33,7 @@ import { toFileRecord } from '../files/files.schemas.js';
 import { briefFileLinks } from '../intakes/brief-files.links.js';
 import { conversationOf, toClientComment } from '../comments/comments.service.js';
 import { itemBasics } from '../intakes/intakes.mappers.js';
+import { newStorageKey } from '../files/storage.js';
 import { discardUpload, receiveUpload, storeUpload } from '../files/upload.js';
 import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
 import { inspectFile } from '../files/inspect.js';
@@ -481,7 +482,7 @@ export async function acceptReceivedFile(
     if (facts.bytes > maxBytes) throw new ApiError('payload_too_large', `The file exceeds ${limitName}.`);
     if (facts.format === 'svg') facts = await sanitizeUploadedSvg(received.tmpPath, facts);
     const fileId = newId('file');
-    const storageKey = `${intake.account_id}/${intake.id}/${fileId}`;
+    const storageKey = newStorageKey();
     // Stored before the transaction, so no lock is held while bytes move; removed again if it fails.
     await storeUpload(services.storage, received.tmpPath, storageKey);
     try {

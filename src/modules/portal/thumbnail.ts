@@ -1,10 +1,10 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { withImageSlot } from '../files/images.js';
+import { thumbnailDirectory, thumbnailPath } from '../files/thumbnails.js';
 import { canonicalIntakeId, findIntakeById, findItemFile } from '../intakes/intakes.service.js';
 
 const PREVIEWABLE = /^image\/(png|jpeg|webp|gif|svg\+xml)$/;
@@ -20,10 +20,6 @@ async function bufferOf(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-function cachePath(services: AppServices, fileId: string): string {
-  return join(services.config.dataDir, 'thumbnails', `${fileId}.webp`);
 }
 
 async function cached(path: string): Promise<Buffer | undefined> {
@@ -52,8 +48,8 @@ async function render(services: AppServices, storageKey: string): Promise<Buffer
 /**
  * A small WebP preview of an uploaded image, re-encoded from its pixels: the client sees what they
  * sent, and the portal never serves an upload's own bytes (an SVG, say) from its origin. Rendered
- * once per file and kept under DATA_DIR/thumbnails (files never change; a removed file's preview is
- * unreachable, its row being gone), decoded in an image slot, and rate-limited per address.
+ * once per file and kept under DATA_DIR/thumbnails (files never change; a removed file's preview goes
+ * with its stored object, see files/thumbnails.ts), decoded in an image slot, and rate-limited per address.
  */
 export async function thumbnailOf(
   services: AppServices,
@@ -69,7 +65,7 @@ export async function thumbnailOf(
   const file = await findItemFile(db, canonicalIntakeId(intakeId), key, fileId);
   if (!file || !PREVIEWABLE.test(file.content_type) || Number(file.size) > MAX_INPUT_BYTES)
     throw new ApiError('not_found', 'No preview for this file.');
-  const path = cachePath(services, file.id);
+  const path = thumbnailPath(services.config.dataDir, file.id);
   let bytes = (await cached(path)) ?? (await rendering.get(file.id));
   if (!bytes) {
     // Renders (not cached answers) per address: a preview is rendered once per file, so this bounds
@@ -90,7 +86,7 @@ export async function thumbnailOf(
     }
     const work = (async () => {
       const rendered = await render(services, file.storage_key);
-      await mkdir(join(services.config.dataDir, 'thumbnails'), { recursive: true });
+      await mkdir(thumbnailDirectory(services.config.dataDir), { recursive: true });
       await writeFile(`${path}.part`, rendered);
       await rename(`${path}.part`, path);
       return rendered;
