@@ -102,6 +102,9 @@ async function work(): Promise<void> {
 
 async function withDatabase<T>(work: (db: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
   const config = loadConfig();
+  // The modules' answers to each other's questions (the plan's key cap asks for OAuth sign-ins) and their
+  // event subscribers, wired as the server wires them: a command changes data as the API would.
+  await import('./subscribers.js');
   const db = openDatabase(config);
   try {
     await migrateToLatest(db, config.databaseUrl);

@@ -33,6 +33,7 @@ import {
 } from './modules/recipients/recipients.service.js';
 import { fanOutEvent } from './modules/webhooks/webhooks.outbox.js';
 import { revokeKeysOfPerson } from './modules/keys/keys.service.js';
+import { countActiveGrants } from './modules/oauth/oauth.service.js';
 import { endGrantsOfPerson } from './modules/oauth/person-grants.js';
 import { seatsUsed } from './modules/sessions/members.service.js';
 
@@ -137,3 +138,5 @@ answer('intakeChaseSettings', (db, { intakeId }) => currentChaseInput(db, intake
 answer('intakeComments', (db, { intake }) => conversationOf(db, intake));
 answer('storedFilesReferenced', (db, { storageKeys }) => referencedStorageKeys(db, storageKeys));
 answer('storedFilesExisting', (db, { fileIds }) => existingFileIds(db, fileIds));
+// The plan's key cap counts agents' OAuth sign-ins too (the grants are the oauth module's).
+answer('activeOAuthGrants', (db, { accountId, at }) => countActiveGrants(db, accountId, at));

@@ -376,7 +376,7 @@ describe.each(DATABASES)('agent sign-in: grants, scopes and redirects on %s', (d
   });
 
   /** A public client's tokens through the consent page, with the scopes and world the user ticks. */
-  async function signIn(browser: SignedInBrowser, scopes: string[]) {
+  async function signIn(browser: SignedInBrowser, scopes: string[], expectedStatus = 200) {
     const registered = await client(baseUrl).post<Body>('/oauth/register', {
       client_name: 'Agent under test',
       redirect_uris: [REDIRECT_URI],
@@ -405,10 +405,11 @@ describe.each(DATABASES)('agent sign-in: grants, scopes and redirects on %s', (d
         client_id: clientId,
       });
     const tokens = await exchange();
-    expect(tokens.status, tokens.text).toBe(200);
+    expect(tokens.status, tokens.text).toBe(expectedStatus);
     return {
       clientId,
       exchange,
+      tokens,
       access: tokens.body.access_token as string,
       refresh: tokens.body.refresh_token as string,
     };
@@ -421,6 +422,43 @@ describe.each(DATABASES)('agent sign-in: grants, scopes and redirects on %s', (d
       client_id: clientId,
       ...(scope ? { scope } : {}),
     });
+
+  it("agents' sign-ins count against max_api_keys; their access tokens and refreshes do not add to it", async () => {
+    // Free: 5 lasting keys and sign-ins together; a new account holds its 2 admin keys.
+    const account = await server.createAccount({ plan: 'free' });
+    const browser = await signedInOwner(server, account.account_id);
+    const grants = [];
+    for (let i = 0; i < 3; i++) grants.push(await signIn(browser, ['intakes:read']));
+    const [first] = grants;
+    if (!first) throw new Error('no sign-in');
+
+    // At the cap: a fourth sign-in is refused when its code is exchanged, and so is a lasting key.
+    const refused = await signIn(browser, ['intakes:read'], 400);
+    expect(refused.tokens.body.error).toBe('invalid_grant');
+    expect(String(refused.tokens.body.error_description)).toContain(
+      'The Free plan allows 5 API keys and agent sign-ins (live and test together), and 5 exist',
+    );
+    const admin = client(baseUrl, account.live_key);
+    const key = await admin.post('/v1/keys', { name: 'one more', mode: 'live', scopes: ['intakes:read'] });
+    expectError(key, 402, 'plan_required');
+
+    // A refresh continues a sign-in: it works at the cap, and the access tokens never count apart.
+    const rotated = await refresh(first.clientId, first.refresh);
+    expect(rotated.status, rotated.text).toBe(200);
+    expect((await client(baseUrl, rotated.body.access_token as string).get('/v1/intakes')).status).toBe(200);
+
+    // Revoking a sign-in frees its place.
+    const revoked = await client(baseUrl).call('POST', '/oauth/revoke', {
+      rawBody: new URLSearchParams({
+        token: rotated.body.refresh_token as string,
+        client_id: first.clientId,
+      }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(revoked.status).toBe(200);
+    const again = await signIn(browser, ['intakes:read']);
+    expect((await client(baseUrl, again.access).get('/v1/intakes')).status).toBe(200);
+  });
 
   it('a reused (already rotated) refresh token revokes every token of its grant', async () => {
     const account = await server.createAccount({ plan: 'solo' });

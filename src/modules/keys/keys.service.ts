@@ -5,6 +5,7 @@ import { scopesNotHeld } from '../../domain/scopes.js';
 import type { AuthContext } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
+import { ask } from '../../kernel/domain-events.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 import { generateApiKey, type KeyMode } from './keys.domain.js';
 import { planOf } from '../../domain/plans.js';
@@ -31,20 +32,35 @@ export function toApiKey(row: ApiKeyRow): z.infer<typeof ApiKey> {
   };
 }
 
+declare module '../../kernel/domain-events.js' {
+  interface DomainQueryMap {
+    /** The account's OAuth sign-ins still able to mint access tokens (refresh-token grants not revoked or expired). */
+    activeOAuthGrants: { input: { accountId: string; at: string }; output: number };
+  }
+}
+
 /**
- * Every key has its own rate limit, so the plan caps how many lasting keys an account holds
- * (`max_api_keys`, both modes): minting keys does not multiply the plan's requests per hour.
- * 402 plan_required beyond it, as for webhook endpoints. Call inside the creating transaction.
+ * Every key has its own rate limit, so the plan caps how many lasting credentials an account holds
+ * (`max_api_keys`, both modes): lasting keys, and OAuth sign-ins, each of which mints a new hour-long
+ * access token whenever it likes (one at a time: a refresh revokes the previous token). Minting keys or
+ * signing in again does not multiply the plan's requests per hour. The access tokens themselves are
+ * not counted apart: they are their sign-in's. 402 plan_required beyond it, as for webhook endpoints.
+ * Call inside the creating transaction: the account's row is locked, so two creations cannot both pass.
  */
-async function assertPlanAllowsAnotherKey(db: Kysely<Database>, accountId: string): Promise<void> {
+export async function assertPlanAllowsAnotherKey(
+  db: Kysely<Database>,
+  accountId: string,
+  at: string,
+): Promise<void> {
   await lockAccountKeys(db, accountId);
   const plan = planOf((await accountPlan(db, accountId)) ?? 'free');
   const limit = plan.features.max_api_keys;
-  const used = await countLastingKeys(db, accountId);
+  const used =
+    (await countLastingKeys(db, accountId)) + (await ask(db, 'activeOAuthGrants', { accountId, at }));
   if (used >= limit) {
     throw new ApiError(
       'plan_required',
-      `The ${plan.name} plan allows ${limit} API keys (live and test together), and ${used} exist; revoke one or upgrade the plan.`,
+      `The ${plan.name} plan allows ${limit} API keys and agent sign-ins (live and test together), and ${used} exist; revoke one or upgrade the plan.`,
       { limit },
     );
   }
@@ -52,14 +68,15 @@ async function assertPlanAllowsAnotherKey(db: Kysely<Database>, accountId: strin
 
 /**
  * Creates a key and returns it with its secret: the only time the secret is ever seen. A lasting key
- * (no expiry) counts against the plan's `max_api_keys`.
+ * (no expiry) counts against the plan's `max_api_keys`; an expiring one (an OAuth access token) is its
+ * sign-in's, which counted when it began.
  */
 export async function createKey(
   db: Kysely<Database>,
   owner: { accountId: string; createdByKeyId: string | null; createdByUserId?: string | null; at: string },
   request: { name: string; mode: KeyMode; scopes: string[]; expiresAt?: string },
 ): Promise<z.infer<typeof CreatedApiKey>> {
-  if (request.expiresAt === undefined) await assertPlanAllowsAnotherKey(db, owner.accountId);
+  if (request.expiresAt === undefined) await assertPlanAllowsAnotherKey(db, owner.accountId, owner.at);
   const generated = generateApiKey(request.mode);
   const row: ApiKeyRow = {
     id: newId('key'),

@@ -230,3 +230,19 @@ export async function revokeGrant(db: Kysely<Database>, grantId: string, at: str
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** Sign-ins of the account that can still mint access tokens: grants with a live refresh token. */
+export async function countActiveGrants(
+  db: Kysely<Database>,
+  accountId: string,
+  at: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('oauth_refresh_tokens')
+    .select((eb) => eb.fn.count<string | number>('grant_id').distinct().as('n'))
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', at)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -7,7 +7,8 @@ import { scopesNotHeld, type Scope } from '../../domain/scopes.js';
 import { newId, randomBase62 } from '../../lib/ids.js';
 import { constantTimeEqual, sha256Hex } from '../../lib/secrets.js';
 import { insertAuditEntry } from '../audit/audit.service.js';
-import { createKey, deleteExpiredKeys } from '../keys/keys.service.js';
+import { ApiError } from '../../http/errors.js';
+import { assertPlanAllowsAnotherKey, createKey, deleteExpiredKeys } from '../keys/keys.service.js';
 import {
   deleteExpiredDevices,
   deleteExpiredGrants,
@@ -159,11 +160,14 @@ async function issueTokens(
   grant: Grant & { client: OAuthClientRow; resource: string | null; grantId: string },
   at: Date,
   requestId: string,
+  /** A code's first tokens begin a sign-in, which counts against max_api_keys; a refresh continues one. */
+  begins: boolean,
 ): Promise<{ response: TokenResponse; keyId: string }> {
   return db.transaction().execute(async (trx) => {
     // Never more than the granting person's role allows today; nothing once they have left.
     const role = await personRole(trx, grant.accountId, grant.userId);
     if (!role) throw new OAuthError('invalid_grant', 'The person who granted access is no longer a member.');
+    if (begins) await assertRoomForSignIn(trx, grant.accountId, at);
     grant = { ...grant, scopes: effectiveScopes(grant.scopes, role) as Scope[] };
     const key = await createKey(
       trx,
@@ -221,6 +225,21 @@ async function issueTokens(
   });
 }
 
+/** The plan's cap on lasting credentials, said as the token endpoint says errors. */
+async function assertRoomForSignIn(db: Kysely<Database>, accountId: string, at: Date): Promise<void> {
+  try {
+    await assertPlanAllowsAnotherKey(db, accountId, at.toISOString());
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'plan_required') {
+      throw new OAuthError(
+        'invalid_grant',
+        `${error.message} Revoke an agent's sign-in or a key in the dashboard, then sign in again.`,
+      );
+    }
+    throw error;
+  }
+}
+
 /**
  * A code presented twice was stolen or replayed (OAuth 2.1 §4.1.3): whoever holds it, the tokens
  * issued from it are revoked, and the request is refused.
@@ -267,6 +286,7 @@ export async function exchangeCode(
     },
     at,
     requestId,
+    true,
   );
   return response;
 }
@@ -312,6 +332,7 @@ export async function refreshTokens(
     },
     at,
     requestId,
+    false,
   );
   return response;
 }
@@ -365,3 +386,6 @@ export async function purgeExpiredOAuth(db: Kysely<Database>, at: Date): Promise
     (await deleteExpiredKeys(db, nowIso))
   );
 }
+
+/** Read by the keys module (through the activeOAuthGrants query) for the plan's key cap. */
+export { countActiveGrants } from './oauth.repository.js';
