@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portabilityProblems, portableSchema } from '../src/modules/mcp/mcp.portable.js';
 import { listedTools } from '../src/modules/mcp/mcp.server.js';
 import { DATABASES, childEnv } from './helpers/env.js';
+import { intakeCommand } from './helpers/processes.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /*
@@ -18,7 +18,6 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * free-form values and structured answers in them.
  */
 
-const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
 type Json = Record<string, unknown>;
 
 async function connectHttp(baseUrl: string, key: string): Promise<McpClient> {
@@ -187,7 +186,7 @@ describe('agent tool schemas over stdio', () => {
     await mcp.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [tsxCli, 'src/cli.ts', 'mcp'],
+        args: intakeCommand('mcp'),
         env: Object.fromEntries(
           Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
         ),
