@@ -17,7 +17,7 @@ import { systemClock } from './lib/clock.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import { S3Storage } from './modules/files/s3-storage.js';
 import { configureImageWork } from './modules/files/images.js';
-import { scheduleOrphanSweep } from './modules/files/stored-files.service.js';
+import { keepPreviewsClean, scheduleOrphanSweep } from './modules/files/stored-files.service.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
 import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.js';
 import { smsProviderFromUrl, type SmsProvider } from './modules/notify/sms.js';
@@ -175,6 +175,10 @@ export async function startServer(config: Config, options: StartServerOptions = 
     config.appUrl = config.baseUrl;
   }
   const listener = runWorker ? startPolling(services, worker) : undefined;
+  // The worker's sweep removes previews of gone files on its own disk; an api process sweeps its own.
+  const stopPreviewSweep = runWorker
+    ? undefined
+    : keepPreviewsClean(services, (error) => app.log.warn({ err: error }, 'preview sweep failed'));
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -185,6 +189,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
     stop(graceMs = 0) {
       stopping ??= (async () => {
         services.lifecycle.draining = true;
+        stopPreviewSweep?.();
         await listener?.close();
         await worker.stop();
         if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs));

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../src/lib/ids.js';
 import { signFileUrl } from '../src/modules/files/signed-url.js';
 import { MissingObjectError, newStorageKey } from '../src/modules/files/storage.js';
@@ -277,6 +278,21 @@ describe.each(SETUPS)('stored files on $database with $storage storage', ({ data
 });
 
 describe('the orphan sweep at start', () => {
+  it('an api process (no worker) removes its own previews of gone files', async () => {
+    // The worker's sweep runs on the worker's disk; an api process on another host has its own.
+    const dataDir = await mkdtemp(join(tmpdir(), 'intake-api-previews-'));
+    await mkdir(join(dataDir, 'thumbnails'));
+    const leftover = join(dataDir, 'thumbnails', `${newId('file')}.webp`);
+    await writeFile(leftover, Buffer.from('a preview of a purged file'));
+    const apiOnly = await startTestServer('sqlite', { DATA_DIR: dataDir }, { runWorker: false });
+    try {
+      await vi.waitFor(() => expect(existsSync(leftover)).toBe(false), { timeout: 10_000, interval: 100 });
+    } finally {
+      await apiOnly.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('a server that runs the worker plans the sweep; one that does not, does not', async () => {
     const withWorker = await startTestServer('sqlite');
     const apiOnly = await startTestServer('sqlite', {}, { runWorker: false });

@@ -139,6 +139,20 @@ export async function sweepOrphanThumbnails(services: AppServices): Promise<stri
   return removed;
 }
 
+/**
+ * For an `api` process, whose disk the worker's sweep never sees: its own previews of gone files are
+ * removed at start and every ORPHAN_SWEEP_INTERVAL_MS. Returns the stop function.
+ */
+export function keepPreviewsClean(services: AppServices, onError: (error: unknown) => void): () => void {
+  const sweep = () => {
+    sweepOrphanThumbnails(services).catch(onError);
+  };
+  sweep();
+  const timer = setInterval(sweep, ORPHAN_SWEEP_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /** The sweep's job: sweeps, then plans the next run (one chain survives when several were started). */
 export async function runOrphanSweep(services: AppServices, jobId: string): Promise<void> {
   await sweepOrphanFiles(services);
