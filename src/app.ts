@@ -5,6 +5,7 @@ import { registerAuth } from './http/auth.js';
 import { apiKeyStore } from './modules/keys/key-lookup.js';
 import { registerReadMemo } from './http/read-memo.js';
 import { requestForLog } from './http/log-safety.js';
+import { registerAccessLog } from './http/access-log.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { jsonHasNul, nulRefused, registerNulGuard } from './http/input-safety.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -62,7 +63,8 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
     genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
     logController: new LogController({
       requestIdLogLabel: 'request_id',
-      disableRequestLogging: (request) => request.url === '/healthz' || request.url === '/readyz',
+      // One access-log line per request instead of Fastify's two (registerAccessLog).
+      disableRequestLogging: true,
     }),
     bodyLimit: JSON_BODY_LIMIT,
     // Path parameters include email addresses (recipients): up to 254 characters, each percent-encoded.
@@ -88,6 +90,7 @@ export async function buildApp(services: AppServices, worker: Worker): Promise<F
   });
 
   registerErrorHandling(app);
+  registerAccessLog(app);
   registerHttpMetrics(app);
   registerSecurityHeaders(app, services.config);
   registerNulGuard(app);

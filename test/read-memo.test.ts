@@ -186,6 +186,68 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
     expect((await testApi.get<ListBody>('/v1/intakes')).body.total).toBe(0);
   });
 
+  it('tags each kept answer and answers 304 to a poll that holds the current tag', async () => {
+    const first = await status();
+    const etag = first.headers.get('etag') ?? '';
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    expect((await status()).headers.get('etag')).toBe(etag);
+
+    const poll = (tag: string, caller: Client = api) =>
+      caller.get(`/v1/intakes/${intakeId}/status`, { headers: { 'if-none-match': tag } });
+    const unchanged = await poll(etag);
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.text).toBe('');
+    expect(unchanged.headers.get('etag')).toBe(etag);
+    expect(unchanged.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    expect((await poll(`W/${etag}`)).status).toBe(304);
+    expect((await poll(`"elsewhere", ${etag}`)).status).toBe(304);
+    expect((await poll('"elsewhere"')).status).toBe(200);
+
+    // A commit that leaves this answer as it was (another intake) keeps the tag: still 304.
+    const created = await api.post('/v1/intakes', {
+      project_name: 'Unrelated',
+      client: { email: 'other@example.com' },
+      items: ITEMS,
+      send: false,
+    });
+    expect(created.status, created.text).toBe(201);
+    expect((await poll(etag)).status).toBe(304);
+
+    // A change to the answer: the old tag gets the new answer, with a new tag, at once.
+    await fromAnotherConnection(sql`update intakes set due_date = '2032-02-29' where id = ${intakeId}`);
+    const changed = await poll(etag);
+    expect(changed.status).toBe(200);
+    expect((changed.body as { due_date: string }).due_date).toBe('2032-02-29');
+    const newTag = changed.headers.get('etag') ?? '';
+    expect(newTag).not.toBe(etag);
+    expect((await poll(newTag)).status).toBe(304);
+
+    // The tag opens nothing: another account, the other mode and a key without the scope answer as
+    // they would without it.
+    expectError(await poll(newTag, other), 404, 'not_found');
+    expectError(await poll(newTag, testApi), 404, 'not_found');
+    expectError(await poll(newTag, writeOnly), 403, 'forbidden');
+    expectError(await poll('*', other), 404, 'not_found');
+  });
+
+  it('tags the account, the intake and the list, each answering 304 to its own tag only', async () => {
+    const paths = ['/v1/account', `/v1/intakes/${intakeId}`, '/v1/intakes'];
+    const tags: string[] = [];
+    for (const path of paths) {
+      const read = await api.get(path);
+      expect(read.status, read.text).toBe(200);
+      const tag = read.headers.get('etag') ?? '';
+      expect(tag).not.toBe('');
+      tags.push(tag);
+      expect((await api.get(path, { headers: { 'if-none-match': tag } })).status).toBe(304);
+    }
+    expect(new Set(tags).size).toBe(paths.length);
+    // The account's tag does not fit the other account's account answer.
+    expect((await other.get('/v1/account', { headers: { 'if-none-match': tags[0] ?? '' } })).status).toBe(
+      200,
+    );
+  });
+
   it('keeps the account answer per mode and shows an update in the next read', async () => {
     const live = await api.get<{ name: string; livemode: boolean }>('/v1/account');
     const test = await testApi.get<{ name: string; livemode: boolean }>('/v1/account');

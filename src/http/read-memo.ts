@@ -5,10 +5,12 @@ import type {
   HookHandlerDoneFunction,
   RouteHandlerMethod,
 } from 'fastify';
+import { z } from 'zod';
 import { betweenCommits } from '../db/read-cache.js';
 import { toArray } from '../lib/arrays.js';
 import type { AppServices } from '../services.js';
 import { authOf, type AuthContext } from './auth.js';
+import { etagOf, noneMatch } from './etag.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,6 +20,25 @@ declare module 'fastify' {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** In the OpenAPI document of every route that keeps its answer. */
+const NOT_MODIFIED = z.null().meta({
+  description: "Not Modified: If-None-Match holds the answer's current ETag. No body.",
+});
+
+/** A serialised answer and its entity tag, computed together once. */
+interface Answer {
+  body: string;
+  etag: string;
+}
+
+/** The answer, or 304 Not Modified (no body) when the caller already holds it (If-None-Match). */
+function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer): FastifyReply {
+  void reply.header('ETag', answer.etag);
+  if (noneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
+  // A string with a JSON type is sent as it is: Fastify serialises only objects.
+  return reply.type(JSON_TYPE).send(answer.body);
+}
 
 /**
  * Answers of authenticated reads that are a function of the database's rows alone (intakes, their
@@ -33,41 +54,53 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * and URL, so another account's or mode's request never finds one. The first read serialises through the
  * route's own response schema, like any answer. Only for routes whose answer depends on nothing but the
  * rows: not on the clock, the key's scopes or anything the read itself writes.
+ *
+ * Every such answer carries an `ETag`, a digest of its bytes computed when the answer is (so a kept
+ * answer's tag costs nothing), and a request whose `If-None-Match` holds it is answered 304 with no
+ * body. The tag is a function of the body alone: it changes exactly when the answer does (a commit that
+ * changes nothing this caller sees leaves it as it was) and says nothing about other accounts. On
+ * PostgreSQL the answer and its tag are computed on every read, and the 304 saves the transfer.
  */
 export function registerReadMemo(app: FastifyInstance, services: AppServices): void {
-  const bodies = betweenCommits<string>();
+  const answers = betweenCommits<Answer>();
   const keyOf = (request: FastifyRequest, auth: AuthContext) =>
     `${auth.account.id} ${auth.livemode ? 'live' : 'test'} ${request.method} ${request.url}`;
 
   function serveKept(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const auth = request.auth;
-    const kept = auth ? bodies.peek(services.db, keyOf(request, auth)) : undefined;
+    const kept = auth ? answers.peek(services.db, keyOf(request, auth)) : undefined;
     // Answering from an onRequest hook ends the request here: no validation, no handler.
-    if (kept !== undefined) void reply.type(JSON_TYPE).send(kept);
+    if (kept !== undefined) void sendAnswer(request, reply, kept);
     else done();
   }
 
   const keepingHandlers = new WeakSet<RouteHandlerMethod>();
 
-  // Without a change version (PostgreSQL) nothing can be kept: the routes run as they are, with no hook.
+  // Without a change version (PostgreSQL) nothing can be kept: no hook; the handler computes every time.
   const canKeep = services.db.changeVersion !== undefined;
 
   app.addHook('onRoute', (route) => {
     if (!route.config?.keepBetweenCommits) return;
     if (!route.config.scope) throw new Error(`${route.url}: keepBetweenCommits needs an authenticated route`);
-    if (!canKeep) return;
     // Registered after the authentication hook's onRoute, so this runs after its guard. The automatic
     // HEAD twin of a GET route may arrive with the GET's hooks and handler already in place.
+    if (route.schema) {
+      const responses = typeof route.schema.response === 'object' ? route.schema.response : {};
+      route.schema = { ...route.schema, response: { ...responses, 304: NOT_MODIFIED } };
+    }
     const hooks = toArray(route.onRequest);
-    if (!hooks.includes(serveKept)) route.onRequest = [...hooks, serveKept];
+    if (canKeep && !hooks.includes(serveKept)) route.onRequest = [...hooks, serveKept];
     if (keepingHandlers.has(route.handler)) return;
     const compute = route.handler as (request: FastifyRequest, reply: FastifyReply) => unknown;
     const keeping: RouteHandlerMethod = async function (this: FastifyInstance, request, reply) {
-      const body = await bodies(services.db, keyOf(request, authOf(request)), async () =>
-        textOf(reply.serialize(await compute.call(this, request, reply))),
-      );
-      // A string with a JSON type is sent as it is: Fastify serialises only objects.
-      return reply.type(JSON_TYPE).send(body);
+      const answer = await answers(services.db, keyOf(request, authOf(request)), async () => {
+        const body = textOf(reply.serialize(await compute.call(this, request, reply)));
+        return { body, etag: etagOf(body) };
+      });
+      // Never undefined: a route that finds nothing throws its 404.
+      if (!answer)
+        throw new Error(`${request.routeOptions.url ?? request.url}: a kept read answered nothing`);
+      return sendAnswer(request, reply, answer);
     };
     keepingHandlers.add(keeping);
     route.handler = keeping;
