@@ -25,6 +25,8 @@ export interface Target {
   method?: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
+  /** The one status every answer must have (304 for a conditional poll); any 2xx when unset. */
+  status?: number;
 }
 
 export interface RouteResult {
@@ -33,7 +35,7 @@ export interface RouteResult {
   latencyMeanMs: number;
   latencyP50Ms: number;
   latencyP99Ms: number;
-  /** 2xx responses in the measured run (the warmup's are in `warmupRequests`). */
+  /** Answers in the measured run, 2xx or the target's status (the warmup's are in `warmupRequests`). */
   totalRequests: number;
   warmupRequests: number;
   durationSeconds: number;
@@ -95,27 +97,48 @@ export function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(inspect(error));
 }
 
-/** Fails loudly unless every response was a 2xx and no connection failed or timed out. */
-export function assertClean(phase: string, route: string, result: autocannon.Result): void {
+/** Answers with `status`, or 2xx answers when it is unset. */
+function answered(result: autocannon.Result, status: number | undefined): number {
+  if (status === undefined) return result['2xx'];
+  const stats = result.statusCodeStats as Record<string, { count: number } | undefined>;
+  return stats[String(status)]?.count ?? 0;
+}
+
+/**
+ * Fails loudly unless every response was a 2xx (or each had the target's one expected status) and no
+ * connection failed or timed out.
+ */
+export function assertClean(phase: string, route: string, result: autocannon.Result, status?: number): void {
   const problems: string[] = [];
-  if (result.non2xx > 0) {
+  if (status !== undefined) {
+    const total = Object.values(result.statusCodeStats as Record<string, { count: number }>).reduce(
+      (sum, stat) => sum + stat.count,
+      0,
+    );
+    if (total !== answered(result, status)) {
+      problems.push(
+        `answers other than ${status} (status counts: ${JSON.stringify(result.statusCodeStats)})`,
+      );
+    }
+    if (answered(result, status) === 0) problems.push(`no ${status} answers at all`);
+  } else if (result.non2xx > 0) {
     problems.push(
       `${result.non2xx} non-2xx responses (status counts: ${JSON.stringify(result.statusCodeStats)})`,
     );
   }
   if (result.errors > 0) problems.push(`${result.errors} errors`);
   if (result.timeouts > 0) problems.push(`${result.timeouts} timeouts`);
-  if (result['2xx'] === 0) problems.push('no 2xx responses at all');
+  if (status === undefined && result['2xx'] === 0) problems.push('no 2xx responses at all');
   if (problems.length > 0) throw new Error(`${phase} run of ${route} failed: ${problems.join(', ')}`);
 }
 
 export async function measure(target: Target): Promise<RouteResult> {
   process.stderr.write(`${target.route}: warmup ${WARMUP_SECONDS} s … `);
   const warmup = await fire(target, WARMUP_SECONDS);
-  assertClean('Warmup', target.route, warmup);
+  assertClean('Warmup', target.route, warmup, target.status);
   process.stderr.write(`measuring ${MEASURE_SECONDS} s … `);
   const result = await fire(target, MEASURE_SECONDS);
-  assertClean('Measured', target.route, result);
+  assertClean('Measured', target.route, result, target.status);
   process.stderr.write(`${Math.round(result.requests.mean)} req/s\n`);
   return {
     route: target.route,
@@ -123,8 +146,8 @@ export async function measure(target: Target): Promise<RouteResult> {
     latencyMeanMs: result.latency.mean,
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
-    totalRequests: result['2xx'],
-    warmupRequests: warmup['2xx'],
+    totalRequests: answered(result, target.status),
+    warmupRequests: answered(warmup, target.status),
     durationSeconds: result.duration,
   };
 }

@@ -4,20 +4,25 @@
  *
  * The reads, all with the account's live key: `GET /v1/account`, `GET /v1/intakes` (a full first page),
  * `GET /v1/intakes/:id` and `GET /v1/intakes/:id/status` (one intake with four items). Each is measured
- * polled (its answer kept between commits) and cold (every read as if after a commit).
+ * polled (If-None-Match with the answer's ETag: 304 from the kept answer), cold (every read as if after a
+ * commit: the whole answer, built anew) and, if asked for, kept (the whole answer from memory, for a
+ * client that sends no If-None-Match). The service logs at `info`, its default, to a file.
  *
  * Environment: BENCH_READS (a comma-separated subset of account, list, intake, status; default all four),
- * BENCH_SECONDS (measured seconds per route and round, default 10), BENCH_WARMUP_SECONDS (default 2),
- * BENCH_CONNECTIONS (default 10), BENCH_ROUNDS (alternating rounds, default 3).
+ * BENCH_PASSES (a subset of polled, kept, cold; default polled,cold), BENCH_SECONDS (measured seconds per
+ * route and round, default 10), BENCH_WARMUP_SECONDS (default 2), BENCH_CONNECTIONS (default 10),
+ * BENCH_ROUNDS (alternating rounds, default 3), BENCH_LOG_LEVEL (the service's, default info).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os, { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { destination } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { withEveryReadAfterACommit } from './cold.js';
+import { printGoalLines, ratioGoal, type RatioGoal } from './goal-lines.js';
 import { INTAKE_BODY } from './intake-body.js';
 import {
   CONNECTIONS,
@@ -37,6 +42,26 @@ import {
 const RATE_LIMIT_PER_HOUR = 100_000_000;
 /** The target: each polled read keeps at least this share of the bare route's throughput. */
 const TARGET_RATIO = 0.5;
+/** The target for a cold read (every read as if after a commit). */
+const COLD_TARGET_RATIO = 0.3;
+/** The service's log level: its default, as a production server runs. */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'info';
+
+/** How each read is measured (BENCH_PASSES picks them; always in this order). */
+const PASSES = ['polled', 'kept', 'cold'] as const;
+type Pass = (typeof PASSES)[number];
+
+function passesFromEnv(): Pass[] {
+  const raw = process.env.BENCH_PASSES?.trim();
+  if (!raw) return ['polled', 'cold'];
+  const names = raw.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !PASSES.some((pass) => pass === name));
+  if (unknown.length > 0)
+    throw new Error(
+      `BENCH_PASSES: unknown pass ${unknown.join(', ')}; give a subset of ${PASSES.join(', ')}`,
+    );
+  return PASSES.filter((pass) => names.includes(pass));
+}
 
 /** The reads an agent polls, in the order they are measured (BENCH_READS names them). */
 const READS = ['account', 'list', 'intake', 'status'] as const;
@@ -137,12 +162,20 @@ async function rateLimitUsed(target: Target): Promise<number> {
   return RATE_LIMIT_PER_HOUR - remaining;
 }
 
-/** One read against the bare route: polled (kept answers) and cold (every read after a commit). */
+/** One read against the bare route, in each pass asked for. */
 interface ReadResult {
   read: Read;
   route: string;
-  polled: PairResult;
-  cold: PairResult;
+  passes: Partial<Record<Pass, PairResult>>;
+}
+
+/** The read's current ETag, which a polling agent sends back in If-None-Match. */
+async function etagOf(target: Target): Promise<string> {
+  const response = await fetch(target.url, { headers: target.headers });
+  await response.arrayBuffer();
+  const etag = response.headers.get('etag');
+  if (response.status !== 200 || !etag) throw new Error(`${target.route}: expected 200 with an ETag`);
+  return etag;
 }
 
 async function measureRead(
@@ -150,18 +183,31 @@ async function measureRead(
   bare: Target,
   read: Read,
   target: Target,
+  passes: readonly Pass[],
 ): Promise<ReadResult> {
-  process.stderr.write(`\n${target.route}, polled (kept answer), against ${bare.route}\n`);
-  const polled = await measurePair(bare, target);
-  process.stderr.write(`\n${target.route}, cold (every read after a commit), against ${bare.route}\n`);
-  const cold = await withEveryReadAfterACommit(service, () => measurePair(bare, target));
-  return { read, route: target.route, polled, cold };
+  const result: ReadResult = { read, route: target.route, passes: {} };
+  for (const pass of passes) {
+    process.stderr.write(`\n${target.route}, ${pass}, against ${bare.route}\n`);
+    if (pass === 'polled') {
+      const conditional: Target = {
+        ...target,
+        headers: { ...target.headers, 'if-none-match': await etagOf(target) },
+        status: 304,
+      };
+      result.passes.polled = await measurePair(bare, conditional);
+    } else if (pass === 'kept') {
+      result.passes.kept = await measurePair(bare, target);
+    } else {
+      result.passes.cold = await withEveryReadAfterACommit(service, () => measurePair(bare, target));
+    }
+  }
+  return result;
 }
 
 /** Requests of the read the service answered, warmups included (each went through the rate limiter). */
 function answeredBy(result: ReadResult): number {
   const answered = (run: RouteResult) => run.warmupRequests + run.totalRequests;
-  return answered(result.polled.target) + answered(result.cold.target);
+  return Object.values(result.passes).reduce((sum, pair) => sum + answered(pair.target), 0);
 }
 
 function fixed(value: number, digits: number): string {
@@ -176,39 +222,65 @@ function medianRatio(pair: PairResult): string {
   return `**${fixed(pair.ratio, 3)}** (${fixed(pair.ratio * 100, 1)}%)`;
 }
 
-function targetMet(result: ReadResult): boolean {
-  return result.polled.ratio >= TARGET_RATIO;
+function goalOf(pass: Pass): number {
+  return pass === 'cold' ? COLD_TARGET_RATIO : TARGET_RATIO;
 }
+
+function passMet(pass: Pass, pair: PairResult): boolean {
+  return pair.ratio >= goalOf(pass);
+}
+
+function targetMet(result: ReadResult): boolean {
+  return Object.entries(result.passes).every(([pass, pair]) => passMet(pass as Pass, pair));
+}
+
+const PASS_NAMES: Record<Pass, string> = {
+  polled: 'polled (If-None-Match: 304)',
+  kept: 'kept (200 from memory)',
+  cold: 'cold (every read after a commit)',
+};
 
 function markdownTables(results: readonly ReadResult[]): string {
   const row = (pass: string, r: RouteResult) =>
     `| ${pass} | ${r.route} | ${fixed(r.requestsPerSecondMean, 0)} | ${fixed(r.latencyMeanMs, 2)} | ${r.latencyP50Ms} | ${r.latencyP99Ms} | ${r.totalRequests} |`;
   const missed = results.filter((result) => !targetMet(result)).map((result) => result.read);
+  const pairs = (result: ReadResult) => Object.entries(result.passes) as [Pass, PairResult][];
   return [
     '| Pass | Route | Requests/s (mean) | Latency mean (ms) | p50 (ms) | p99 (ms) | Requests measured |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
-    ...results.flatMap((result) => [
-      row(`${result.read}, polled`, result.polled.baseline),
-      row(`${result.read}, polled`, result.polled.target),
-      row(`${result.read}, cold`, result.cold.baseline),
-      row(`${result.read}, cold`, result.cold.target),
-    ]),
-    '',
-    `Ratios read ÷ bare, per alternating round and their median; target for each polled read ≥ ${fixed(TARGET_RATIO * 100, 0)}%, cold reads (every read as if after a commit: key and answer from SQLite) have no target.`,
-    '',
-    '| Read | Polled rounds | Polled median | Target | Cold rounds | Cold median |',
-    '| --- | --- | ---: | --- | --- | ---: |',
-    ...results.map(
-      (result) =>
-        `| ${result.route} | ${roundRatios(result.polled)} | ${medianRatio(result.polled)} | ${targetMet(result) ? 'met' : 'NOT met'} | ${roundRatios(result.cold)} | ${medianRatio(result.cold)} |`,
+    ...results.flatMap((result) =>
+      pairs(result).flatMap(([pass, pair]) => [
+        row(`${result.read}, ${pass}`, pair.baseline),
+        row(`${result.read}, ${pass}`, pair.target),
+      ]),
     ),
     '',
-    missed.length === 0 ? 'Every polled read met the target.' : `Target NOT met by: ${missed.join(', ')}.`,
+    `Ratios read ÷ bare, per alternating round and their median; targets: polled and kept ≥ ${fixed(TARGET_RATIO, 2)}, cold ≥ ${fixed(COLD_TARGET_RATIO, 2)}.`,
+    '',
+    '| Read | Pass | Rounds | Median | Target |',
+    '| --- | --- | --- | ---: | --- |',
+    ...results.flatMap((result) =>
+      pairs(result).map(
+        ([pass, pair]) =>
+          `| ${result.route} | ${PASS_NAMES[pass]} | ${roundRatios(pair)} | ${medianRatio(pair)} | ≥ ${fixed(goalOf(pass), 2)}: ${passMet(pass, pair) ? 'met' : 'NOT met'} |`,
+      ),
+    ),
+    '',
+    missed.length === 0 ? 'Every read met its targets.' : `Targets NOT met by: ${missed.join(', ')}.`,
   ].join('\n');
+}
+
+function goalLines(results: readonly ReadResult[]): RatioGoal[] {
+  return results.flatMap((result) =>
+    (Object.entries(result.passes) as [Pass, PairResult][]).map(([pass, pair]) =>
+      ratioGoal(`reads.${result.read}.${pass}`, `>=${goalOf(pass)}`, 'bare Fastify GET', pair),
+    ),
+  );
 }
 
 async function main(): Promise<void> {
   const reads = readsFromEnv();
+  const passes = passesFromEnv();
   const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-'));
   let bare: { app: FastifyInstance; url: string } | undefined;
   let service: RunningServer | undefined;
@@ -230,7 +302,9 @@ async function main(): Promise<void> {
 
   try {
     bare = await startBare();
-    service = await startServer(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn' }));
+    // The service's log lines go to a file, as a production server's go to its log collector.
+    const logStream = destination({ dest: join(dataDir, 'service.log'), sync: false });
+    service = await startServer(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL }), { logStream });
     const account = await createAccount(
       service.services.db.kysely,
       { email: 'bench@example.com', plan: 'agency', rateLimitPerHour: RATE_LIMIT_PER_HOUR },
@@ -245,17 +319,21 @@ async function main(): Promise<void> {
 
     process.stderr.write(
       `Node ${process.version}, ${availableParallelism()} cores, load average ${fixed(os.loadavg()[0] ?? 0, 2)}; ` +
-        `reads ${reads.join(', ')}; ${CONNECTIONS} connections, ` +
+        `reads ${reads.join(', ')}; passes ${passes.join(', ')}; service log level ${LOG_LEVEL}; ${CONNECTIONS} connections, ` +
         `${ROUNDS} alternating rounds of warmup ${WARMUP_SECONDS} s + measured ${MEASURE_SECONDS} s per route\n`,
     );
     const loadBefore = os.loadavg()[0] ?? 0;
     const results: ReadResult[] = [];
-    for (const read of reads) results.push(await measureRead(service, bareTarget, read, targets[read]));
+    for (const read of reads) {
+      results.push(await measureRead(service, bareTarget, read, targets[read], passes));
+    }
     const loadAfter = os.loadavg()[0] ?? 0;
     // The limiter must have counted every answered request of every read and this check's own (it may
     // also count some cut off at the end of a run).
     const counted = (await rateLimitUsed(targets.account)) - usedBefore;
-    const answered = results.reduce((sum, result) => sum + answeredBy(result), 0) + 1;
+    // The ETag fetch before each polled pass is one request more.
+    const etagFetches = passes.includes('polled') ? results.length : 0;
+    const answered = results.reduce((sum, result) => sum + answeredBy(result), 0) + 1 + etagFetches;
     if (counted < answered) {
       throw new Error(`The rate limiter counted ${counted} requests but ${answered} were answered`);
     }
@@ -269,27 +347,28 @@ async function main(): Promise<void> {
       warmupSeconds: WARMUP_SECONDS,
       measuredSeconds: MEASURE_SECONDS,
       rounds: ROUNDS,
-      target: TARGET_RATIO,
+      logLevel: LOG_LEVEL,
+      target: { polled: TARGET_RATIO, kept: TARGET_RATIO, cold: COLD_TARGET_RATIO },
       reads: results.map((result) => ({
         name: result.read,
         route: result.route,
-        polled: {
-          bare: result.polled.baseline,
-          read: result.polled.target,
-          roundRatios: result.polled.roundRatios,
-          ratio: result.polled.ratio,
-          targetMet: targetMet(result),
-        },
-        cold: {
-          bare: result.cold.baseline,
-          read: result.cold.target,
-          roundRatios: result.cold.roundRatios,
-          ratio: result.cold.ratio,
-        },
+        passes: Object.fromEntries(
+          (Object.entries(result.passes) as [Pass, PairResult][]).map(([pass, pair]) => [
+            pass,
+            {
+              bare: pair.baseline,
+              read: pair.target,
+              roundRatios: pair.roundRatios,
+              ratio: pair.ratio,
+              targetMet: passMet(pass, pair),
+            },
+          ]),
+        ),
       })),
       targetMet: results.every(targetMet),
     };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    printGoalLines(goalLines(results));
   } finally {
     await cleanup();
     process.off('SIGINT', onSignal);

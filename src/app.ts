@@ -46,16 +46,25 @@ import { templateRoutes } from './modules/templates/templates.routes.js';
 import { usageRoutes } from './modules/usage/usage.routes.js';
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import type { Worker } from './jobs/worker.js';
+import type { DestinationStream } from 'pino';
 import { registerHttpMetrics } from './http/metrics.js';
 import type { AppServices } from './services.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
-/** Builds the HTTP app: cross-cutting hooks first, then each module's routes. */
-export async function buildApp(services: AppServices, worker: Worker): Promise<FastifyInstance> {
+/**
+ * Builds the HTTP app: cross-cutting hooks first, then each module's routes. Logs go to stdout unless
+ * `logStream` names another destination.
+ */
+export async function buildApp(
+  services: AppServices,
+  worker: Worker,
+  logStream?: DestinationStream,
+): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: services.config.logLevel,
+      ...(logStream ? { stream: logStream } : {}),
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       serializers: { req: requestForLog },
     },

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
@@ -121,6 +121,8 @@ async function planBackgroundWork(services: AppServices): Promise<void> {
 export interface StartServerOptions {
   /** Run the job worker in this process (`serve`, the default); `api` leaves it to `worker` processes. */
   runWorker?: boolean;
+  /** Where the HTTP app's log lines go (the benchmarks write them to a file); stdout by default. */
+  logStream?: DestinationStream;
 }
 
 export interface RunningServer {
@@ -160,7 +162,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
   try {
     worker = createWorker(services);
     if (runWorker) await planBackgroundWork(services);
-    app = await buildApp(services, worker);
+    app = await buildApp(services, worker, options.logStream);
     metrics = await startMetrics(services);
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

@@ -1,0 +1,47 @@
+/**
+ * The one machine-readable line per goal that each benchmark prints at the end of its output, after its
+ * human tables: `BENCH_RESULT <json>`. A runner that starts the benchmarks as child processes collects
+ * these lines from their stdout.
+ */
+import type { PairResult } from './load.js';
+
+/** A throughput goal: the service against a baseline measured in the same run, alternating rounds. */
+export interface RatioGoal {
+  name: string;
+  /** For example ">=0.5". */
+  goal: string;
+  baseline: string;
+  service_rps: number;
+  baseline_rps: number;
+  rounds: number[];
+  median: number;
+}
+
+/** A memory goal: a measured value in MB (10^6 bytes). */
+export interface MemoryGoal {
+  name: string;
+  goal: string;
+  unit: 'MB';
+  value: number;
+  [detail: string]: unknown;
+}
+
+export function ratioGoal(name: string, goal: string, baseline: string, pair: PairResult): RatioGoal {
+  return {
+    name,
+    goal,
+    baseline,
+    service_rps: Math.round(pair.target.requestsPerSecondMean),
+    baseline_rps: Math.round(pair.baseline.requestsPerSecondMean),
+    rounds: pair.roundRatios.map((ratio) => round3(ratio)),
+    median: round3(pair.ratio),
+  };
+}
+
+export function printGoalLines(goals: readonly (RatioGoal | MemoryGoal)[]): void {
+  for (const goal of goals) process.stdout.write(`BENCH_RESULT ${JSON.stringify(goal)}\n`);
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
