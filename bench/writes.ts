@@ -185,7 +185,7 @@ async function main(): Promise<void> {
       body: ONE_ITEM_BODY,
     };
     const createTarget: Target = {
-      route: 'POST /v1/intakes (one item, sent, test key)',
+      route: 'POST /v1/intakes (one item, sent, live key)',
       url: `${service.url}/v1/intakes`,
       method: 'POST',
       headers: { ...json, authorization: `Bearer ${account.live_key}` },

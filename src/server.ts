@@ -6,7 +6,6 @@ import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import type { RateLimiter } from './http/rate-limit/limiter.js';
 import { MemoryRateLimiter } from './http/rate-limit/memory.js';
-import { RedisRateLimiter } from './http/rate-limit/redis.js';
 import { RECURRING_JOBS, registerJobHandlers } from './job-handlers.js';
 import './subscribers.js';
 import { noJobRunner } from './jobs/jobs.js';
@@ -15,7 +14,6 @@ import { listenForDueJobs, type JobListener } from './jobs/wakeup.js';
 import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
-import { S3Storage } from './modules/files/s3-storage.js';
 import { configureImageWork } from './modules/files/images.js';
 import { keepPreviewsClean, scheduleOrphanSweep } from './modules/files/stored-files.service.js';
 import { LocalStorage, type Storage } from './modules/files/storage.js';
@@ -25,9 +23,16 @@ import { closeWebhookDelivery } from './modules/webhooks/attempt.js';
 import type { AppServices } from './services.js';
 import { ensurePrivateDirectory } from './lib/private-files.js';
 
-function chooseStorage(config: Config): Storage {
+/**
+ * The S3 SDK and the Redis client are loaded only when configured: together they hold about 40 MB of
+ * a process that uses neither (the embedded default: files in DATA_DIR, limits in memory).
+ */
+async function chooseStorage(config: Config): Promise<Storage> {
   if (config.storageUrl) {
-    if (config.storageUrl.startsWith('s3://')) return S3Storage.fromUrl(config.storageUrl);
+    if (config.storageUrl.startsWith('s3://')) {
+      const { S3Storage } = await import('./modules/files/s3-storage.js');
+      return S3Storage.fromUrl(config.storageUrl);
+    }
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(config.storageUrl)?.[1];
     throw new ConfigError(
       `STORAGE_URL must start with s3:// (s3://bucket?endpoint=…&region=…)${scheme ? `, not ${scheme}://` : ''}; leave it unset to store files in DATA_DIR.`,
@@ -37,8 +42,10 @@ function chooseStorage(config: Config): Storage {
   return new LocalStorage(join(config.dataDir, 'files'));
 }
 
-function chooseLimiter(config: Config): RateLimiter {
-  return config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter();
+async function chooseLimiter(config: Config): Promise<RateLimiter> {
+  if (!config.redisUrl) return new MemoryRateLimiter();
+  const { RedisRateLimiter } = await import('./http/rate-limit/redis.js');
+  return new RedisRateLimiter(config.redisUrl);
 }
 
 function chooseMailer(config: Config): Mailer {
@@ -56,13 +63,15 @@ function chooseSms(config: Config): SmsProvider {
 /** Opens the database (migrated) and the providers chosen by configuration. */
 export async function createServices(config: Config): Promise<AppServices> {
   configureImageWork(config.images.concurrency);
+  // Storage first: a wrong STORAGE_URL is refused before the database is opened.
+  const storage = await chooseStorage(config);
   const db = openDatabase(config);
   await migrateToLatest(db, config.databaseUrl);
   return {
     config,
     db,
-    limiter: chooseLimiter(config),
-    storage: chooseStorage(config),
+    limiter: await chooseLimiter(config),
+    storage,
     mailer: chooseMailer(config),
     sms: chooseSms(config),
     clock: systemClock,

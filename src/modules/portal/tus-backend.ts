@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { FileStore } from '@tus/file-store';
 import type { DataStore, Locker } from '@tus/utils';
 import type { AppServices } from '../../services.js';
-import { RedisLocker } from './tus-redis-locker.js';
 import { SegmentStore } from './tus-segment-store.js';
 
 /**
@@ -29,7 +28,10 @@ export async function createTusBackend(services: AppServices, expireAfterMs: num
   await mkdir(directory, { recursive: true });
   if (services.storage.kind === 's3') {
     const datastore = new SegmentStore(services.storage, expireAfterMs);
-    const locker = services.config.redisUrl ? new RedisLocker(services.config.redisUrl) : undefined;
+    // The Redis client is loaded only when it is used.
+    const locker = services.config.redisUrl
+      ? new (await import('./tus-redis-locker.js')).RedisLocker(services.config.redisUrl)
+      : undefined;
     return {
       datastore,
       locker,
