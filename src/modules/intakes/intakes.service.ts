@@ -13,7 +13,7 @@ import type { AppServices } from '../../services.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 import { deleteHistoryOf, historyOf } from '../history/history.service.js';
 import { findTemplateItems } from '../templates/templates.service.js';
-import { addUsage, usageValue } from '../usage/usage.service.js';
+import { addUsage, addUsageAndRead } from '../usage/usage.service.js';
 import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
 import { requireFolder } from '../folders/folders.service.js';
 import { ask, raise } from '../../kernel/domain-events.js';
@@ -175,8 +175,7 @@ async function consumeIntakeQuota(
   now: Date,
 ): Promise<void> {
   const limit = planOf(plan).quotas.intakes_per_month;
-  await addUsage(db, world, 'intakes', 1, now);
-  const used = await usageValue(db, world, 'intakes', now);
+  const used = await addUsageAndRead(db, world, 'intakes', 1, now);
   if (used > limit) {
     throw new ApiError(
       'quota_exceeded',

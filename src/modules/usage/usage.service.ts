@@ -29,7 +29,32 @@ export async function addUsage(
   delta: number,
   at: Date,
 ): Promise<void> {
-  await db
+  await addUsageQuery(db, world, metric, delta, at).execute();
+}
+
+/**
+ * Adds `delta` like addUsage and returns the counter's new value from the same statement (SQLite and
+ * PostgreSQL both return the row an upsert wrote): a quota check needs no second read.
+ */
+export async function addUsageAndRead(
+  db: Kysely<Database>,
+  world: UsageWorld,
+  metric: UsageMetric,
+  delta: number,
+  at: Date,
+): Promise<number> {
+  const row = await addUsageQuery(db, world, metric, delta, at).returning('value').executeTakeFirstOrThrow();
+  return Number(row.value);
+}
+
+function addUsageQuery(
+  db: Kysely<Database>,
+  world: UsageWorld,
+  metric: UsageMetric,
+  delta: number,
+  at: Date,
+) {
+  return db
     .insertInto('usage_counters')
     .values({
       account_id: world.accountId,
@@ -42,8 +67,7 @@ export async function addUsage(
       oc
         .columns(['account_id', 'livemode', 'period', 'metric'])
         .doUpdateSet({ value: sql<number>`usage_counters.value + ${delta}` }),
-    )
-    .execute();
+    );
 }
 
 export async function usageValue(
