@@ -1,4 +1,7 @@
-import sharp from 'sharp';
+import type SharpModule from 'sharp';
+
+/** sharp's entry point: `sharp(input, options)` with its statics (`concurrency`, `cache`). */
+export type Sharp = typeof SharpModule;
 import { ApiError } from '../../http/errors.js';
 
 /**
@@ -29,8 +32,22 @@ const waiting: Array<() => void> = [];
  */
 export function configureImageWork(concurrency: number): void {
   slots = Math.max(1, concurrency);
-  sharp.concurrency(1);
-  sharp.cache({ memory: 32, files: 0, items: 20 });
+}
+
+let loading: Promise<Sharp> | undefined;
+
+/**
+ * sharp (libvips, about 30 MB of resident memory) is loaded when the first image is worked on, not at
+ * start: a process that never sees an image (a worker, an API serving only reads) never holds it. One
+ * libvips thread per image and a small operation cache, process-wide.
+ */
+export function loadSharp(): Promise<Sharp> {
+  loading ??= import('sharp').then(({ default: sharp }) => {
+    sharp.concurrency(1);
+    sharp.cache({ memory: 32, files: 0, items: 20 });
+    return sharp;
+  });
+  return loading;
 }
 
 /** Runs pixel work when a slot is free; the rest wait in order. */

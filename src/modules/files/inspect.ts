@@ -3,7 +3,8 @@ import { stat } from 'node:fs/promises';
 import type { Element } from '@xmldom/xmldom';
 import { fileTypeFromFile } from 'file-type';
 import { imageSizeFromFile } from 'image-size/fromFile';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
+import { loadSharp } from './images.js';
 import { FORMATS, type Format } from '../../domain/items.js';
 import type { FileFacts } from '../../domain/values.js';
 import { assertPixelBudget, DEFAULT_IMAGE_MAX_PIXELS, withImageSlot, type ImageLimits } from './images.js';
@@ -70,7 +71,7 @@ async function rasterFacts(path: string, limits: ImageLimits): Promise<ImageFact
   let meta: Metadata;
   try {
     // The header only: nothing is decoded yet.
-    meta = await sharp(path).metadata();
+    meta = await (await loadSharp())(path).metadata();
   } catch {
     return { width: undefined, height: undefined, transparent: undefined };
   }
@@ -79,6 +80,7 @@ async function rasterFacts(path: string, limits: ImageLimits): Promise<ImageFact
   assertPixelBudget(width, height, limits);
   if (!meta.hasAlpha) return { width, height, transparent: false };
   try {
+    const sharp = await loadSharp();
     const stats = await withImageSlot(() =>
       sharp(path, { limitInputPixels: limits.maxPixels, sequentialRead: true }).stats(),
     );
@@ -96,7 +98,7 @@ async function rasterFacts(path: string, limits: ImageLimits): Promise<ImageFact
  */
 async function heicFacts(path: string): Promise<ImageFacts> {
   try {
-    const meta = await sharp(path).metadata();
+    const meta = await (await loadSharp())(path).metadata();
     return { width: meta.autoOrient.width, height: meta.autoOrient.height, transparent: meta.hasAlpha };
   } catch {
     try {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import sharp from 'sharp';
+import { loadSharp } from '../files/images.js';
 import type { Database } from '../../db/schema.js';
 import { accountLogo } from '../accounts/branding.js';
 
@@ -26,7 +26,9 @@ export async function emailLogoPng(
   if (hit) return hit;
   let png: Buffer;
   try {
-    png = await sharp(logo.bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'none' })
+    png = await (
+      await loadSharp()
+    )(logo.bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'none' })
       .resize({ height: HEIGHT, width: MAX_WIDTH, fit: 'inside', withoutEnlargement: false })
       .png()
       .toBuffer();

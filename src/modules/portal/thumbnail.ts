@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import sharp from 'sharp';
+import { loadSharp } from '../files/images.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../services.js';
 import { withImageSlot } from '../files/images.js';
@@ -33,6 +33,7 @@ async function cached(path: string): Promise<Buffer | undefined> {
 async function render(services: AppServices, storageKey: string): Promise<Buffer> {
   const input = await bufferOf(await services.storage.get(storageKey));
   try {
+    const sharp = await loadSharp();
     return await withImageSlot(() =>
       sharp(input, { limitInputPixels: services.config.images.maxPixels, failOn: 'none' })
         .rotate()

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import sharp from 'sharp';
+import { loadSharp } from '../files/images.js';
 
 /** The service's mark: a rounded square in the accent colour with a check, as the pages show it. */
 const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2450c8"/><path d="M9 16.5l4.5 4.5L23 11.5" fill="none" stroke="#fff" stroke-width="3.2" stroke-linecap="round" stroke-linejoin="round"/></svg>`;
@@ -9,7 +9,7 @@ const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><r
  * browser reads it): a six-byte header, one sixteen-byte directory entry, then the PNG.
  */
 async function iconFile(): Promise<Buffer> {
-  const png = await sharp(Buffer.from(ICON_SVG)).resize(32, 32).png().toBuffer();
+  const png = await (await loadSharp())(Buffer.from(ICON_SVG)).resize(32, 32).png().toBuffer();
   const header = Buffer.alloc(22);
   header.writeUInt16LE(0, 0); // reserved
   header.writeUInt16LE(1, 2); // type: icon

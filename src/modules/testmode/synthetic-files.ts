@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { loadSharp } from '../files/images.js';
 import type { Format } from '../../domain/items.js';
 
 /** A small real file of `format` (images of the given width, transparent when asked), for simulate. */
@@ -8,6 +8,7 @@ export async function syntheticFile(
   transparent: boolean,
 ): Promise<{ bytes: Buffer; name: string; contentType: string }> {
   const height = Math.max(1, Math.round(width / 2));
+  const sharp = await loadSharp();
   const raster = () =>
     sharp({
       create: {
