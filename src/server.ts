@@ -10,7 +10,7 @@ import { RECURRING_JOBS, registerJobHandlers } from './job-handlers.js';
 import './subscribers.js';
 import { noJobRunner } from './jobs/jobs.js';
 import { planRecurringJobs } from './jobs/recurring.js';
-import { listenForDueJobs, type JobListener } from './jobs/wakeup.js';
+import { listenForDueJobs, onLocalJobDue, type JobListener } from './jobs/wakeup.js';
 import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
@@ -106,11 +106,23 @@ export function createWorker(services: AppServices): Worker {
   return worker;
 }
 
-/** Starts polling, and on PostgreSQL listens for jobs due at once (LISTEN/NOTIFY) to skip the wait. */
-function startPolling(services: AppServices, worker: Worker): JobListener | undefined {
+/**
+ * Starts polling, and wakes the worker for jobs due at once to skip the wait: on PostgreSQL by
+ * LISTEN/NOTIFY (jobs enqueued by any process), on SQLite when this process enqueues one.
+ */
+function startPolling(services: AppServices, worker: Worker): JobListener {
   worker.start();
   const { databaseUrl } = services.config;
-  if (services.db.dialect !== 'postgres' || !databaseUrl) return undefined;
+  if (services.db.dialect !== 'postgres' || !databaseUrl) {
+    const unsubscribe = onLocalJobDue(services.db.kysely, () => worker.nudge());
+    return {
+      ready: Promise.resolve(),
+      close: () => {
+        unsubscribe();
+        return Promise.resolve();
+      },
+    };
+  }
   const logger = pino({ level: services.config.logLevel, base: { component: 'worker' } });
   return listenForDueJobs(databaseUrl, () => worker.nudge(), logger);
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../src/config.js';
 import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
-import { listenForDueJobs } from '../src/jobs/wakeup.js';
+import { listenForDueJobs, onLocalJobDue } from '../src/jobs/wakeup.js';
 import { Worker } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import { serviceAvailable } from './helpers/env.js';
@@ -11,11 +11,93 @@ import { eventually } from './helpers/receivers.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /**
- * Wake-ups on PostgreSQL: a job enqueued due now reaches an idle worker through LISTEN/NOTIFY, long
- * before its next poll (here a minute away). And JOB_LEASE_MS: how soon a crashed worker's claim may be taken over.
+ * Wake-ups: a job enqueued due now reaches an idle worker long before its next poll (here a minute
+ * away): on PostgreSQL through LISTEN/NOTIFY, on SQLite within the process (the embedded `serve`).
+ * And JOB_LEASE_MS: how soon a crashed worker's claim may be taken over.
  */
 const Ping = defineJob('test_wakeup.ping', z.strictObject({ n: z.number().int() }), { testOnly: true });
+const LocalPing = defineJob('test_wakeup.local_ping', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+});
 const ready = await serviceAvailable('postgres');
+
+describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
+  let server: TestServer;
+  let worker: Worker;
+  let unsubscribe: () => void;
+  const ran: number[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer('sqlite');
+    worker = new Worker({
+      db: server.server.services.db,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      pollIntervalMs: 60_000,
+    });
+    worker.register(LocalPing, (job) => {
+      ran.push(job.payload.n);
+      return Promise.resolve();
+    });
+    worker.start();
+    unsubscribe = onLocalJobDue(server.server.services.db.kysely, () => worker.nudge());
+    // The first poll (at start) found nothing; the next one is a minute away.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  });
+  afterAll(async () => {
+    unsubscribe?.();
+    await worker?.stop();
+    await server?.stop();
+  });
+
+  const job = (n: number) => ({
+    accountId: 'acct_wakeup',
+    livemode: true,
+    kind: LocalPing,
+    subjectId: `local${n}`,
+    payload: { n },
+    dueAt: Date.now(),
+  });
+
+  it('runs a job due now right after its commit, not before, without waiting for the poll', async () => {
+    const db = server.server.services.db.kysely;
+    await db.transaction().execute(async (trx) => {
+      await enqueueJob(trx, job(1));
+      // Woken already, the worker's claim waits for the connection this transaction holds.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(ran).toEqual([]);
+    });
+    await eventually(
+      () => Promise.resolve(ran.includes(1) ? true : undefined),
+      'the woken worker to run job 1',
+      5_000,
+    );
+    await enqueueJob(db, job(2));
+    await eventually(
+      () => Promise.resolve(ran.includes(2) ? true : undefined),
+      'the woken worker to run job 2',
+      5_000,
+    );
+    expect(ran).toEqual([1, 2]);
+  });
+
+  it('wakes for nothing after a rollback, and runs what comes next', async () => {
+    const db = server.server.services.db.kysely;
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await enqueueJob(trx, job(3));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await enqueueJob(db, job(4));
+    await eventually(
+      () => Promise.resolve(ran.includes(4) ? true : undefined),
+      'the woken worker to run job 4',
+      5_000,
+    );
+    expect(ran).toEqual([1, 2, 4]);
+  });
+});
 
 describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
   let server: TestServer;

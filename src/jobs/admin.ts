@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { z } from 'zod';
 import type { Database, JobsTable } from '../db/schema.js';
-import { isPostgres, notifyJobDue } from './wakeup.js';
+import { notifyJobDue } from './wakeup.js';
 import { GAVE_UP_LOCKED_UNTIL } from './worker.js';
 
 /**
@@ -93,7 +93,7 @@ export async function retryFailedJobs(
     if ('id' in target) query = query.where('id', '=', target.id);
     else if (target.kind !== undefined) query = query.where('kind', '=', target.kind);
     const rows = await query.returning('id').execute();
-    if (rows.length > 0 && isPostgres(trx)) await notifyJobDue(trx);
+    if (rows.length > 0) await notifyJobDue(trx);
     return rows.map((row) => row.id);
   });
 }

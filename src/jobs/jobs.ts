@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { Database } from '../db/schema.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { isPostgres, notifyJobDue, WAKE_HORIZON_MS } from './wakeup.js';
+import { notifyJobDue, WAKE_HORIZON_MS } from './wakeup.js';
 
 /**
  * Background jobs: a typed registry of job kinds, and the functions that write jobs in the caller's
@@ -180,8 +180,8 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
       return pending?.id ?? enqueueJob(db, job);
     }
   }
-  // A job due now wakes an idle worker at commit (PostgreSQL); others wait for a poll.
-  if (job.dueAt <= Date.now() + WAKE_HORIZON_MS && isPostgres(db)) await notifyJobDue(db);
+  // A job due now wakes an idle worker at commit; others wait for a poll.
+  if (job.dueAt <= Date.now() + WAKE_HORIZON_MS) await notifyJobDue(db);
   return id;
 }
 
@@ -254,7 +254,7 @@ export const noJobRunner: JobRunner = {
 /**
  * A test clock moved forward by `ms`: every job of the account's test mode comes earlier by as much
  * (due_at is real time), so what fell due by the new test time is due now. In the caller's transaction;
- * on PostgreSQL idle workers are woken at its commit.
+ * idle workers are woken at its commit.
  */
 export async function bringTestJobsForward(
   db: Kysely<Database>,
@@ -267,7 +267,7 @@ export async function bringTestJobsForward(
     .where('account_id', '=', accountId)
     .where('livemode', '=', 0)
     .execute();
-  if (isPostgres(db)) await notifyJobDue(db);
+  await notifyJobDue(db);
 }
 
 /** Deletes every pending job about a record or about a part of it (subjects `<id>` and `<id>/…`). */

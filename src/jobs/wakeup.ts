@@ -3,12 +3,19 @@ import pg from 'pg';
 import type { Database } from '../db/schema.js';
 
 /**
- * Wake-ups for idle workers on PostgreSQL (LISTEN/NOTIFY). A job that is due at once (a webhook
- * attempt, an email to send) would otherwise wait for the next poll, up to a second. enqueueJob
- * notifies inside the caller's transaction, so PostgreSQL delivers the notification at commit, when
- * the row is visible, and drops it on rollback. Notifications only shorten the wait: polling stays
- * the guarantee, so a lost notification (listener reconnecting, a worker busy) delays nothing by more
- * than one poll interval. SQLite has no notifications and keeps polling.
+ * Wake-ups for idle workers. A job that is due at once (a webhook attempt, an email to send) would
+ * otherwise wait for the next poll, up to a second. enqueueJob notifies inside the caller's
+ * transaction:
+ *
+ * - PostgreSQL (LISTEN/NOTIFY): the notification is delivered at commit, when the row is visible, to
+ *   the workers of every process, and dropped on rollback.
+ * - SQLite: the workers of this process that share the connection (the embedded `serve`) are woken
+ *   at once. Their claim needs the one connection, which the transaction holds until it ends, so it
+ *   runs right after the commit and sees the row (after a rollback it finds nothing, which is
+ *   harmless). Workers in other processes on the same file keep polling.
+ *
+ * Wake-ups only shorten the wait: polling stays the guarantee, so a lost notification (listener
+ * reconnecting, a worker busy) delays nothing by more than one poll interval.
  */
 export const JOBS_CHANNEL = 'intake_jobs';
 
@@ -19,9 +26,33 @@ export function isPostgres(db: Kysely<Database>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
-/** In the caller's transaction: tell listening workers that a job is due now. */
+/**
+ * This process's wake-ups on SQLite, per database. Keyed by the dialect adapter, which a Kysely
+ * instance shares with its transactions, so a job enqueued in a transaction finds its database's workers.
+ */
+const localWakers = new WeakMap<object, Set<() => void>>();
+
+/** Wakes `wake` whenever a job due now is enqueued through this database in this process. Returns the unsubscribe. */
+export function onLocalJobDue(db: Kysely<Database>, wake: () => void): () => void {
+  const adapter = db.getExecutor().adapter;
+  let wakers = localWakers.get(adapter);
+  if (!wakers) {
+    wakers = new Set();
+    localWakers.set(adapter, wakers);
+  }
+  const own = wakers;
+  own.add(wake);
+  return () => own.delete(wake);
+}
+
+/** In the caller's transaction: tell the workers that a job is due now (see the top of this file). */
 export async function notifyJobDue(db: Kysely<Database>): Promise<void> {
-  await sql`select pg_notify(${JOBS_CHANNEL}, '')`.execute(db);
+  if (isPostgres(db)) {
+    await sql`select pg_notify(${JOBS_CHANNEL}, '')`.execute(db);
+    return;
+  }
+  const wakers = localWakers.get(db.getExecutor().adapter);
+  if (wakers) for (const wake of wakers) wake();
 }
 
 export interface JobListener {
