@@ -4,6 +4,10 @@
  * 1. Dispatch: BENCH_INTAKES live intakes, each with its first reminder due now, are dispatched by
  *    BENCH_WORKERS job workers in this process through the real path (claim, checks, render, SMTP,
  *    record, plan the next reminder) into an SMTP server on 127.0.0.1 that accepts and discards.
+ *    In BENCH_REMINDER_ROUNDS alternating rounds against the baseline: a plain nodemailer loop (pooled,
+ *    as many connections, as many messages in flight as there are workers, Nagle off like the
+ *    service's mailer) sending as many messages of the same size to the same server. The ratio of the
+ *    rates is printed as a BENCH_RESULT line (bench/result.ts).
  * 2. Finding due work: the worker's claim (nothing due) timed with 1,000 and with BENCH_SCHEDULED_ROWS
  *    future jobs in the table, and the query plans (EXPLAIN) on both dialects.
  *
@@ -16,12 +20,14 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
+import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../src/config.js';
 import { definedKinds } from '../src/jobs/jobs.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { closeServices, createServices, createWorker } from '../src/server.js';
 import type { AppServices } from '../src/services.js';
+import { printRatio, QUICK } from './result.js';
 import { seedDueReminders } from './seed.js';
 
 function positiveInt(name: string, fallback: number): number {
@@ -33,24 +39,26 @@ function positiveInt(name: string, fallback: number): number {
   return value;
 }
 
-const INTAKES = positiveInt('BENCH_INTAKES', 10_000);
+const INTAKES = positiveInt('BENCH_INTAKES', QUICK ? 300 : 2_000);
+const ROUNDS = positiveInt('BENCH_REMINDER_ROUNDS', QUICK ? 1 : 3);
 const WORKERS = positiveInt('BENCH_WORKERS', 4);
-const SCHEDULED_ROWS = positiveInt('BENCH_SCHEDULED_ROWS', 1_000_000);
+const SCHEDULED_ROWS = positiveInt('BENCH_SCHEDULED_ROWS', QUICK ? 20_000 : 1_000_000);
 const CLAIM_SAMPLES = positiveInt('BENCH_CLAIM_SAMPLES', 200);
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 async function startSink() {
   let received = 0;
+  let bytes = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     onData(stream, _session, callback) {
+      stream.on('data', (chunk: Buffer) => (bytes += chunk.length));
       stream.on('end', () => {
         received++;
         callback();
       });
-      stream.resume();
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -58,7 +66,9 @@ async function startSink() {
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
     url: `smtp://127.0.0.1:${port}?from=bench%40example.test&maxConnections=${Math.max(5, WORKERS)}`,
+    port,
     received: () => received,
+    bytes: () => bytes,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -77,8 +87,55 @@ function reachable(url: string): Promise<boolean> {
   });
 }
 
-async function dispatchBench(services: AppServices, sink: Awaited<ReturnType<typeof startSink>>) {
+type Sink = Awaited<ReturnType<typeof startSink>>;
+
+/**
+ * The baseline: `count` messages of `size` bytes (half HTML, half text) through a plain pooled
+ * nodemailer transport, WORKERS in flight. Seconds.
+ */
+async function nodemailerLoop(sink: Sink, count: number, size: number): Promise<number> {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: sink.port,
+    secure: false,
+    pool: true,
+    maxConnections: Math.max(5, WORKERS),
+    ignoreTLS: true,
+    getSocket: (_options, callback) => {
+      const socket = net.connect({ host: '127.0.0.1', port: sink.port });
+      socket.setNoDelay(true);
+      socket.once('connect', () => callback(null, { connection: socket }));
+      socket.once('error', (error) => callback(error, {}));
+    },
+  });
+  const half = Math.max(100, Math.round(size / 2));
+  const html = `<p>${'Your intake is waiting. '.repeat(Math.ceil(half / 24)).slice(0, half)}</p>`;
+  const text = 'Your intake is waiting. '.repeat(Math.ceil(half / 24)).slice(0, half);
+  const before = sink.received();
+  const started = performance.now();
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      await transport.sendMail({
+        from: 'bench@example.test',
+        to: `client${i}@example.com`,
+        subject: 'A reminder about your intake',
+        text,
+        html,
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: WORKERS }, lane));
+  const seconds = (performance.now() - started) / 1000;
+  transport.close();
+  if (sink.received() - before !== count) throw new Error('baseline: the SMTP server missed messages');
+  return seconds;
+}
+
+async function dispatchBench(services: AppServices, sink: Sink, count: number) {
   const db = services.db.kysely;
+  const INTAKES = count;
   const account = await createAccount(
     db,
     { email: `bench-${Date.now()}@example.test`, name: 'Bench Studio', plan: 'agency' },
@@ -90,6 +147,7 @@ async function dispatchBench(services: AppServices, sink: Awaited<ReturnType<typ
 
   const workers = Array.from({ length: WORKERS }, () => createWorker(services));
   const before = sink.received();
+  const bytesBefore = sink.bytes();
   const started = performance.now();
   await Promise.all(
     workers.map(async (worker) => {
@@ -121,7 +179,14 @@ async function dispatchBench(services: AppServices, sink: Awaited<ReturnType<typ
       `Expected ${INTAKES} reminders sent, delivered and re-planned; got ${String(sent.n)} sent, ${delivered} delivered, ${String(next.n)} planned`,
     );
   }
-  return { intakes: INTAKES, workers: WORKERS, seedSeconds, seconds, perSecond: INTAKES / seconds };
+  return {
+    intakes: INTAKES,
+    workers: WORKERS,
+    seedSeconds,
+    seconds,
+    perSecond: INTAKES / seconds,
+    messageBytes: Math.round((sink.bytes() - bytesBefore) / Math.max(1, delivered)),
+  };
 }
 
 /** Future (not due) dispatch jobs, so the table holds `total` scheduled rows. */
@@ -243,12 +308,29 @@ async function runOn(database: 'sqlite' | 'postgres') {
   });
   const services = await createServices(config);
   try {
-    const dispatch = await dispatchBench(services, sink);
-    console.error(
-      `${database}: dispatched ${dispatch.intakes} reminders at ${dispatch.perSecond.toFixed(0)}/s`,
-    );
+    // Warm-up (not counted): compiles the email's shape, opens the pools.
+    const warm = await dispatchBench(services, sink, Math.min(100, INTAKES));
+    const rounds: { service: number; baseline: number }[] = [];
+    let dispatch = warm;
+    for (let round = 0; round < ROUNDS; round++) {
+      const baselineFirst = round % 2 === 0;
+      let bare = 0;
+      if (baselineFirst) bare = await nodemailerLoop(sink, INTAKES, warm.messageBytes);
+      dispatch = await dispatchBench(services, sink, INTAKES);
+      if (!baselineFirst) bare = await nodemailerLoop(sink, INTAKES, warm.messageBytes);
+      rounds.push({ service: dispatch.perSecond, baseline: INTAKES / bare });
+      console.error(
+        `${database} round ${round + 1}: ${INTAKES} reminders at ${dispatch.perSecond.toFixed(0)}/s; nodemailer loop ${(INTAKES / bare).toFixed(0)}/s (${warm.messageBytes} bytes a message)`,
+      );
+    }
+    const ratio = printRatio({
+      name: `reminders: due reminders sent over SMTP (${database === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${WORKERS} workers)`,
+      goal: '>=0.5',
+      baseline: `plain nodemailer loop, ${WORKERS} in flight, same SMTP server and message size (messages/s)`,
+      rounds,
+    });
     const scan = await scanBench(services);
-    return { database, dispatch, scan };
+    return { database, dispatch, ratio, scan };
   } finally {
     await closeServices(services);
     await sink.close();

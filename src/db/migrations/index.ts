@@ -23,6 +23,7 @@ import { operations } from './0025_operations.js';
 import { itemComments } from './0026_item_comments.js';
 import { teams } from './0028_teams.js';
 import { memberships } from './0029_memberships.js';
+import { dropJobsDue } from './0034_drop_jobs_due.js';
 import { commentActorName } from './0036_comment_actor_name.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '0026_item_comments': itemComments,
   '0028_teams': teams,
   '0029_memberships': memberships,
+  '0034_drop_jobs_due': dropJobsDue,
   '0036_comment_actor_name': commentActorName,
 };
 
