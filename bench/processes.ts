@@ -37,7 +37,10 @@ interface Spawned {
 
 /** Spawns `src/cli.ts <role>` and, with a quota, moves it into a cgroup of its own at once. */
 function spawnConfined(role: string, env: NodeJS.ProcessEnv, quota: CpuQuota | undefined): Spawned {
-  const child = spawn(process.execPath, [...TSX, 'src/cli.ts', role], {
+  // BENCH_CPU_PROF_DIR: each spawned process writes a V8 CPU profile there when it exits.
+  const profile = process.env.BENCH_CPU_PROF_DIR;
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...flags, ...TSX, 'src/cli.ts', role], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

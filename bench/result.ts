@@ -66,7 +66,10 @@ export function parseResults(output: string): { results: BenchResult[]; errors: 
     }
     const parsed = BenchResult.safeParse(json);
     if (parsed.success) results.push(parsed.data);
-    else errors.push(`${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}: ${text}`);
+    else
+      errors.push(
+        `${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}: ${text}`,
+      );
   }
   return { results, errors };
 }
@@ -99,8 +102,14 @@ export function printRatio(options: {
     name: options.name,
     goal: options.goal,
     baseline: options.baseline,
-    service_rps: round(mean((r) => r.service), 1),
-    baseline_rps: round(mean((r) => r.baseline), 1),
+    service_rps: round(
+      mean((r) => r.service),
+      1,
+    ),
+    baseline_rps: round(
+      mean((r) => r.baseline),
+      1,
+    ),
     rounds: ratios,
     median: round(median(ratios), 3),
   };

@@ -45,7 +45,9 @@ const SAMPLES = Math.round(positiveNumberFromEnv('BENCH_WEBHOOK_SAMPLES', QUICK 
 const DATABASES = (process.env.BENCH_WEBHOOK_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim());
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** Which parts run (a subset helps profiling one): drain, burst, idle. */
-const PARTS = new Set((process.env.BENCH_WEBHOOK_PARTS ?? 'drain,burst,idle').split(',').map((p) => p.trim()));
+const PARTS = new Set(
+  (process.env.BENCH_WEBHOOK_PARTS ?? 'drain,burst,idle').split(',').map((p) => p.trim()),
+);
 const POSTGRES_WORKERS = 2;
 const SEND_CONCURRENCY = 4;
 const HELD_MS = 86_400_000;
@@ -230,7 +232,11 @@ async function seedHeldDeliveries(db: Kysely<Database>, accountId: string, count
           livemode: true,
           type: 'intake.sent',
           intakeId: `in_bench${String(i).padStart(18, '0')}`,
-          data: { project_name: 'Benchmark', client_email: 'bench@example.com', sent_at: new Date().toISOString() },
+          data: {
+            project_name: 'Benchmark',
+            client_email: 'bench@example.com',
+            sent_at: new Date().toISOString(),
+          },
           occurredAt: new Date().toISOString(),
         });
       }
@@ -249,7 +255,8 @@ async function untilNoAttempts(db: Kysely<Database>): Promise<void> {
       .where('kind', '=', WEBHOOK_ATTEMPT.kind)
       .executeTakeFirstOrThrow();
     if (Number(left.n) === 0) return;
-    if (Date.now() > deadline) throw new Error(`${left.n} webhook attempts still not recorded after a minute`);
+    if (Date.now() > deadline)
+      throw new Error(`${left.n} webhook attempts still not recorded after a minute`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -261,7 +268,9 @@ async function drainOnce(setup: Setup, receiver: Receiver, owner: Account): Prom
   const before = receiver.arrivals.length;
   const started = performance.now();
   await db.transaction().execute(async (trx) => {
-    await sql`update jobs set due_at = ${Date.now() - 1000} where kind = ${WEBHOOK_ATTEMPT.kind}`.execute(trx);
+    await sql`update jobs set due_at = ${Date.now() - 1000} where kind = ${WEBHOOK_ATTEMPT.kind}`.execute(
+      trx,
+    );
     await notifyJobDue(trx);
   });
   await until(`${EVENTS} deliveries`, () => receiver.arrivals.length - before >= EVENTS);
@@ -274,7 +283,8 @@ async function api<T>(setup: Setup, key: string, method: string, path: string, b
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  if (response.status >= 300)
+    throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }
 

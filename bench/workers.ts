@@ -13,6 +13,8 @@
  * jobs in the JSON.
  *
  * Environment: BENCH_WORKER_EVENTS (default 2000), BENCH_WORKER_REMINDERS (default 2000),
+ * BENCH_WORKER_ROUNDS (default 2: one then three workers, then three then one), BENCH_WORKER_WARM_UP
+ * (default 150 jobs of each kind per worker process, drained before the measured ones),
  * TEST_POSTGRES_URL (PostgreSQL is required), BENCH_WORKERS_CPU_QUOTA (below).
  *
  * CPU-quota mode (BENCH_WORKERS_CPU_QUOTA, a fraction of one CPU such as 0.25): each worker process is
@@ -42,11 +44,15 @@ import { startServer, type RunningServer } from '../src/server.js';
 import { cpuMeter, cpuQuotaFromEnv, quotaNotice, type CpuQuota } from './cpu.js';
 import { positiveNumberFromEnv } from './load.js';
 import { cleanUpOnSignals, cleanupOnce, startAll, startRole, type Started } from './processes.js';
+import { printRatio, QUICK } from './result.js';
 import { seedDueReminders, seedSentEvents } from './seed.js';
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const EVENTS = Math.round(positiveNumberFromEnv('BENCH_WORKER_EVENTS', 2000));
-const REMINDERS = Math.round(positiveNumberFromEnv('BENCH_WORKER_REMINDERS', 2000));
+const EVENTS = Math.round(positiveNumberFromEnv('BENCH_WORKER_EVENTS', QUICK ? 300 : 2000));
+const REMINDERS = Math.round(positiveNumberFromEnv('BENCH_WORKER_REMINDERS', QUICK ? 300 : 2000));
+const ROUNDS = Math.round(positiveNumberFromEnv('BENCH_WORKER_ROUNDS', QUICK ? 1 : 2));
+/** Jobs of each kind per worker process drained before the measured ones (0: none). */
+const WARM_UP = Math.round(Number(process.env.BENCH_WORKER_WARM_UP ?? (QUICK ? 50 : 150)));
 const HELD = 86_400_000;
 
 async function startReceiver() {
@@ -112,8 +118,13 @@ interface Drained {
   workerCpuPerProcess: number | null;
 }
 
-/** An account with a webhook endpoint on the receiver, EVENTS deliveries and REMINDERS reminders, all held. */
-async function seedHeldWork(api: RunningServer, receiverUrl: string): Promise<void> {
+/** An account with a webhook endpoint on the receiver, `events` deliveries and `reminders` reminders, all held. */
+async function seedHeldWork(
+  api: RunningServer,
+  receiverUrl: string,
+  events: number,
+  reminders: number,
+): Promise<string> {
   const k = api.services.db.kysely;
   const account = await createAccount(
     k,
@@ -127,9 +138,10 @@ async function seedHeldWork(api: RunningServer, receiverUrl: string): Promise<vo
     body: JSON.stringify({ url: receiverUrl, events: ['intake.sent'] }),
   });
   if (registered.status !== 201) throw new Error(`registering the endpoint: ${await registered.text()}`);
-  await seedSentEvents(k, account.account_id, EVENTS);
-  await seedDueReminders(k, account.account_id, REMINDERS, HELD);
-  await sql`update jobs set due_at = due_at + ${HELD}`.execute(k);
+  await seedSentEvents(k, account.account_id, events);
+  await seedDueReminders(k, account.account_id, reminders, HELD);
+  await sql`update jobs set due_at = due_at + ${HELD} where account_id = ${account.account_id}`.execute(k);
+  return account.account_id;
 }
 
 /**
@@ -142,11 +154,13 @@ async function drain(
   kind: string,
   count: number,
   received: () => number,
+  accountId: string,
 ): Promise<Drained> {
   const before = received();
   const cpuSince = await cpuMeter(workers.map((w) => w.pid));
   const started = performance.now();
-  await sql`update jobs set due_at = ${Date.now() - 1000} where kind = ${kind}`.execute(k);
+  await sql`update jobs set due_at = ${Date.now() - 1000}
+    where kind = ${kind} and account_id = ${accountId}`.execute(k);
   await until(`${count} ${kind}`, () => received() - before >= count).catch(async (error: unknown) => {
     const jobs = await sql<{ kind: string; n: number; error: string | null }>`
       select kind, count(*)::int as n, max(last_error) as error from jobs group by kind`.execute(k);
@@ -205,7 +219,10 @@ async function scenario(
       }),
       { runWorker: false },
     );
-    await seedHeldWork(api, receiver.url);
+    // A warm-up share for each worker process first (its JIT, the email shapes it compiles once,
+    // its pools), drained before the measured work: per-job CPU is a steady-state figure.
+    const warmUp = await seedHeldWork(api, receiver.url, WARM_UP * workers, WARM_UP * workers);
+    const measured = await seedHeldWork(api, receiver.url, EVENTS, REMINDERS);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: url.toString(),
@@ -217,8 +234,13 @@ async function scenario(
     await startAll(workers, () => startWorkerProcess(env, quota), running);
 
     const k = api.services.db.kysely;
-    const webhooks = await drain(k, running, WEBHOOK_ATTEMPT.kind, EVENTS, receiver.received);
-    const reminders = await drain(k, running, DISPATCH_CHASE.kind, REMINDERS, sink.received);
+    if (WARM_UP > 0) {
+      process.stderr.write('  warm-up:\n');
+      await drain(k, running, WEBHOOK_ATTEMPT.kind, WARM_UP * workers, receiver.received, warmUp);
+      await drain(k, running, DISPATCH_CHASE.kind, WARM_UP * workers, sink.received, warmUp);
+    }
+    const webhooks = await drain(k, running, WEBHOOK_ATTEMPT.kind, EVENTS, receiver.received, measured);
+    const reminders = await drain(k, running, DISPATCH_CHASE.kind, REMINDERS, sink.received, measured);
     return { webhooks, reminders };
   } finally {
     await cleanup();
@@ -236,9 +258,37 @@ const notice =
         'PostgreSQL, the webhook receiver and the SMTP sink (in the bench process)',
       );
 if (notice !== undefined) process.stderr.write(notice.header);
-const one = await scenario(1, quota);
-const three = await scenario(3, quota);
+// Alternating rounds: one worker then three, then three then one, and so on.
+const ones: { webhooks: Drained; reminders: Drained }[] = [];
+const threes: { webhooks: Drained; reminders: Drained }[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  if (round % 2 === 0) {
+    ones.push(await scenario(1, quota));
+    threes.push(await scenario(3, quota));
+  } else {
+    threes.push(await scenario(3, quota));
+    ones.push(await scenario(1, quota));
+  }
+}
 stopHandlingSignals();
+const one = ones[ones.length - 1];
+const three = threes[threes.length - 1];
+if (!one || !three) throw new Error('no round ran');
+for (const work of ['webhooks', 'reminders'] as const) {
+  const rounds = ones.map((o, i) => {
+    const a = o[work].workerCpuSecondsPer1000Jobs;
+    const b = threes[i]?.[work].workerCpuSecondsPer1000Jobs;
+    if (a === null || b === null || b === undefined) throw new Error('worker CPU needs /proc (Linux)');
+    // Jobs per worker CPU-second: three workers against one (1 = the same CPU per job).
+    return { service: 1000 / b, baseline: 1000 / a };
+  });
+  printRatio({
+    name: `workers: ${work === 'webhooks' ? 'webhook attempts' : 'reminders'} per worker CPU-second, 3 workers ÷ 1 (PostgreSQL)`,
+    goal: '>=0.83',
+    baseline: `the same drain by one worker process (jobs per worker CPU-second; within 20% = at least 0.83)`,
+    rounds,
+  });
+}
 console.log(
   [
     `Machine: ${os.cpus().length} CPU(s), Node ${process.version}; PostgreSQL; per-endpoint concurrency ${WEBHOOK_ENDPOINT_CONCURRENCY} per process.`,

@@ -684,7 +684,9 @@ export class Worker {
     const pick = ({ kinds: of, limit: most, keyed }: Pick): RawBuilder<unknown> => {
       const [only] = of;
       if (of.length === 1 && only !== undefined) return pickOne(only, most, keyed);
-      const each = of.map((kind, i) => sql`select * from (${pickOne(kind, most, keyed)}) as ${sql.id(`k${i}`)}`);
+      const each = of.map(
+        (kind, i) => sql`select * from (${pickOne(kind, most, keyed)}) as ${sql.id(`k${i}`)}`,
+      );
       return sql`select id, due_at, concurrency_key from (${sql.join(each, sql` union all `)}) as kinds order by due_at, id limit ${most}`;
     };
     // A kind limited per key takes, of its oldest due jobs, at most each key's allowance less what
