@@ -25,6 +25,7 @@ import { DISPATCH_CHASE } from '../src/modules/chases/chases.jobs.js';
 import { AUTO_APPROVE, RETENTION_PURGE } from '../src/modules/intakes/intakes.jobs.js';
 import { DELIVER_MESSAGE } from '../src/modules/notify/notify.jobs.js';
 import { WEBHOOK_ATTEMPT } from '../src/modules/webhooks/webhooks.jobs.js';
+import { loadIntakes } from './bulk.js';
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SIZES = (process.env.BENCH_QUERY_SIZES ?? '10000,100000,1000000')
@@ -33,7 +34,6 @@ const SIZES = (process.env.BENCH_QUERY_SIZES ?? '10000,100000,1000000')
   .filter((n) => Number.isInteger(n) && n > 0);
 const BUDGET_MS = Number(process.env.BENCH_QUERY_BUDGET_SECONDS ?? 240) * 1000;
 const BIG_ACCOUNT = 'acct_big';
-const BASE_EPOCH_S = 1_700_000_000;
 const NOW_MS = Date.now();
 /** The production kinds the worker claims (src/jobs/registry.ts). */
 const KINDS = [DISPATCH_CHASE, DELIVER_MESSAGE, WEBHOOK_ATTEMPT, AUTO_APPROVE, RETENTION_PURGE].map(
@@ -117,44 +117,6 @@ function queries(db: Kysely<Database>) {
 
 type Dialect = 'sqlite' | 'postgres';
 
-/** INSERT … SELECT over generated numbers [from, to]: intakes, their items and reminder jobs. */
-async function load(db: Db, from: number, to: number): Promise<void> {
-  const k = db.kysely;
-  const postgres = db.dialect === 'postgres';
-  const series = postgres
-    ? sql`generate_series(${from}::bigint, ${to}::bigint) as g(n)`
-    : sql`(with recursive s(n) as (select ${from} union all select n + 1 from s where n < ${to}) select n from s) as g`;
-  const pad = postgres ? sql`lpad(n::text, 9, '0')` : sql`printf('%09d', n)`;
-  const iso = postgres
-    ? sql`to_char(to_timestamp(${BASE_EPOCH_S} + n) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-    : sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${BASE_EPOCH_S} + n, 'unixepoch')`;
-  const concat = (...parts: RawBuilder<unknown>[]) => sql.join(parts, sql` || `);
-  const account = sql`case when n % 10 = 0 then ${BIG_ACCOUNT} else ${concat(sql`'acct_'`, sql`(n % 997)`)} end`;
-  await sql`
-    insert into intakes (id, account_id, livemode, project_name, client_email, client_language, status,
-      chase_schedule, retention_mode, retention_anonymize, created_at, updated_at)
-    select ${concat(sql`'in_bench'`, pad)}, ${account}, 1, ${concat(sql`'Project '`, pad)},
-      ${concat(sql`'client'`, pad, sql`'@example.com'`)}, 'en',
-      case n % 3 when 0 then 'sent' when 1 then 'in_progress' else 'completed' end,
-      '{}', 'keep', 0, ${iso}, ${iso}
-    from ${series}`.execute(k);
-  for (const [position, key] of ['about', 'logo'].entries()) {
-    await sql`
-      insert into intake_items (intake_id, account_id, livemode, key, position, definition, status, created_at)
-      select ${concat(sql`'in_bench'`, pad)}, ${account}, 1, ${key}, ${position}, '{}', 'pending', ${iso}
-      from ${series}`.execute(k);
-  }
-  // One intake in a hundred has an answer awaiting review.
-  await sql`update intake_items set status = 'submitted'
-    where key = 'about' and intake_id like '%37' and status = 'pending'`.execute(k);
-  await sql`
-    insert into jobs (id, account_id, livemode, kind, subject_id, payload, due_at, created_at)
-    select ${concat(sql`'job_bench'`, pad)}, ${account}, 1, ${DISPATCH_CHASE.kind}, ${concat(sql`'ch_bench'`, pad)},
-      '{}', ${NOW_MS + 86_400_000} + n, ${iso}
-    from ${series}`.execute(k);
-  await sql`analyze`.execute(k);
-}
-
 async function explain(db: Db, query: { compile(): { sql: string; parameters: readonly unknown[] } }) {
   const compiled = query.compile();
   const prefix = db.dialect === 'postgres' ? 'explain ' : 'explain query plan ';
@@ -233,7 +195,7 @@ async function benchDialect(dialect: Dialect, deadline: number): Promise<SizeRes
       }
       process.stderr.write(`${dialect}: loading to ${size} intakes … `);
       const started = performance.now();
-      await load(db, loaded + 1, size);
+      await loadIntakes(db, loaded + 1, size, { bigAccount: BIG_ACCOUNT, livemode: true });
       const seconds = (performance.now() - started) / 1000;
       rowsPerSecond = rows / seconds;
       loaded = size;

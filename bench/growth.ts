@@ -1,0 +1,200 @@
+/**
+ * Costs that must not grow with the data (bench/README.md, "Scale: costs against table size"):
+ * creating an intake (`POST /v1/intakes`), reading its status cold (`GET /v1/intakes/:id/status`,
+ * every query run), and the worker's claim of due jobs, each timed against a database of 1,000
+ * intakes and one of BENCH_SCALE_ROWS, side by side, in alternating rounds. Each ratio is the large
+ * database's rate over the small one's (1 = no growth; within 2× = at least 0.5), printed as a
+ * BENCH_RESULT line (bench/result.ts).
+ *
+ * Both databases are filled the same way (bench/bulk.ts: two items and one future reminder job per
+ * intake, every tenth intake the benchmark account's, in test mode, the mode of its key), each behind
+ * an API server in this process (no worker: the claim is timed by calling it). SQLite, then
+ * PostgreSQL (TEST_POSTGRES_URL; skipped with a notice when it does not answer).
+ *
+ * Environment: BENCH_SCALE_ROWS (default 1,000,000; 20,000 with BENCH_QUICK=1), BENCH_SCALE_ROUNDS
+ * (default 3; 1 quick), BENCH_SCALE_OPS (requests or claims per measure and round, default 200; 50
+ * quick), BENCH_SCALE_DATABASES (default sqlite,postgres).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { createAccount } from '../src/modules/accounts/accounts.service.js';
+import { createWorker, startServer, type RunningServer } from '../src/server.js';
+import { loadIntakes } from './bulk.js';
+import { withEveryReadAfterACommit } from './cold.js';
+import { positiveNumberFromEnv } from './load.js';
+import { printRatio, QUICK, type BenchResult } from './result.js';
+
+const SMALL = 1_000;
+const LARGE = Math.round(positiveNumberFromEnv('BENCH_SCALE_ROWS', QUICK ? 20_000 : 1_000_000));
+const ROUNDS = Math.round(positiveNumberFromEnv('BENCH_SCALE_ROUNDS', QUICK ? 1 : 3));
+const OPS = Math.round(positiveNumberFromEnv('BENCH_SCALE_OPS', QUICK ? 50 : 200));
+const DATABASES = (process.env.BENCH_SCALE_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim());
+const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+type Dialect = 'sqlite' | 'postgres';
+
+interface Side {
+  size: number;
+  server: RunningServer;
+  key: string;
+  probe: string;
+  claim: () => Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 1_500 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const BODY = JSON.stringify({
+  project_name: 'Scale',
+  client: { email: 'client@example.com', name: 'Client' },
+  items: [
+    { key: 'about', label: 'About you', type: 'longtext' },
+    { key: 'logo', label: 'Logo', type: 'image' },
+  ],
+  chase_schedule: 'gentle',
+});
+
+async function call(side: Side, method: string, path: string, body?: string): Promise<unknown> {
+  const response = await fetch(`${side.server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${side.key}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body }),
+  });
+  const text = await response.text();
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return JSON.parse(text) as unknown;
+}
+
+/** An API server (no worker) over a fresh database holding `size` intakes. */
+async function open(dialect: Dialect, size: number): Promise<Side> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-scale-'));
+  const schema = `bench_scale_${process.pid}_${size}_${Date.now().toString(36)}`;
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set('schema', schema);
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...(dialect === 'postgres' ? { DATABASE_URL: url.toString() } : {}),
+  });
+  const server = await startServer(config, { runWorker: false });
+  const stop = async () => {
+    await server.stop();
+    if (dialect === 'postgres') {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const account = await createAccount(
+      server.services.db.kysely,
+      { email: `scale-${size}@example.com`, plan: 'agency', rateLimitPerHour: 100_000_000 },
+      new Date().toISOString(),
+    );
+    const started = performance.now();
+    await loadIntakes(server.services.db, 1, size, { bigAccount: account.account_id, livemode: false });
+    process.stderr.write(
+      `  ${dialect}: ${size.toLocaleString('en')} intakes loaded in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+    const worker = createWorker(server.services);
+    const side: Side = {
+      size,
+      server,
+      key: account.test_key,
+      probe: '',
+      claim: () => worker.runDue({ limit: 20 }),
+      stop,
+    };
+    const created = (await call(side, 'POST', '/v1/intakes', BODY)) as { intake_id: string };
+    side.probe = created.intake_id;
+    return side;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Operations per second of `op`, OPS times one after another. */
+async function rate(op: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < OPS; i++) await op();
+  return OPS / ((performance.now() - started) / 1000);
+}
+
+const MEASURES = {
+  'creation (POST /v1/intakes)': (side: Side) => () => call(side, 'POST', '/v1/intakes', BODY),
+  'status, cold (GET /v1/intakes/:id/status)': (side: Side) => () =>
+    call(side, 'GET', `/v1/intakes/${side.probe}/status`),
+  "worker's claim of due jobs (nothing due)": (side: Side) => side.claim,
+} as const;
+type Measure = keyof typeof MEASURES;
+
+/** Every read as after a commit (SQLite keeps answers between commits; PostgreSQL has nothing to keep). */
+function cold<T>(side: Side, run: () => Promise<T>): Promise<T> {
+  return side.server.services.db.changeVersion ? withEveryReadAfterACommit(side.server, run) : run();
+}
+
+async function bench(dialect: Dialect): Promise<BenchResult[]> {
+  const small = await open(dialect, SMALL);
+  let large: Side | undefined;
+  try {
+    large = await open(dialect, LARGE);
+    const rounds = new Map<Measure, { service: number; baseline: number }[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const name of Object.keys(MEASURES) as Measure[]) {
+        const op = MEASURES[name];
+        const order = round % 2 === 0 ? [small, large] : [large, small];
+        const rates = new Map<Side, number>();
+        for (const side of order) rates.set(side, await cold(side, () => rate(op(side))));
+        const entry = { service: rates.get(large) ?? 0, baseline: rates.get(small) ?? 0 };
+        rounds.set(name, [...(rounds.get(name) ?? []), entry]);
+        process.stderr.write(
+          `  ${dialect} round ${round + 1}, ${name}: ${Math.round(entry.service)}/s at ${LARGE.toLocaleString('en')}, ${Math.round(entry.baseline)}/s at ${SMALL.toLocaleString('en')}\n`,
+        );
+      }
+    }
+    const label = dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+    return (Object.keys(MEASURES) as Measure[]).map((name) =>
+      printRatio({
+        name: `scale: ${name} at ${LARGE.toLocaleString('en')} intakes (${label})`,
+        goal: '>=0.5',
+        baseline: `the same at ${SMALL.toLocaleString('en')} intakes (per second; within 2× = at least 0.5)`,
+        rounds: rounds.get(name) ?? [],
+      }),
+    );
+  } finally {
+    await large?.stop();
+    await small.stop();
+  }
+}
+
+const results: BenchResult[] = [];
+for (const dialect of DATABASES) {
+  if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`unknown database ${dialect}`);
+  if (dialect === 'postgres' && !(await postgresReachable())) {
+    process.stderr.write(`PostgreSQL at ${POSTGRES_URL} does not answer: skipped\n`);
+    continue;
+  }
+  process.stderr.write(
+    `${dialect}: ${SMALL.toLocaleString('en')} against ${LARGE.toLocaleString('en')} intakes\n`,
+  );
+  results.push(...(await bench(dialect)));
+}
+console.log(
+  JSON.stringify({ small: SMALL, large: LARGE, rounds: ROUNDS, ops: OPS, loadavg1: loadavg()[0], results }),
+);
