@@ -17,7 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
 import type { Database } from '../src/db/schema.js';
