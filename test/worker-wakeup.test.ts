@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -6,7 +7,7 @@ import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
 import { listenForDueJobs, onLocalJobDue } from '../src/jobs/wakeup.js';
 import { Worker } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
-import { serviceAvailable } from './helpers/env.js';
+import { serviceAvailable, TEST_POSTGRES_URL } from './helpers/env.js';
 import { eventually } from './helpers/receivers.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -169,6 +170,39 @@ describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
       15_000,
     );
     expect(ran).toEqual([1, 2]);
+  });
+
+  it("wakes only this installation's workers, not those of another schema in the same database", async () => {
+    const own = new URL(server.env.DATABASE_URL ?? '');
+    const other = new URL(own);
+    other.searchParams.set('schema', `${own.searchParams.get('schema') ?? 'x'}_other`);
+    const otherSchema = other.searchParams.get('schema') ?? '';
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    await admin.query(`create schema if not exists "${otherSchema}"`);
+    const woken = { own: 0, other: 0 };
+    const listeners = [
+      listenForDueJobs(own.toString(), () => woken.own++, pino({ level: 'silent' })),
+      listenForDueJobs(other.toString(), () => woken.other++, pino({ level: 'silent' })),
+    ];
+    try {
+      await Promise.all(listeners.map((l) => l.ready));
+      await enqueueJob(server.server.services.db.kysely, {
+        accountId: 'acct_wakeup',
+        livemode: true,
+        kind: Ping,
+        subjectId: 's3',
+        payload: { n: 3 },
+        dueAt: Date.now(),
+      });
+      await eventually(() => Promise.resolve(woken.own > 0 ? true : undefined), 'the own wake-up', 15_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(woken.other).toBe(0);
+    } finally {
+      await Promise.all(listeners.map((l) => l.close()));
+      await admin.query(`drop schema if exists "${otherSchema}" cascade`);
+      await admin.end();
+    }
   });
 
   it('reads JOB_LEASE_MS (at least one second), unset by default', () => {

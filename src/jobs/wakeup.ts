@@ -19,6 +19,15 @@ import type { Database } from '../db/schema.js';
  */
 export const JOBS_CHANNEL = 'intake_jobs';
 
+/**
+ * The channel of one installation, as SQL over the connection's schema: `intake_jobs`, or
+ * `intake_jobs_<schema>` for an installation in a schema of its own (the `schema` parameter of
+ * DATABASE_URL, which sets the search_path). Notifications go to every listener of the database, so
+ * installations sharing one database would otherwise wake each other's workers on every job, each
+ * wake-up a claim that finds nothing. Cut to PostgreSQL's 63-byte identifiers.
+ */
+const CHANNEL_OF_CONNECTION = `case when current_schema() = 'public' then '${JOBS_CHANNEL}' else left('${JOBS_CHANNEL}_' || current_schema(), 63) end`;
+
 /** Jobs due within this long of their enqueue wake a worker; later ones are found by polling. */
 export const WAKE_HORIZON_MS = 1_000;
 
@@ -48,7 +57,7 @@ export function onLocalJobDue(db: Kysely<Database>, wake: () => void): () => voi
 /** In the caller's transaction: tell the workers that a job is due now (see the top of this file). */
 export async function notifyJobDue(db: Kysely<Database>): Promise<void> {
   if (isPostgres(db)) {
-    await sql`select pg_notify(${JOBS_CHANNEL}, '')`.execute(db);
+    await sql`select pg_notify(${sql.raw(CHANNEL_OF_CONNECTION)}, '')`.execute(db);
     return;
   }
   const wakers = localWakers.get(db.getExecutor().adapter);
@@ -77,6 +86,7 @@ export function listenForDueJobs(
 ): JobListener {
   const url = new URL(databaseUrl);
   // The schema parameter is ours (openDatabase's), not a PostgreSQL connection option.
+  const schema = url.searchParams.get('schema');
   url.searchParams.delete('schema');
   let client: pg.Client | undefined;
   let closed = false;
@@ -85,7 +95,11 @@ export function listenForDueJobs(
   const ready = new Promise<void>((resolve) => (listening = resolve));
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url.toString() });
+    // The installation's search_path, as its pool has, so that the channel is its own.
+    const next = new pg.Client({
+      connectionString: url.toString(),
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
     client = next;
     next.on('notification', () => onWake());
     next.on('error', (error) => {
@@ -95,7 +109,8 @@ export function listenForDueJobs(
     });
     try {
       await next.connect();
-      await next.query(`LISTEN ${JOBS_CHANNEL}`);
+      const found = await next.query<{ channel: string }>(`select ${CHANNEL_OF_CONNECTION} as channel`);
+      await next.query(`LISTEN "${found.rows[0]?.channel ?? JOBS_CHANNEL}"`);
       listening();
       if (closed) await next.end();
     } catch (error) {
