@@ -659,16 +659,19 @@ export class Worker {
     // (SKIP LOCKED: rows another worker is claiming right now are passed over, not waited for), in a
     // materialised CTE so the pick runs exactly once. SQLite takes its one write lock for the whole
     // statement.
-    const pickOne = (kind: string, most: number, keyed: Pick['keyed']): RawBuilder<unknown> => {
+    // A claim between polls is for the kinds in backlog, usually one: a range read of the index
+    // (kind, due_at, id). A claim for every kind (at a poll, after a wake-up) reads the due part of
+    // the due_at index, past due jobs of kinds with no room; that happens once per poll interval.
+    const pick = ({ kinds: of, limit: most, keyed }: Pick): RawBuilder<unknown> => {
       const filters: RawBuilder<unknown>[] = [
-        sql`kind = ${kind}`,
+        of.length === 1 ? sql`kind = ${of[0]}` : sql`kind in (${sql.join(of)})`,
         sql`due_at <= ${now}`,
         sql`(locked_until is null or locked_until < ${now})`,
       ];
       if (options.accountId !== undefined) filters.push(sql`account_id = ${options.accountId}`);
       if (options.livemode !== undefined) filters.push(sql`livemode = ${options.livemode ? 1 : 0}`);
       // A queued job whose lease ran out is due again, but not for this worker, which holds it.
-      const held = this.queue.filter((job) => job.row.kind === kind).map((job) => job.row.id);
+      const held = this.queue.filter((job) => of.includes(job.row.kind)).map((job) => job.row.id);
       if (held.length > 0) filters.push(sql`id not in (${sql.join(held)})`);
       const saturated = [...(keyed?.inHand ?? [])].filter(([, n]) => n >= (keyed?.allowance ?? 0));
       if (saturated.length > 0) {
@@ -677,17 +680,6 @@ export class Worker {
       }
       const lock = postgres ? sql` for update skip locked` : sql``;
       return sql`select id, due_at, concurrency_key from jobs where ${sql.join(filters, sql` and `)} order by due_at, id limit ${most}${lock}`;
-    };
-    // Each kind is a range read of the index (kind, due_at, id), whatever else is due. One pick over
-    // several kinds ("kind in (…) order by due_at") would walk the due_at index instead, past every due
-    // job of other kinds: each claim of an idle kind would read a whole backlog of another.
-    const pick = ({ kinds: of, limit: most, keyed }: Pick): RawBuilder<unknown> => {
-      const [only] = of;
-      if (of.length === 1 && only !== undefined) return pickOne(only, most, keyed);
-      const each = of.map(
-        (kind, i) => sql`select * from (${pickOne(kind, most, keyed)}) as ${sql.id(`k${i}`)}`,
-      );
-      return sql`select id, due_at, concurrency_key from (${sql.join(each, sql` union all `)}) as kinds order by due_at, id limit ${most}`;
     };
     // A kind limited per key takes, of its oldest due jobs, at most each key's allowance less what
     // this worker holds of that key.
