@@ -209,19 +209,8 @@ export class Worker {
   private readonly activeByKey = new Map<string, number>();
   /** Claimed by the poll loop, waiting for a free slot of their kind (at most the prefetch of each). */
   private queue: Claimed[] = [];
-  /**
-   * Kinds the last claims may have left due jobs of (no room, a pick that came back full, a key's
-   * allowance taken): when their jobs free slots, the worker claims again at once, those kinds only.
-   */
-  private backlogKinds = new Set<string>();
-  /**
-   * When the loop last claimed for every kind. Claims between (for a backlog) take only the kinds in
-   * backlog: a claim over every kind costs a pick per kind, most of which find nothing, and a drain
-   * of one kind would pay that for every few jobs. Every kind is claimed for at least once per poll
-   * interval, and at once after a wake-up (a job due now was enqueued).
-   */
-  private lastClaimOfAll = Number.NEGATIVE_INFINITY;
-  private claimAllNext = true;
+  /** The last claim may have left due jobs behind (a kind had no room, or a pick came back full). */
+  private backlog = false;
   private readonly registrations = new Map<string, Registration[]>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private running = false;
@@ -419,11 +408,10 @@ export class Worker {
    * What the next claim may take: for each kind, its free slots plus the prefetch, less what is
    * already queued. Kinds with the same room share one pick; a kind limited per key has its own.
    */
-  private picks(only?: ReadonlySet<string>): Pick[] {
+  private picks(): Pick[] {
     const byRoom = new Map<number, string[]>();
     const picks: Pick[] = [];
     for (const kind of this.runnableKinds()) {
-      if (only && !only.has(kind)) continue;
       const { active, queued } = this.count(kind);
       const limit = this.limitOf(kind);
       const room = Math.min(this.batchSize, limit + this.prefetchOf(kind, limit) - active - queued);
@@ -452,24 +440,16 @@ export class Worker {
   /**
    * Claims, for each kind with room, only what its free slots and the prefetch can take, and starts
    * jobs as slots free. A kind that was full, or a pick that came back full, means more may be due:
-   * the loop claims again (for the kinds in backlog) as soon as a kind's queue drains; else it
-   * sleeps until the next poll.
+   * the loop claims again as soon as a kind's queue drains; else it sleeps until the next poll.
    */
   private async poll(): Promise<void> {
     while (this.running) {
-      const now = this.clock.now().getTime();
-      const all =
-        this.claimAllNext || this.backlogKinds.size === 0 || now - this.lastClaimOfAll >= this.pollIntervalMs;
-      if (all) {
-        this.claimAllNext = false;
-        this.lastClaimOfAll = now;
-      }
-      const considered = all ? this.runnableKinds() : [...this.backlogKinds];
-      const picks = this.picks(new Set(considered));
+      const picks = this.picks();
       // A kind without room may have more due; so may a kind whose pick came back full.
-      const pickedKinds = new Set(picks.flatMap((pick) => pick.kinds));
-      const behind = new Set(considered.filter((kind) => !pickedKinds.has(kind)));
+      const picked = picks.reduce((n, pick) => n + pick.kinds.length, 0);
+      const backlog = picked < this.runnableKinds().length;
       const full = new Set<string>();
+      let keyedBacklog = false;
       let claimDone: () => void = () => undefined;
       if (picks.length > 0) {
         this.claiming = new Promise<void>((resolve) => (claimDone = resolve));
@@ -484,21 +464,18 @@ export class Worker {
               pick.keyed &&
               (got > 0 || [...pick.keyed.inHand.values()].some((n) => n >= (pick.keyed?.allowance ?? 0)))
             )
-              for (const kind of pick.kinds) behind.add(kind);
+              keyedBacklog = true;
           }
         } catch (error) {
           this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
-          // Claim everything next time: what failed may have left any kind behind.
-          this.claimAllNext = true;
         }
       }
-      for (const kind of considered) this.backlogKinds.delete(kind);
-      for (const kind of [...behind, ...full]) this.backlogKinds.add(kind);
       this.startQueued();
       // What the claim took is in hand now: queued, or running.
       this.claiming = undefined;
       claimDone();
-      const claimAgainNow = this.picks(full).length > 0;
+      this.backlog = backlog || keyedBacklog || full.size > 0;
+      const claimAgainNow = this.picks().some((pick) => pick.kinds.some((kind) => full.has(kind)));
       if (this.running && !claimAgainNow) await this.sleep(this.pollIntervalMs);
       this.nudged = false;
     }
@@ -553,14 +530,13 @@ export class Worker {
             this.prefetchOf(kind, limit) > 0
               ? !this.queue.some(same)
               : limit - (this.active.get(kind) ?? 0) >= Math.ceil(limit / 2);
-          if (this.backlogKinds.has(kind) && claimNow) this.wake?.();
+          if (this.backlog && claimNow) this.wake?.();
         });
     }
   }
 
-  /** A job became due (a wake-up, see wakeup.ts): an idle worker claims for every kind at once instead of at its next tick. */
+  /** A job became due (a wake-up, see wakeup.ts): an idle worker polls at once instead of at its next tick. */
   nudge(): void {
-    this.claimAllNext = true;
     this.nudged = true;
     this.wake?.();
   }
@@ -659,12 +635,9 @@ export class Worker {
     // (SKIP LOCKED: rows another worker is claiming right now are passed over, not waited for), in a
     // materialised CTE so the pick runs exactly once. SQLite takes its one write lock for the whole
     // statement.
-    // A claim between polls is for the kinds in backlog, usually one: a range read of the index
-    // (kind, due_at, id). A claim for every kind (at a poll, after a wake-up) reads the due part of
-    // the due_at index, past due jobs of kinds with no room; that happens once per poll interval.
     const pick = ({ kinds: of, limit: most, keyed }: Pick): RawBuilder<unknown> => {
       const filters: RawBuilder<unknown>[] = [
-        of.length === 1 ? sql`kind = ${of[0]}` : sql`kind in (${sql.join(of)})`,
+        sql`kind in (${sql.join(of)})`,
         sql`due_at <= ${now}`,
         sql`(locked_until is null or locked_until < ${now})`,
       ];
