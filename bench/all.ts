@@ -23,7 +23,7 @@ interface Bench {
 /** In the order they run. */
 const BENCHES: readonly Bench[] = [
   { name: 'reads', script: 'run.ts', what: 'authenticated reads against a bare Fastify route' },
-  { name: 'intakes', script: 'intakes.ts', what: 'POST /v1/intakes against a bare transactional insert' },
+  { name: 'writes', script: 'writes.ts', what: 'POST /v1/intakes against a bare transactional insert' },
   { name: 'memory', script: 'memory.ts', what: 'the API process RSS under load and during an upload' },
   { name: 'webhooks', script: 'webhooks.ts', what: 'webhook drains and bursts against a bare fetch loop' },
   { name: 'reminders', script: 'reminders.ts', what: 'reminders against a plain nodemailer loop' },

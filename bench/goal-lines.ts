@@ -4,6 +4,7 @@
  * these lines from their stdout.
  */
 import type { PairResult } from './load.js';
+import { RESULT_PREFIX } from './result.js';
 
 /** A throughput goal: the service against a baseline measured in the same run, alternating rounds. */
 export interface RatioGoal {
@@ -39,7 +40,7 @@ export function ratioGoal(name: string, goal: string, baseline: string, pair: Pa
 }
 
 export function printGoalLines(goals: readonly (RatioGoal | MemoryGoal)[]): void {
-  for (const goal of goals) process.stdout.write(`BENCH_RESULT ${JSON.stringify(goal)}\n`);
+  for (const goal of goals) process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(goal)}\n`);
 }
 
 function round3(value: number): number {
