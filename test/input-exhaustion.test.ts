@@ -132,6 +132,39 @@ describe.each(DATABASES)('input exhaustion on %s', (database) => {
     expect(refused.text).toContain('schema');
   });
 
+  it('refuses a named backreference in a schema pattern at definition, not as the literal text', async () => {
+    const refused = await intakeWith({ type: 'string', pattern: '^(?<x>a)\\k<x>$' });
+    expectError(refused, 422, 'unprocessable');
+    expect(refused.text).toContain('backreferences are not supported');
+  });
+
+  it("runs a text item's pattern on the same engine: ^(a+)+$ against 40 a and ! answers 422", async () => {
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Patterns',
+      client: { email: 'c@example.com', name: 'Dana' },
+      items: [{ key: 'code', label: 'Code', type: 'text', constraints: { pattern: '^(a+)+$' } }],
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.intake_id;
+    const saved = await portal.call('PUT', `/portal/api/${id}/items/code`, { body: { value: EVIL } });
+    const refused = saved.status === 200 ? await portal.post(`/portal/api/${id}/items/code/submit`) : saved;
+    expectError(refused, 422, 'unprocessable');
+    expect(refused.text).toContain('pattern');
+    await portal.call('PUT', `/portal/api/${id}/items/code`, { body: { value: 'aaaa' } });
+    expect((await portal.post(`/portal/api/${id}/items/code/submit`)).status).toBe(200);
+  });
+
+  it('refuses a text pattern RE2 cannot run, at definition, naming the constraint', async () => {
+    const refused = await api.post('/v1/intakes', {
+      project_name: 'Patterns',
+      client: { email: 'c@example.com', name: 'Dana' },
+      items: [{ key: 'code', label: 'Code', type: 'text', constraints: { pattern: '(?<x>a)\\k<x>' } }],
+    });
+    expectError(refused, 422, 'unprocessable');
+    expect(refused.text).toContain('constraints.pattern');
+    expect(refused.text).toContain('backreferences are not supported');
+  });
+
   it('refuses, at definition, a schema that expands exponentially through $ref (an anyOf chain)', async () => {
     const refused = await intakeWith(anyOfChain(40));
     expectError(refused, 422, 'unprocessable');

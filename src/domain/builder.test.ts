@@ -15,7 +15,7 @@ import {
   type StructuredField,
 } from './builder.js';
 import { ItemDefinition, definitionProblems } from './items.js';
-import { cachedPattern, matchesWhole } from './pattern.js';
+import { cachedPattern, matchesPattern } from './pattern.js';
 
 const field = (label: string, kind: StructuredField['kind'], more: Partial<StructuredField> = {}) => ({
   label,
@@ -46,7 +46,7 @@ describe('text formats in words', () => {
     const { pattern, example } = TEXT_FORMATS[name];
     const compiled = cachedPattern(pattern);
     expect(compiled.ok).toBe(true);
-    if (compiled.ok) expect(matchesWhole(compiled.pattern, example)).toBe(true);
+    if (compiled.ok) expect(matchesPattern(compiled.pattern, example)).toBe(true);
     // The same pattern drives the browser's pattern attribute (v flag).
     expect(new RegExp(`^(?:${pattern})$`, 'v').test(example)).toBe(true);
     expect(textFormatOfPattern(pattern)).toBe(name);
@@ -55,7 +55,7 @@ describe('text formats in words', () => {
   it('refuses what the format excludes', () => {
     const check = (name: keyof typeof TEXT_FORMATS, value: string) => {
       const compiled = cachedPattern(TEXT_FORMATS[name].pattern);
-      return compiled.ok && matchesWhole(compiled.pattern, value);
+      return compiled.ok && matchesPattern(compiled.pattern, value);
     };
     expect(check('digits', '12a')).toBe(false);
     expect(check('letters', 'Anna1')).toBe(false);

@@ -1,24 +1,27 @@
+import { RE2JS } from 're2js';
+
 /**
- * Text patterns (`constraints.pattern`) run on a bounded engine, never on the backtracking RegExp.
+ * Patterns from callers run on RE2 (re2js), never on the backtracking RegExp: text items'
+ * `constraints.pattern` and the patterns in structured items' JSON Schemas go through the one
+ * helper below (`compileLinearRegExp`).
  *
  * Why: the pattern comes from an API caller and the value from the portal's anonymous client, so a
  * pattern such as `(a+)+$` on a crafted value would let anyone stall the server (ReDoS). Rejecting
- * "dangerous" patterns by inspection is a heuristic that known cases slip through (`(a|a)*`,
- * `\s*x\s*$`…); a non-backtracking engine is safe by construction. The pattern is parsed into a
- * Thompson NFA and simulated one code point at a time (Pike-style state sets), so a check costs at
- * most O(value length × NFA size), both of which are bounded here.
+ * "dangerous" patterns by inspection is a heuristic that known cases slip through; RE2's matching
+ * time is linear in the value whatever the pattern, so it is safe by construction.
  *
  * Syntax is JavaScript's in unicode mode (the same pattern drives the browser's `pattern`
- * attribute): literals, `.`, classes, escapes (\d \w \s \p{…} \xHH \u{…}…), groups (plain, `(?:…)`,
- * named), alternation, `^ $ \b \B` and every quantifier. Backreferences and lookaround need
- * backtracking and are refused with a message. Single-character pieces (a class, an escape, `.`)
- * are matched by the native RegExp on one code point at a time, so their meaning is exactly
- * JavaScript's and their cost constant.
+ * attribute), translated for RE2. Backreferences and lookaround need backtracking and are refused
+ * when the pattern is defined; so is what RE2 cannot express (`\p{Script=…}`, repetition counts
+ * over 1,000). RE2's `.` also matches `\r` and its `\s` is ASCII white space only.
+ *
+ * Test mode's synthetic answers need a value a pattern accepts: the sampler at the end parses the
+ * pattern into a Thompson NFA and searches it breadth-first; what it finds is checked with RE2.
  */
 
 /** Longest pattern accepted (characters). */
 export const MAX_PATTERN_LENGTH = 500;
-/** Largest NFA a pattern may compile to (counted repetitions are expanded). */
+/** Largest NFA the sampler builds (counted repetitions are expanded); beyond it, no sample. */
 export const MAX_PATTERN_STATES = 600;
 /** Longest value checked against a pattern (code points); longer values fail the pattern constraint. */
 export const MAX_PATTERN_VALUE_LENGTH = 2000;
@@ -41,11 +44,92 @@ type State =
 
 export interface CompiledPattern {
   readonly source: string;
-  readonly states: readonly State[];
-  readonly start: number;
+  readonly re2: RE2JS;
 }
 
 export type PatternCompilation = { ok: true; pattern: CompiledPattern } | { ok: false; message: string };
+
+/** A pattern RE2 cannot run in linear time, or at all; the message says what to change. */
+export class UnsupportedPattern extends Error {}
+
+/** Backreferences and lookaround, found in JavaScript syntax (translation would hide `\k<…>`). */
+function backtrackingProblem(source: string): string | undefined {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      const next = source[i + 1] ?? '';
+      if (!inClass && (next === 'k' || (next >= '1' && next <= '9'))) {
+        return 'backreferences are not supported';
+      }
+      i++;
+    } else if (inClass) {
+      if (c === ']') inClass = false;
+    } else if (c === '[') inClass = true;
+    else if (c === '(' && /^\(\?(?:=|!|<=|<!)/.test(source.slice(i, i + 4))) {
+      return 'lookahead and lookbehind are not supported';
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The one translation of a JavaScript pattern for RE2, shared by text patterns and JSON Schemas.
+ * Throws `UnsupportedPattern` for what needs backtracking or what RE2 refuses.
+ */
+export function compileLinearRegExp(source: string): RE2JS {
+  const problem = backtrackingProblem(source);
+  if (problem) throw new UnsupportedPattern(problem);
+  try {
+    return RE2JS.compile(RE2JS.translateRegExp(source));
+  } catch (error) {
+    const detail = error instanceof Error ? error.message.replace(/^error parsing regexp: /, '') : '';
+    throw new UnsupportedPattern(`the linear-time engine cannot run it (${detail})`);
+  }
+}
+
+/** Parses and compiles a pattern; a refusal says what to change. */
+export function compilePattern(source: string): PatternCompilation {
+  if (source.length > MAX_PATTERN_LENGTH) {
+    return { ok: false, message: `pattern is longer than ${MAX_PATTERN_LENGTH} characters` };
+  }
+  try {
+    new RegExp(source, 'u');
+  } catch {
+    return { ok: false, message: 'pattern is not a valid regular expression' };
+  }
+  try {
+    return { ok: true, pattern: { source, re2: compileLinearRegExp(source) } };
+  } catch (error) {
+    if (error instanceof UnsupportedPattern) return { ok: false, message: `pattern: ${error.message}` };
+    throw error;
+  }
+}
+
+/** Whether the whole value matches (as `^(?:pattern)$`), on RE2: linear in the value. */
+export function matchesPattern(pattern: CompiledPattern, value: string): boolean {
+  return pattern.re2.testExact(value);
+}
+
+/** Compiled patterns by source: definitions are few, values many. */
+const cache = new Map<string, PatternCompilation>();
+
+export function cachedPattern(source: string): PatternCompilation {
+  let compiled = cache.get(source);
+  if (!compiled) {
+    compiled = compilePattern(source);
+    if (cache.size >= 500) cache.clear();
+    cache.set(source, compiled);
+  }
+  return compiled;
+}
+
+// The sampler: a parser and Thompson NFA for generating values (matching is RE2's, above).
+
+interface Automaton {
+  readonly states: readonly State[];
+  readonly start: number;
+}
 
 class PatternError extends Error {}
 
@@ -236,104 +320,30 @@ class Builder {
   }
 }
 
-/** Parses and compiles a pattern; a refusal says what to change. */
-export function compilePattern(source: string): PatternCompilation {
-  if (source.length > MAX_PATTERN_LENGTH) {
-    return { ok: false, message: `pattern is longer than ${MAX_PATTERN_LENGTH} characters` };
-  }
-  try {
-    new RegExp(source, 'u');
-  } catch {
-    return { ok: false, message: 'pattern is not a valid regular expression' };
-  }
+/** The pattern's NFA for the sampler, or undefined when the parser or the size bound refuses it. */
+function automatonOf(source: string): Automaton | undefined {
   try {
     const tree = new Parser([...source]).parse();
     const builder = new Builder();
     const start = builder.compile(tree, builder.match());
-    return { ok: true, pattern: { source, states: builder.states, start } };
+    return { states: builder.states, start };
   } catch (error) {
-    if (error instanceof PatternError) return { ok: false, message: `pattern: ${error.message}` };
+    if (error instanceof PatternError) return undefined;
     throw error;
   }
 }
 
-const WORD = /^[A-Za-z0-9_]$/;
-const isWord = (ch: string | undefined) => ch !== undefined && WORD.test(ch);
-
-function holds(assertion: Assertion, chars: readonly string[], pos: number): boolean {
-  switch (assertion) {
-    case 'start':
-      return pos === 0;
-    case 'end':
-      return pos === chars.length;
-    case 'word':
-      return isWord(chars[pos - 1]) !== isWord(chars[pos]);
-    case 'not_word':
-      return isWord(chars[pos - 1]) === isWord(chars[pos]);
-  }
-}
-
-/**
- * Whether the whole value matches (as `^(?:pattern)$`). Linear in the value: each code point moves
- * a set of at most `states.length` threads one step.
- */
-export function matchesWhole(pattern: CompiledPattern, value: string): boolean {
-  const { states } = pattern;
-  const chars = [...value];
-  const seen = new Int32Array(states.length).fill(-1);
-  let generation = 0;
-
-  const addClosure = (into: number[], from: number, pos: number) => {
-    const stack = [from];
-    while (stack.length > 0) {
-      const index = stack.pop() as number;
-      if (seen[index] === generation) continue;
-      seen[index] = generation;
-      const state = states[index] as State;
-      if (state.op === 'split') stack.push(state.out1, state.out);
-      else if (state.op === 'assert') {
-        if (holds(state.assertion, chars, pos)) stack.push(state.out);
-      } else into.push(index);
-    }
-  };
-
-  let current: number[] = [];
-  addClosure(current, pattern.start, 0);
-  for (let pos = 0; pos < chars.length; pos++) {
-    const ch = chars[pos] as string;
-    const next: number[] = [];
-    generation++;
-    for (const index of current) {
-      const state = states[index] as State;
-      if (state.op === 'char' && state.test(ch)) addClosure(next, state.out, pos + 1);
-    }
-    if (next.length === 0) return false;
-    current = next;
-  }
-  return current.some((index) => states[index]?.op === 'match');
-}
-
-/** Compiled patterns by source: definitions are few, values many. */
-const cache = new Map<string, PatternCompilation>();
-
-export function cachedPattern(source: string): PatternCompilation {
-  let compiled = cache.get(source);
-  if (!compiled) {
-    compiled = compilePattern(source);
-    if (cache.size >= 500) cache.clear();
-    cache.set(source, compiled);
-  }
-  return compiled;
-}
-
 /**
  * The shortest value the pattern accepts whose every character is drawn from a small sample
- * alphabet, or undefined (test mode's synthetic answers use it). Breadth-first over NFA state sets.
+ * alphabet, or undefined (test mode's synthetic answers use it). Breadth-first over NFA state sets;
+ * a candidate is returned only once RE2 accepts it.
  */
 export function samplePatternValue(pattern: CompiledPattern, maxLength = 64): string | undefined {
+  const automaton = automatonOf(pattern.source);
+  if (!automaton) return undefined;
   // A few typical characters plus the pattern's own literals (so `cat|dog` can be spelled).
   const alphabet = [...new Set([...'aA0 -_.@#/:,+()xyzBC19', ...pattern.source])];
-  const { states } = pattern;
+  const { states } = automaton;
   interface Frontier {
     set: number[];
     text: string;
@@ -355,10 +365,10 @@ export function samplePatternValue(pattern: CompiledPattern, maxLength = 64): st
     return [...out];
   };
   const seenSets = new Set<string>();
-  let frontier: Frontier[] = [{ set: closure([pattern.start], ''), text: '' }];
+  let frontier: Frontier[] = [{ set: closure([automaton.start], ''), text: '' }];
   for (let length = 0; length <= maxLength && frontier.length > 0; length++) {
     for (const { set, text } of frontier) {
-      if (set.some((i) => states[i]?.op === 'match') && matchesWhole(pattern, text)) return text;
+      if (set.some((i) => states[i]?.op === 'match') && matchesPattern(pattern, text)) return text;
     }
     const next: Frontier[] = [];
     for (const { set, text } of frontier) {

@@ -1,5 +1,5 @@
 import { valueSizeProblem } from './schema-limits.js';
-import { MAX_PATTERN_VALUE_LENGTH, cachedPattern, matchesWhole } from './pattern.js';
+import { MAX_PATTERN_VALUE_LENGTH, cachedPattern, matchesPattern } from './pattern.js';
 import { canonicalFormat, isFileType, type Format, type ItemDefinition } from './items.js';
 import { phoneInE164 } from './phone.js';
 
@@ -46,14 +46,14 @@ function checkText(def: ItemDefinition, value: unknown): Check<string> {
   return pass(value);
 }
 
-/** The pattern runs on the bounded engine (domain/pattern.ts), never on the backtracking RegExp. */
+/** The pattern runs on RE2 (domain/pattern.ts), never on the backtracking RegExp. */
 function checkPattern(source: string, value: string, length: number): Check<string> {
   const compiled = cachedPattern(source);
   if (!compiled.ok) return fail('pattern', compiled.message);
   if (length > MAX_PATTERN_VALUE_LENGTH) {
     return fail('pattern', `a value with a pattern may have at most ${MAX_PATTERN_VALUE_LENGTH} characters`);
   }
-  return matchesWhole(compiled.pattern, value)
+  return matchesPattern(compiled.pattern, value)
     ? pass(value)
     : fail('pattern', 'value does not have the expected form');
 }

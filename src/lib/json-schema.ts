@@ -1,21 +1,21 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import addFormatsPlugin from 'ajv-formats';
-import { RE2JS } from 're2js';
 import type { SchemaCompiler } from '../domain/items.js';
 import type { SchemaValidator } from '../domain/values.js';
 import { schemaCostProblem, valueSizeProblem } from '../domain/schema-limits.js';
+import { compileLinearRegExp } from '../domain/pattern.js';
 
 /**
  * Patterns in a caller's schema (`pattern`, `patternProperties`, `propertyNames`) run on RE2, whose
  * matching time is linear in the text: the backtracking RegExp would let one anonymous submit of a
- * crafted value hold the event loop for hours (`^(a+)+$` against 40 `a` and a `!`). JavaScript
- * syntax is translated; what RE2 cannot run in linear time (backreferences, lookaround) is refused
- * when the schema is defined.
+ * crafted value hold the event loop for hours (`^(a+)+$` against 40 `a` and a `!`). The translation
+ * is text patterns' own (domain/pattern.ts): what RE2 cannot run in linear time (backreferences,
+ * lookaround) is refused when the schema is defined.
  */
 const linearRegExp = Object.assign(
   (pattern: string) => {
-    const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));
+    const compiled = compileLinearRegExp(pattern);
     // Ajv shares compiled patterns by toString(): it must differ per pattern.
     return { test: (text: string) => compiled.test(text), toString: () => `re2:${pattern}` };
   },
