@@ -143,8 +143,9 @@ describe.each(DATABASES)('test clock on %s', (database) => {
       expect(seen.testNow - seen.realNow).toBeGreaterThanOrEqual(2 * HOUR - 1000);
       expect(seen.testNow - seen.realNow).toBeLessThanOrEqual(2 * HOUR + 1000);
     }
-    // Another worker (the server's own poll loop) may have taken a job first; the sum is at most 4.
-    expect(answer.body.jobs_run).toBeGreaterThanOrEqual(1);
+    // Every due job ran before the answer (above). The count is of those the call ran or waited for:
+    // the server's own poll loop, woken by the advance's commit, may have finished some of the four
+    // (the 1 h job and the chain's three steps) before the call looked.
     expect(answer.body.jobs_run).toBeLessThanOrEqual(4);
 
     // Not yet due: moved earlier by exactly the advance, still pending.

@@ -304,10 +304,10 @@ export class Worker {
 
   /**
    * Resolves once the jobs of this account and mode that this worker holds now (running, queued, or
-   * being claimed by its poll loop) have finished, to whether there were any. Jobs of other processes
+   * being claimed by its poll loop) have finished, to how many there were. Jobs of other processes
    * are not seen. With runDue, "every due job has run" holds for jobs that the poll loop took first.
    */
-  async whenSettled(filter: SettledFilter): Promise<boolean> {
+  async whenSettled(filter: SettledFilter): Promise<number> {
     // A claim under way may be taking jobs of the account: they are in hand once it returns.
     await this.claiming;
     const matches = this.matcher(filter);
@@ -318,7 +318,7 @@ export class Worker {
     );
     for (const job of queued) await this.track(this.run(job));
     await Promise.allSettled(running);
-    return running.length + queued.length > 0;
+    return running.length + queued.length;
   }
 
   private matcher(filter: SettledFilter): (row: JobRow) => boolean {

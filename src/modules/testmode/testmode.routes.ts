@@ -23,7 +23,11 @@ export const ClockAdvanced = z
     jobs_run: z
       .number()
       .int()
-      .meta({ description: 'Jobs (chases, auto-approvals, purges, webhook retries…) run before answering' }),
+      .meta({
+        description:
+          'Due jobs (chases, auto-approvals, purges, webhook retries…) this call ran, or waited for while the ' +
+          "server's worker ran them, before answering; every job due by the new test time has run either way",
+      }),
   })
   .meta({ id: 'TestClockAdvance' });
 

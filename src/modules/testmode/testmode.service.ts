@@ -79,7 +79,10 @@ async function runDueTestJobs(worker: Worker, accountId: string): Promise<number
     total += ran;
     if (total >= MAX_JOBS_PER_ADVANCE) return total;
     if (ran > 0) continue;
-    // Nothing left to claim: what the poll loop holds of the account may still enqueue more.
-    if (!(await worker.whenSettled(scope))) return total;
+    // Nothing left to claim: what the poll loop holds of the account ran before this answer too (the
+    // poll loop wakes on the advance's commit and may take every due job first), and may enqueue more.
+    const settled = await worker.whenSettled(scope);
+    total += settled;
+    if (settled === 0) return total;
   }
 }
