@@ -11,6 +11,7 @@ import {
 import { client, type Client } from './helpers/http.js';
 import { signedInOwner, signedInPage } from './helpers/signed-in.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { SECTIONED_ITEMS } from './helpers/sectioned-request.js';
 
 /**
  * The conversation in the dashboard, in Debian's chromium: the owner opens a request in three
@@ -20,18 +21,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  */
 const available = chromiumAvailable('dashboard comments browser test');
 
-const ITEMS = [
-  { key: 'company', label: 'Company name', type: 'text', section: 'About you' },
-  { key: 'has_logo', label: 'Do you have a logo?', type: 'boolean', section: 'Brand' },
-  {
-    key: 'logo_link',
-    label: 'Link to your logo',
-    type: 'url',
-    section: 'Brand',
-    show_if: { item_key: 'has_logo', equals: true },
-  },
-  { key: 'notes', label: 'Anything else', type: 'longtext', section: 'Access', required: false },
-];
+const ITEMS = SECTIONED_ITEMS;
 
 describe.skipIf(!available)('the conversation on an item, from the dashboard to the portal', () => {
   let server: TestServer;

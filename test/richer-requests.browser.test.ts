@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS, chromiumAvailable, launchChromium } from './helpers/browser.js';
 import { client, type Client } from './helpers/http.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { SECTIONED_ITEMS } from './helpers/sectioned-request.js';
 
 /**
  * The portal page in chromium: the request in three sections with their progress, a question that
@@ -13,18 +14,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  */
 const available = chromiumAvailable('richer requests browser test');
 
-const ITEMS = [
-  { key: 'company', label: 'Company name', type: 'text', section: 'About you' },
-  { key: 'has_logo', label: 'Do you have a logo?', type: 'boolean', section: 'Brand' },
-  {
-    key: 'logo_link',
-    label: 'Link to your logo',
-    type: 'url',
-    section: 'Brand',
-    show_if: { item_key: 'has_logo', equals: true },
-  },
-  { key: 'notes', label: 'Anything else', type: 'longtext', section: 'Access', required: false },
-];
+const ITEMS = SECTIONED_ITEMS;
 
 describe.skipIf(!available)('sections, a conditional question and comments on the portal page', () => {
   let server: TestServer;

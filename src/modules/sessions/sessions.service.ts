@@ -8,6 +8,7 @@ export {
   deleteSession,
   deleteSessionsOfUser,
   deleteUser,
+  findUserInAccount,
   listUsers,
   type UserRow,
 } from './sessions.repository.js';

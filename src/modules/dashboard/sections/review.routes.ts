@@ -5,7 +5,7 @@ import { addOwnerComment } from '../../comments/comments.service.js';
 import { requireIntake } from '../../intakes/intakes.service.js';
 import { revealSecret } from '../../intakes/results.service.js';
 import { approveItem, approveItems, requestRevision } from '../../intakes/review.service.js';
-import { listUsers } from '../../sessions/sessions.service.js';
+import { findUserInAccount } from '../../sessions/sessions.service.js';
 import { asUserAction } from '../context.js';
 import { action, redirect, type Deps } from '../routing.js';
 import { intakePage } from './intake-view.js';
@@ -72,9 +72,7 @@ export function reviewRoutes(scope: FastifyInstance, deps: Deps): void {
       if (!body || body.length > MAX_COMMENT_CHARS) {
         throw new ApiError('invalid_request', 'body: write a comment of at most 5,000 characters.');
       }
-      const person = (await listUsers(ctx.services.db.kysely, ctx.account.id)).find(
-        (u) => u.id === ctx.user.userId,
-      );
+      const person = await findUserInAccount(ctx.services.db.kysely, ctx.account.id, ctx.user.email);
       await asUserAction(ctx, 'comment.create', 'comment', null, () =>
         addOwnerComment(ctx.services, ctx.world, intake.id, key, body, person?.name ?? ctx.user.email),
       );
