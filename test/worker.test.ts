@@ -194,9 +194,10 @@ describe.each(DATABASES)('job worker on %s', (database) => {
   it('runs a due job once, with its parsed payload, and deletes it', async () => {
     const worker = newWorker();
     const seen: unknown[] = [];
-    worker.register(Echo, async ({ signal, complete, ...job }) => {
+    worker.register(Echo, async ({ signal, complete, finish, ...job }) => {
       await tick();
       expect(complete).toBeTypeOf('function');
+      expect(finish).toBeTypeOf('function');
       expect(signal).toBeInstanceOf(AbortSignal);
       expect(signal.aborted).toBe(false);
       seen.push(job);
@@ -703,6 +704,99 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(completeError).toBeInstanceOf(JobLeaseLostError);
     expect(await followUps('after_2')).toBe(0);
     expect(await jobRow(id2)).toBeUndefined();
+  });
+
+  it('ends jobs finishing at the same moment with their outcomes in one commit (Job.finish)', async () => {
+    const worker = new Worker({ db, clock, logger: recordingLogger(), pollIntervalMs: 10, concurrency: 4 });
+    const failures: unknown[] = [];
+    worker.register(Echo, async (job) => {
+      await tick();
+      await job
+        .finish(async (trx) => {
+          await enqueueJob(trx, {
+            accountId,
+            livemode: true,
+            kind: Other,
+            subjectId: `after_${job.payload.n}`,
+            payload: {},
+            dueAt: clock.now().getTime() + 3_600_000,
+          });
+          // The third outcome fails after its first statement: only it is rolled back.
+          if (job.payload.n === 3) throw new Error('the outcome of job 3 cannot be recorded');
+        })
+        .catch((error: unknown) => {
+          failures.push(error);
+          throw error;
+        });
+    });
+    const ids = [];
+    for (let n = 1; n <= 4; n++) ids.push(await enqueue(Echo, { n }));
+    worker.start();
+    await waitFor(async () => failures.length === 1 && (await jobRow(ids[0] ?? ''))?.id === undefined);
+    await waitFor(async () => (await jobRow(ids[2] ?? ''))?.locked_until === null);
+    await worker.stop();
+
+    const followUps = await db.kysely
+      .selectFrom('jobs')
+      .select('subject_id')
+      .where('kind', '=', Other.kind)
+      .orderBy('subject_id')
+      .execute();
+    expect(followUps.map((row) => row.subject_id)).toEqual(['after_1', 'after_2', 'after_4']);
+    for (const n of [1, 2, 4]) expect(await jobRow(ids[n - 1] ?? '')).toBeUndefined();
+    // The failed one is still there, to be retried, with its error; nothing of its outcome is.
+    expect(await jobRow(ids[2] ?? '')).toMatchObject({ attempts: 1, locked_until: null });
+    expect((await jobRow(ids[2] ?? ''))?.last_error).toContain('cannot be recorded');
+    expect(failures).toHaveLength(1);
+    // Four outcomes handed in together: tried as one transaction, which job 3 rolled back; then each
+    // alone, so three commits for three outcomes. Without a failure it would have been one commit.
+    expect(worker.outcomeCommits()).toEqual({ commits: 3, works: 3 });
+  });
+
+  it('records outcomes that arrive together in one commit, in the order they were handed in', async () => {
+    const worker = new Worker({ db, clock, logger: recordingLogger(), pollIntervalMs: 10, concurrency: 4 });
+    const handedIn: number[] = [];
+    const recorded: number[] = [];
+    worker.register(Echo, async (job) => {
+      await tick();
+      handedIn.push(job.payload.n);
+      await job.finish(async () => {
+        recorded.push(job.payload.n);
+      });
+    });
+    for (let n = 1; n <= 4; n++) await enqueue(Echo, { n });
+    worker.start();
+    await waitFor(async () => (await jobCount()) === 0);
+    await worker.stop();
+    expect([...handedIn].sort()).toEqual([1, 2, 3, 4]);
+    expect(recorded).toEqual(handedIn);
+    expect(worker.outcomeCommits()).toEqual({ commits: 1, works: 4 });
+  });
+
+  it('refuses a finish whose job was cancelled meanwhile: JobLeaseLostError, nothing recorded', async () => {
+    const worker = newWorker();
+    let finishError: unknown;
+    worker.register(Echo, async (job) => {
+      await cancelJobs(db.kysely, { subjectId: 'in_subject', kind: Echo });
+      await job
+        .finish((trx) =>
+          enqueueJob(trx, {
+            accountId,
+            livemode: true,
+            kind: Other,
+            subjectId: 'after_cancelled',
+            payload: {},
+            dueAt: clock.now().getTime(),
+          }),
+        )
+        .catch((error: unknown) => {
+          finishError = error;
+        });
+    });
+    await enqueue(Echo, { n: 1 });
+    expect(await worker.runDue()).toBe(1);
+    expect(finishError).toBeInstanceOf(JobLeaseLostError);
+    expect(await jobCount()).toBe(0);
   });
 
   it('runs up to `concurrency` jobs at once: a job that waits holds one slot, not the worker', async () => {

@@ -300,6 +300,14 @@ export interface Job<P> {
    * then records nothing.
    */
   complete: (trx: Kysely<Database>) => Promise<void>;
+  /**
+   * Ends the job and records `work` together, like complete() in a transaction of the handler's own,
+   * but in a transaction shared with the outcomes of other jobs finishing at the same moment (group
+   * commit, see group-commit.ts): one commit for many small outcomes. Resolves to `work`'s value once
+   * committed. Throws JobLeaseLostError when the job is no longer this worker's, and `work`'s error
+   * when it fails; either way nothing of `work` is recorded.
+   */
+  finish: <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
 }
 
 /** complete() found the job no longer held by this worker. */

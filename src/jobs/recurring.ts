@@ -54,8 +54,7 @@ export function recurringHandler(
 ): (job: Job<Record<string, never>>) => Promise<void> {
   return async (job) => {
     await work();
-    await db.transaction().execute(async (trx) => {
-      await job.complete(trx);
+    await job.finish(async (trx) => {
       await plan(trx, recurring, now() + recurring.everyMs);
     });
   };

@@ -4,6 +4,7 @@ import type { Database, JobsTable } from '../db/schema.js';
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Clock } from '../lib/clock.js';
 import { jobFailures, jobRuns } from '../lib/metrics.js';
+import { GroupCommit } from './group-commit.js';
 import {
   JobLeaseLostError,
   jobDefinition,
@@ -228,6 +229,8 @@ export class Worker {
   private heartbeat: NodeJS.Timeout | undefined;
   /** The renewal in progress: an outcome waits for it, so it is recorded under the current lease. */
   private renewing: Promise<void> = Promise.resolve();
+  /** Outcomes of jobs finishing at the same moment share a commit (Job.finish, and the end of a done job). */
+  private readonly outcomes: GroupCommit;
 
   constructor(options: WorkerOptions) {
     this.db = options.db;
@@ -244,6 +247,7 @@ export class Worker {
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
     this.prefetch = Math.max(0, Math.floor(options.prefetch ?? DEFAULT_PREFETCH));
+    this.outcomes = new GroupCommit(this.db.kysely);
   }
 
   /** Registers the handler of a kind. A kind defined in the registry (defineJob) is required. */
@@ -327,6 +331,11 @@ export class Worker {
       row.account_id === filter.accountId &&
       row.livemode === (filter.livemode ? 1 : 0) &&
       !except.has(row.kind);
+  }
+
+  /** Outcome transactions this worker committed, and the outcomes they held (group commit; for metrics and tests). */
+  outcomeCommits(): { commits: number; works: number } {
+    return { ...this.outcomes.stats };
   }
 
   /** Polls for due jobs until stop(). */
@@ -723,6 +732,7 @@ export class Worker {
             attempts: row.attempts - 1,
             signal: controller.signal,
             complete: (trx) => this.complete(job, trx),
+            finish: (work) => this.finish(job, work),
           }),
           controller,
           registration.definition.timeoutMs ?? this.jobTimeoutMs,
@@ -757,6 +767,14 @@ export class Worker {
       .executeTakeFirst();
     if (result.numDeletedRows === 0n) throw new JobLeaseLostError(job.row.id);
     job.completed = true;
+  }
+
+  /** complete() fences by both leases while a renewal is under way, so finish need not wait for it. */
+  private finish<T>(job: Claimed, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.outcomes.run(async (trx) => {
+      await this.complete(job, trx);
+      return work(trx);
+    });
   }
 
   private startHeartbeat(): void {
@@ -827,11 +845,13 @@ export class Worker {
     try {
       let changed: bigint;
       if (outcome === 'done') {
-        const result = await db
-          .deleteFrom('jobs')
-          .where('id', '=', row.id)
-          .where('locked_until', '=', lease)
-          .executeTakeFirst();
+        const result = await this.outcomes.run((trx) =>
+          trx
+            .deleteFrom('jobs')
+            .where('id', '=', row.id)
+            .where('locked_until', '=', lease)
+            .executeTakeFirst(),
+        );
         changed = result.numDeletedRows;
       } else if (outcome === 'retry') {
         const now = this.clock.now().getTime();

@@ -182,8 +182,7 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
   const address = chase.channel === 'email' ? (person?.email ?? null) : intake.client_phone;
   const run: Dispatch = { services, world, intake, chase, address, settings, atMs };
   const finish = (outcome: Outcome) =>
-    db.transaction().execute(async (trx) => {
-      await job.complete(trx);
+    job.finish(async (trx) => {
       await recordChaseOutcome(trx, run, outcome);
     });
   if (!person) return finish({ status: 'cancelled', error: 'recipient_removed' });
@@ -251,8 +250,7 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
   const failures = chase.send_attempts + 1;
   if (result.outcome === 'retry' && failures < MAX_SEND_ATTEMPTS) {
     // Nothing was delivered: still scheduled, with a new job after the backoff delay.
-    await db.transaction().execute(async (trx) => {
-      await job.complete(trx);
+    await job.finish(async (trx) => {
       if (!(await settleChase(trx, chase.id, { error: result.error, send_attempts: failures }))) return;
       await enqueueDispatch(
         trx,
@@ -328,8 +326,7 @@ export function enqueueDispatch(
 /** Quiet hours found at dispatch (the time zone became known after planning): due again later. */
 async function postpone(run: Dispatch, job: Job<unknown>, untilMs: number): Promise<void> {
   const { services, world, intake, chase } = run;
-  await services.db.kysely.transaction().execute(async (trx) => {
-    await job.complete(trx);
+  await job.finish(async (trx) => {
     const moved = await settleChase(trx, chase.id, {
       scheduled_for: new Date(untilMs).toISOString(),
       updated_at: world.clock.now().toISOString(),

@@ -74,8 +74,7 @@ export async function runCommentEmail(services: AppServices, job: Job<{ intake_i
   const found = await findIntakeById(db, job.payload.intake_id);
   if (!found) return;
   const world = await worldOfIntake(db, found, SYSTEM, services.clock);
-  await db.transaction().execute(async (trx) => {
-    await job.complete(trx);
+  await job.finish(async (trx) => {
     const intake = await lockIntake(trx, found.id);
     if (!intake) return;
     const items = await itemsOf(trx, intake.id);

@@ -182,8 +182,7 @@ export async function runNoticeBatch(services: AppServices, job: Job<{ intake_id
   const intake = await findIntakeById(db, job.payload.intake_id);
   if (!intake) return;
   const world = await worldOfIntake(db, intake, SYSTEM, services.clock);
-  await db.transaction().execute(async (trx) => {
-    await job.complete(trx);
+  await job.finish(async (trx) => {
     const now = world.clock.now();
     const notices = (await takeWaitingNotices(trx, intake.id, now.toISOString())).map(noticeOf);
     // Batched notices older than any digest window are not needed any more.
@@ -246,8 +245,7 @@ export async function runNoticeDigest(services: AppServices, job: Job<{ email: s
   const world = await accountWorld(services, db, job.accountId, job.livemode);
   const { email } = job.payload;
   const atMs = Date.parse(job.payload.at);
-  await db.transaction().execute(async (trx) => {
-    await job.complete(trx);
+  await job.finish(async (trx) => {
     const { people, chosen, zoneOf } = await peopleOf(trx, job.accountId);
     const person = peopleAt(people, chosen, 'daily').find((p) => p.email === email);
     const account = await accountOf(trx, job.accountId);

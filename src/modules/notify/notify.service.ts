@@ -373,8 +373,7 @@ export async function deliverMessage(services: AppServices, job: Job<{ message_i
   const prepared = preparedContent(row);
   const intake = row.intake_id ? await findIntakeById(db, row.intake_id) : undefined;
   const record = (patch: Updateable<MessagesTable>, more?: (trx: Kysely<Database>) => Promise<void>) =>
-    db.transaction().execute(async (trx) => {
-      await job.complete(trx);
+    job.finish(async (trx) => {
       if ((await settleMessage(trx, row.id, patch)) && more) await more(trx);
     });
   const world = await worldOfIntake(db, row, { type: 'system', id: null }, services.clock);
@@ -434,8 +433,7 @@ export async function deliverMessage(services: AppServices, job: Job<{ message_i
       return;
     }
     // Nothing was delivered: still pending, with a new job after the backoff delay.
-    await db.transaction().execute(async (trx) => {
-      await job.complete(trx);
+    await job.finish(async (trx) => {
       await updateMessage(trx, row.id, { error: result.error, send_attempts: failures });
       await enqueueDelivery(
         trx,

@@ -118,7 +118,7 @@ export async function runWebhookAttempt(
   const delivery = await findDelivery(db, id);
   // Already attempted, finished, cancelled or deleted: nothing to do.
   if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;
-  const made = await makeAttempt(services, delivery, attempt, job.signal, job.complete);
+  const made = await makeAttempt(services, delivery, attempt, job.signal, job.finish);
   if (made === 'interrupted') throw new AttemptInterruptedError();
 }
 
@@ -158,30 +158,38 @@ export async function sendTestDelivery(
     await insertDelivery(trx, row);
     await enqueueAttempt(trx, row, 1, fallbackDueAt);
   });
-  const made = await makeAttempt(services, row, 1, context.shutdown.signal, (trx) =>
-    cancelIdleAttemptJobs(trx, row.id),
+  const made = await makeAttempt(services, row, 1, context.shutdown.signal, (work) =>
+    db.transaction().execute(async (trx) => {
+      await cancelIdleAttemptJobs(trx, row.id);
+      return work(trx);
+    }),
   );
   return made === 'interrupted' || made === 'stale' ? undefined : made;
 }
 
 /**
- * Makes one attempt of a pending delivery and records it, ending its job (`end`) in the same
- * transaction. 'stale': the delivery was settled meanwhile (nothing recorded).
+ * Records `work` in one transaction with the end of the attempt's job: a job's finish() (shared with
+ * other outcomes finishing at the same moment), or for a test delivery its own transaction.
+ */
+type EndWith = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
+
+/**
+ * Makes one attempt of a pending delivery and records it, ending its job in the same transaction
+ * (`endWith`). 'stale': the delivery was settled meanwhile (nothing recorded).
  */
 async function makeAttempt(
   services: AppServices,
   delivery: DeliveryRow,
   attempt: number,
   signal: AbortSignal,
-  end: (trx: Kysely<Database>) => Promise<void>,
+  endWith: EndWith,
 ): Promise<AttemptRow | 'interrupted' | 'stale' | undefined> {
   const db = services.db.kysely;
   const context = contextOf(services);
   const endpoint = await findEndpointById(db, delivery.endpoint_id);
   const world = await worldOf(services, delivery);
   if (!endpoint || endpoint.status !== 'enabled') {
-    await db.transaction().execute(async (trx) => {
-      await end(trx);
+    await endWith(async (trx) => {
       await cancelDelivery(trx, delivery.id, world.clock.now().toISOString());
       await cancelIdleAttemptJobs(trx, delivery.id);
     });
@@ -190,7 +198,7 @@ async function makeAttempt(
   const requestedAt = world.clock.now().toISOString();
   const http = await send(services, context, endpoint, delivery, attempt, world, signal);
   if (http.interrupted) return 'interrupted';
-  return record(services, context, endpoint, delivery, attempt, requestedAt, http, end);
+  return record(services, context, endpoint, delivery, attempt, requestedAt, http, endWith);
 }
 
 function worldOf(services: AppServices, delivery: DeliveryRow): Promise<World> {
@@ -259,7 +267,7 @@ async function record(
   attempt: number,
   requestedAt: string,
   http: HttpAttempt,
-  end: (trx: Kysely<Database>) => Promise<void>,
+  endWith: EndWith,
 ): Promise<AttemptRow | 'stale'> {
   // Read the world again: the test clock may have moved while the request was out.
   const world = await worldOf(services, delivery);
@@ -285,9 +293,8 @@ async function record(
     outcome: http.outcome,
     next_attempt_at: nextAttemptAt,
   };
-  const recorded = await services.db.kysely.transaction().execute(async (trx) => {
-    // First the job's end: a job no longer ours (taken over) throws here and nothing is recorded.
-    await end(trx);
+  // The job's end comes first: a job no longer ours (taken over) throws and nothing is recorded.
+  const recorded = await endWith(async (trx) => {
     const settled = await settleDelivery(
       trx,
       { id: delivery.id, attempt },

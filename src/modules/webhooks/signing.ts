@@ -30,11 +30,25 @@ export interface SecretBox {
   open(endpointId: string, sealed: string): string;
 }
 
+/** Opened secrets kept per box: every attempt signs, and opening costs a cipher's set-up each time. */
+const OPENED_SECRETS_KEPT = 1_000;
+
 export function secretBox(secretKey: string): SecretBox {
   const key = deriveKey(secretKey, 'webhook-signing-secret');
   const context = (endpointId: string) => `webhook:${endpointId}`;
+  // Keyed by the sealed text too: a rotation seals a new secret, which is opened anew.
+  const opened = new Map<string, string>();
   return {
     seal: (endpointId, secret) => encryptSecret(key, secret, context(endpointId)),
-    open: (endpointId, sealed) => decryptSecret(key, sealed, context(endpointId)),
+    open: (endpointId, sealed) => {
+      const cacheKey = `${endpointId}\u0000${sealed}`;
+      let secret = opened.get(cacheKey);
+      if (secret === undefined) {
+        secret = decryptSecret(key, sealed, context(endpointId));
+        if (opened.size >= OPENED_SECRETS_KEPT) opened.clear();
+        opened.set(cacheKey, secret);
+      }
+      return secret;
+    },
   };
 }
