@@ -729,7 +729,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
           throw error;
         });
     });
-    const ids = [];
+    const ids: string[] = [];
     for (let n = 1; n <= 4; n++) ids.push(await enqueue(Echo, { n }));
     worker.start();
     await waitFor(async () => failures.length === 1 && (await jobRow(ids[0] ?? ''))?.id === undefined);
@@ -760,8 +760,9 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     worker.register(Echo, async (job) => {
       await tick();
       handedIn.push(job.payload.n);
-      await job.finish(async () => {
+      await job.finish(() => {
         recorded.push(job.payload.n);
+        return Promise.resolve();
       });
     });
     for (let n = 1; n <= 4; n++) await enqueue(Echo, { n });

@@ -325,7 +325,7 @@ export function enqueueDispatch(
 
 /** Quiet hours found at dispatch (the time zone became known after planning): due again later. */
 async function postpone(run: Dispatch, job: Job<unknown>, untilMs: number): Promise<void> {
-  const { services, world, intake, chase } = run;
+  const { world, intake, chase } = run;
   await job.finish(async (trx) => {
     const moved = await settleChase(trx, chase.id, {
       scheduled_for: new Date(untilMs).toISOString(),
