@@ -112,6 +112,34 @@ describe.each(DATABASES)(
       return Date.parse(advanced.body.test_clock);
     }
 
+    it('reads the endpoint beside the delivery, and still makes attempts queued without it in their payload', async () => {
+      const failing = await receiver(answer(503, 'unavailable'));
+      const endpoint = await register(test, failing.url);
+      await createIntake(test, 'Older attempt jobs');
+      await waitForAttempts(test, endpoint.id, 1);
+      const db = server.server.services.db.kysely;
+      const pendingJob = () =>
+        db
+          .selectFrom('jobs')
+          .select(['id', 'payload'])
+          .where('kind', '=', 'webhook.attempt')
+          .where('concurrency_key', '=', endpoint.id)
+          .executeTakeFirstOrThrow();
+      const queued = await pendingJob();
+      const payload = JSON.parse(queued.payload) as Record<string, unknown>;
+      expect(payload).toMatchObject({ attempt: 2, endpoint_id: endpoint.id });
+      // As a job queued by an earlier version: no endpoint in its payload.
+      delete payload.endpoint_id;
+      await db
+        .updateTable('jobs')
+        .set({ payload: JSON.stringify(payload) })
+        .where('id', '=', queued.id)
+        .execute();
+      await advance(6 * 60);
+      const log = await waitForAttempts(test, endpoint.id, 2);
+      expect(log[1]).toMatchObject({ attempt: 2, outcome: 'failed', response_status: 503 });
+    });
+
     it("retries on SPEC's schedule to the minute under the test clock, then marks the delivery failed", async () => {
       const failing = await receiver(answer(503, 'unavailable'));
       const endpoint = await register(test, failing.url);

@@ -14,18 +14,23 @@ interface Entry {
 export const GROUP_COMMIT_MAX = 64;
 
 /**
- * Group commit: many small transactions recorded as one. The first work handed in is recorded at the
- * end of the current turn of the event loop (outcomes read in the same turn join it); whatever is
- * handed in while that transaction runs waits for it and is recorded together in the next. A commit is
- * most of what a small transaction costs (on PostgreSQL a WAL flush, milliseconds on an ordinary disk;
- * on SQLite its pages written to the WAL), so a worker finishing many jobs at once pays one commit per
- * batch instead of one per job.
+ * Group commit: many small transactions recorded as one, where that is cheaper. The first work handed
+ * in is recorded at the end of the current turn of the event loop (outcomes read in the same turn join
+ * it); whatever is handed in while that transaction runs waits for it and is recorded together in the
+ * next.
+ *
+ * Shared (SQLite): its one connection runs one transaction at a time anyway, and a commit (its pages
+ * written to the WAL) is the largest part of a small transaction, so many outcomes pay one commit.
+ * Not shared (PostgreSQL): each work runs at once in a transaction of its own, on its own pooled
+ * connection. There the works of one transaction would run one after another, each statement a round
+ * trip, where separate transactions run side by side; and the server already flushes the WAL once for
+ * the commits that wait together.
  *
  * A batch runs its works one after another in one transaction. When one throws, the batch is rolled
  * back and each work is recorded again alone, in a transaction of its own, so that it fails alone (no
- * savepoints: each would cost two more round trips on PostgreSQL for a case that is rare). A work may
- * therefore run twice: it must only use the transaction it is given. A promise resolves once its work
- * is committed, and rejects with the work's own error, or the commit's.
+ * savepoints: each would cost two more statements for a case that is rare). A work may therefore run
+ * twice: it must only use the transaction it is given. A promise resolves once its work is committed,
+ * and rejects with the work's own error, or the commit's.
  */
 export class GroupCommit {
   private pending: Entry[] = [];
@@ -35,10 +40,13 @@ export class GroupCommit {
 
   constructor(
     private readonly db: Kysely<Database>,
+    /** Whether works share transactions (see above); when not, each runs at once in its own. */
+    readonly shared: boolean,
     private readonly max = GROUP_COMMIT_MAX,
   ) {}
 
   run<T>(work: GroupWork<T>): Promise<T> {
+    if (!this.shared) return this.alone(work);
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushing) void this.flushAll();
@@ -75,15 +83,13 @@ export class GroupCommit {
         return;
       }
     }
-    for (const entry of batch) {
-      await this.db
-        .transaction()
-        .execute(entry.work)
-        .then((value) => {
-          this.stats.commits++;
-          this.stats.works++;
-          entry.resolve(value);
-        }, entry.reject);
-    }
+    for (const entry of batch) await this.alone(entry.work).then(entry.resolve, entry.reject);
+  }
+
+  private async alone<T>(work: GroupWork<T>): Promise<T> {
+    const value = await this.db.transaction().execute(work);
+    this.stats.commits++;
+    this.stats.works++;
+    return value;
   }
 }

@@ -301,9 +301,9 @@ export interface Job<P> {
    */
   complete: (trx: Kysely<Database>) => Promise<void>;
   /**
-   * Ends the job and records `work` together, like complete() in a transaction of the handler's own,
-   * but in a transaction shared with the outcomes of other jobs finishing at the same moment (group
-   * commit, see group-commit.ts): one commit for many small outcomes. Resolves to `work`'s value once
+   * Ends the job and records `work` together, like complete() in a transaction of the handler's own;
+   * on SQLite in a transaction shared with the outcomes of other jobs finishing at the same moment
+   * (group commit, see group-commit.ts), one commit for many. Resolves to `work`'s value once
    * committed. Throws JobLeaseLostError when the job is no longer this worker's, and `work`'s error
    * when it fails; either way nothing of `work` is recorded.
    */

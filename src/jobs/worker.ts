@@ -229,7 +229,7 @@ export class Worker {
   private heartbeat: NodeJS.Timeout | undefined;
   /** The renewal in progress: an outcome waits for it, so it is recorded under the current lease. */
   private renewing: Promise<void> = Promise.resolve();
-  /** Outcomes of jobs finishing at the same moment share a commit (Job.finish, and the end of a done job). */
+  /** On SQLite, outcomes of jobs finishing at the same moment share a commit (Job.finish, and the end of a done job). */
   private readonly outcomes: GroupCommit;
 
   constructor(options: WorkerOptions) {
@@ -247,7 +247,7 @@ export class Worker {
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
     this.prefetch = Math.max(0, Math.floor(options.prefetch ?? DEFAULT_PREFETCH));
-    this.outcomes = new GroupCommit(this.db.kysely);
+    this.outcomes = new GroupCommit(this.db.kysely, this.db.dialect === 'sqlite');
   }
 
   /** Registers the handler of a kind. A kind defined in the registry (defineJob) is required. */
@@ -845,13 +845,14 @@ export class Worker {
     try {
       let changed: bigint;
       if (outcome === 'done') {
-        const result = await this.outcomes.run((trx) =>
+        const end = (trx: Kysely<Database>) =>
           trx
             .deleteFrom('jobs')
             .where('id', '=', row.id)
             .where('locked_until', '=', lease)
-            .executeTakeFirst(),
-        );
+            .executeTakeFirst();
+        // One statement needs no transaction of its own where outcomes do not share one.
+        const result = await (this.outcomes.shared ? this.outcomes.run(end) : end(db));
         changed = result.numDeletedRows;
       } else if (outcome === 'retry') {
         const now = this.clock.now().getTime();

@@ -51,7 +51,8 @@ export function enqueueAttempt(
     livemode: delivery.livemode === 1,
     kind: WEBHOOK_ATTEMPT,
     subjectId: delivery.id,
-    payload: { delivery_id: delivery.id, attempt },
+    // The endpoint rides along so the attempt reads it beside the delivery, not after it.
+    payload: { delivery_id: delivery.id, attempt, endpoint_id: delivery.endpoint_id },
     dueAt,
     uniqueKey: `${WEBHOOK_ATTEMPT.kind}:${delivery.id}`,
     concurrencyKey: delivery.endpoint_id,
@@ -111,14 +112,19 @@ class AttemptInterruptedError extends Error {
 /** The handler of WEBHOOK_ATTEMPT. */
 export async function runWebhookAttempt(
   services: AppServices,
-  job: Job<{ delivery_id: string; attempt: number }>,
+  job: Job<{ delivery_id: string; attempt: number; endpoint_id?: string | undefined }>,
 ): Promise<void> {
-  const { delivery_id: id, attempt } = job.payload;
+  const { delivery_id: id, attempt, endpoint_id: endpointId } = job.payload;
   const db = services.db.kysely;
-  const delivery = await findDelivery(db, id);
+  // Side by side (two round trips at once on PostgreSQL); jobs queued before the endpoint rode along
+  // read it after the delivery.
+  const [delivery, endpoint] = await Promise.all([
+    findDelivery(db, id),
+    endpointId === undefined ? undefined : findEndpointById(db, endpointId),
+  ]);
   // Already attempted, finished, cancelled or deleted: nothing to do.
   if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;
-  const made = await makeAttempt(services, delivery, attempt, job.signal, job.finish);
+  const made = await makeAttempt(services, delivery, attempt, job.signal, job.finish, endpoint);
   if (made === 'interrupted') throw new AttemptInterruptedError();
 }
 
@@ -183,10 +189,13 @@ async function makeAttempt(
   attempt: number,
   signal: AbortSignal,
   endWith: EndWith,
+  /** The delivery's endpoint when already read. */
+  read?: EndpointRow,
 ): Promise<AttemptRow | 'interrupted' | 'stale' | undefined> {
   const db = services.db.kysely;
   const context = contextOf(services);
-  const endpoint = await findEndpointById(db, delivery.endpoint_id);
+  const endpoint =
+    read?.id === delivery.endpoint_id ? read : await findEndpointById(db, delivery.endpoint_id);
   const world = await worldOf(services, delivery);
   if (!endpoint || endpoint.status !== 'enabled') {
     await endWith(async (trx) => {

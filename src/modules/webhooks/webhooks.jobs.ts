@@ -20,7 +20,8 @@ export const WEBHOOK_CONCURRENCY = 64;
  */
 export const WEBHOOK_ATTEMPT = defineJob(
   'webhook.attempt',
-  z.object({ delivery_id: z.string(), attempt: z.number().int().min(1) }),
+  // endpoint_id: the delivery's, so the attempt reads both at once (absent from jobs queued before it).
+  z.object({ delivery_id: z.string(), attempt: z.number().int().min(1), endpoint_id: z.string().optional() }),
   {
     concurrency: WEBHOOK_CONCURRENCY,
     keyConcurrency: WEBHOOK_ENDPOINT_CONCURRENCY,
