@@ -3,6 +3,7 @@ import { pino, type Logger } from 'pino';
 import type { Database } from '../../db/schema.js';
 import { cancelJobs, enqueueJob, type Job } from '../../jobs/jobs.js';
 import { webhookAttempts, webhookDeliveries } from '../../lib/metrics.js';
+import { BatchLoader } from '../../lib/batch-loader.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
@@ -13,8 +14,9 @@ import { WEBHOOK_ATTEMPT, WEBHOOK_TIMEOUT_MS } from './webhooks.jobs.js';
 import {
   cancelDelivery,
   deregisterUrl,
-  findDelivery,
+  findDeliveries,
   findEndpointById,
+  findEndpointsByIds,
   insertAttempt,
   insertDelivery,
   settleDelivery,
@@ -66,6 +68,9 @@ interface DeliveryContext {
   timeoutMs: number;
   /** Aborted at shutdown: a test delivery made in a request stops with the process. */
   shutdown: AbortController;
+  /** Attempts starting together read their deliveries, and their endpoints, in one statement each. */
+  deliveries: BatchLoader<DeliveryRow>;
+  endpoints: BatchLoader<EndpointRow>;
 }
 
 const contexts = new WeakMap<AppServices, DeliveryContext>();
@@ -80,6 +85,8 @@ function contextOf(services: AppServices): DeliveryContext {
       logger: pino({ level: services.config.logLevel, base: { component: 'webhooks' } }),
       timeoutMs: WEBHOOK_TIMEOUT_MS,
       shutdown: new AbortController(),
+      deliveries: new BatchLoader((ids) => findDeliveries(services.db.kysely, ids)),
+      endpoints: new BatchLoader((ids) => findEndpointsByIds(services.db.kysely, ids)),
     };
     contexts.set(services, context);
   }
@@ -115,12 +122,12 @@ export async function runWebhookAttempt(
   job: Job<{ delivery_id: string; attempt: number; endpoint_id?: string | undefined }>,
 ): Promise<void> {
   const { delivery_id: id, attempt, endpoint_id: endpointId } = job.payload;
-  const db = services.db.kysely;
-  // Side by side (two round trips at once on PostgreSQL); jobs queued before the endpoint rode along
-  // read it after the delivery.
+  const context = contextOf(services);
+  // Side by side, and with the attempts starting in the same pass; jobs queued before the endpoint
+  // rode along read it after the delivery.
   const [delivery, endpoint] = await Promise.all([
-    findDelivery(db, id),
-    endpointId === undefined ? undefined : findEndpointById(db, endpointId),
+    context.deliveries.load(id),
+    endpointId === undefined ? undefined : context.endpoints.load(endpointId),
   ]);
   // Already attempted, finished, cancelled or deleted: nothing to do.
   if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;

@@ -101,6 +101,15 @@ export async function findEndpointById(db: Kysely<Database>, id: string): Promis
   return row && endpointOf(row);
 }
 
+/** Endpoints by id, in one statement (attempts starting together, see BatchLoader). */
+export async function findEndpointsByIds(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<Map<string, EndpointRow>> {
+  const rows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, endpointOf(row)]));
+}
+
 export async function countEnabledEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<number> {
   const row = await db
     .selectFrom('webhook_endpoints')
@@ -197,9 +206,13 @@ export async function insertDelivery(db: Kysely<Database>, row: DeliveryRow): Pr
     .execute();
 }
 
-export async function findDelivery(db: Kysely<Database>, id: string): Promise<DeliveryRow | undefined> {
-  const row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && deliveryOf(row);
+/** Deliveries by id, in one statement (attempts starting together, see BatchLoader). */
+export async function findDeliveries(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<Map<string, DeliveryRow>> {
+  const rows = await db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, deliveryOf(row)]));
 }
 
 /**
