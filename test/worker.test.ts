@@ -179,6 +179,17 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     });
   }
 
+  /** A follow-up job, an hour away: what a handler's outcome records here. */
+  const followUp = (trx: Kysely<Database>, subjectId: string) =>
+    enqueueJob(trx, {
+      accountId,
+      livemode: true,
+      kind: Other,
+      subjectId,
+      payload: {},
+      dueAt: clock.now().getTime() + 3_600_000,
+    });
+
   const jobRow = (id: string) =>
     db.kysely.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
   const jobCount = async () =>
@@ -665,14 +676,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       try {
         await dbs.a.kysely.transaction().execute(async (trx) => {
           await job.complete(trx);
-          await enqueueJob(trx, {
-            accountId,
-            livemode: true,
-            kind: Other,
-            subjectId: `after_${job.payload.n}`,
-            payload: {},
-            dueAt: clock.now().getTime() + 3_600_000,
-          });
+          await followUp(trx, `after_${job.payload.n}`);
         });
       } catch (error) {
         completeError = error;
@@ -713,14 +717,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       await tick();
       await job
         .finish(async (trx) => {
-          await enqueueJob(trx, {
-            accountId,
-            livemode: true,
-            kind: Other,
-            subjectId: `after_${job.payload.n}`,
-            payload: {},
-            dueAt: clock.now().getTime() + 3_600_000,
-          });
+          await followUp(trx, `after_${job.payload.n}`);
           // The third outcome fails after its first statement: only it is rolled back.
           if (job.payload.n === 3) throw new Error('the outcome of job 3 cannot be recorded');
         })
@@ -786,16 +783,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     worker.register(Echo, async (job) => {
       await cancelJobs(db.kysely, { subjectId: 'in_subject', kind: Echo });
       await job
-        .finish((trx) =>
-          enqueueJob(trx, {
-            accountId,
-            livemode: true,
-            kind: Other,
-            subjectId: 'after_cancelled',
-            payload: {},
-            dueAt: clock.now().getTime(),
-          }),
-        )
+        .finish((trx) => followUp(trx, 'after_cancelled'))
         .catch((error: unknown) => {
           finishError = error;
         });
