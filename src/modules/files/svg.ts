@@ -1,89 +1,33 @@
-import { DOMParser, XMLSerializer, type Document, type Element, type Node } from '@xmldom/xmldom';
+import { DOMParser as XmlParser, type Document, type Element } from '@xmldom/xmldom';
+import type { DOMPurify, Config as PurifyConfig } from 'dompurify';
 
 export const SVG_NS = 'http://www.w3.org/2000/svg';
 const XLINK_NS = 'http://www.w3.org/1999/xlink';
-const XML_NS = 'http://www.w3.org/XML/1998/namespace';
-const XMLNS_NS = 'http://www.w3.org/2000/xmlns/';
+const PARSER_ERROR_NS = 'http://www.mozilla.org/newlayout/xml/parsererror.xml';
 
-const NODE = { element: 1, text: 3, cdata: 4, processingInstruction: 7, comment: 8, doctype: 10 };
-
-/**
- * SVG elements that only draw, group, define paint or describe: nothing here loads, links, runs
- * or animates (no script, foreignObject, a, image, feImage, iframe, animate, set…).
- */
-const ALLOWED_ELEMENTS = new Set([
-  'svg',
-  'g',
-  'defs',
-  'symbol',
-  'use',
-  'title',
-  'desc',
-  'metadata',
-  'style',
-  'path',
-  'rect',
-  'circle',
-  'ellipse',
-  'line',
-  'polyline',
-  'polygon',
-  'text',
-  'tspan',
-  'textPath',
-  'linearGradient',
-  'radialGradient',
-  'stop',
-  'pattern',
-  'clipPath',
-  'mask',
-  'marker',
-  'filter',
-  'feBlend',
-  'feColorMatrix',
-  'feComponentTransfer',
-  'feComposite',
-  'feConvolveMatrix',
-  'feDiffuseLighting',
-  'feDisplacementMap',
-  'feDistantLight',
-  'feDropShadow',
-  'feFlood',
-  'feFuncA',
-  'feFuncB',
-  'feFuncG',
-  'feFuncR',
-  'feGaussianBlur',
-  'feMerge',
-  'feMergeNode',
-  'feMorphology',
-  'feOffset',
-  'fePointLight',
-  'feSpecularLighting',
-  'feSpotLight',
-  'feTile',
-  'feTurbulence',
-]);
-
-/** xml:space and xml:lang are harmless; xml:base would re-point "#id" references elsewhere. */
-const ALLOWED_XML_ATTRIBUTES = new Set(['space', 'lang']);
 const MAX_DEPTH = 256;
 const FRAGMENT = /^#[A-Za-z_][\w.:-]*$/;
 
 export type SvgParse = { ok: true; document: Document; root: Element } | { ok: false; reason: string };
 
+/** Refused before any parser sees the text: the only place entities can be declared (billion laughs, XXE). */
+function doctypeProblem(text: string): string | undefined {
+  return /<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)
+    ? 'DOCTYPE and ENTITY declarations are not allowed in SVG uploads'
+    : undefined;
+}
+
 /**
- * Parses SVG text without ever expanding entities or fetching anything: documents with a DOCTYPE
- * (the only place entities can be declared: billion laughs, external entities) are refused outright.
+ * Parses SVG text without ever expanding entities or fetching anything, for reading its facts
+ * (size, transparency: files/inspect.ts). Documents with a DOCTYPE are refused outright.
  */
 export function parseSvg(text: string): SvgParse {
-  if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)) {
-    return { ok: false, reason: 'DOCTYPE and ENTITY declarations are not allowed in SVG uploads' };
-  }
+  const doctype = doctypeProblem(text);
+  if (doctype) return { ok: false, reason: doctype };
   const problems: string[] = [];
   let document: Document;
   try {
-    document = new DOMParser({
+    document = new XmlParser({
       locator: false,
       onError: (level, message) => {
         if (level !== 'warning') problems.push(message);
@@ -101,10 +45,6 @@ export function parseSvg(text: string): SvgParse {
     return { ok: false, reason: 'the root element is not <svg>' };
   }
   return { ok: true, document, root };
-}
-
-function isElement(node: Node): node is Element {
-  return node.nodeType === NODE.element;
 }
 
 /** Lower-cased, with whitespace and control characters removed: how browsers read URL schemes. */
@@ -131,6 +71,7 @@ function urlsAreLocal(value: string): boolean {
  * CSS (a style attribute or a <style> element) is kept only when it cannot reach outside the
  * document or run anything: no escapes (which could spell any of the following), no @import,
  * no url() other than #fragments, no image-set(), expression(), behavior or -moz-binding.
+ * DOMPurify does not read CSS: this is ours.
  */
 function cssIsSafe(css: string): boolean {
   if (css.includes('\\')) return false;
@@ -148,47 +89,136 @@ function cssIsSafe(css: string): boolean {
   return !hasScriptScheme(css) && urlsAreLocal(css);
 }
 
-function attributeIsSafe(name: string, namespace: string | null, value: string): boolean {
-  const local = name.includes(':') ? name.slice(name.indexOf(':') + 1) : name;
-  if (namespace === XMLNS_NS || name === 'xmlns' || name.startsWith('xmlns:')) return true;
-  if (namespace === XML_NS) return ALLOWED_XML_ATTRIBUTES.has(local);
-  if (/^on/i.test(local)) return false;
-  if (local.toLowerCase() === 'href' && (namespace === null || namespace === XLINK_NS)) {
-    return FRAGMENT.test(value.trim());
-  }
-  if (namespace !== null && namespace !== XLINK_NS) return false;
-  if (hasScriptScheme(value)) return false;
-  if (local === 'style') return cssIsSafe(value);
-  if (/url\s*\(/i.test(value)) return urlsAreLocal(value);
-  return true;
+/**
+ * Elements DOMPurify's SVG profile allows that a logo or icon does not need and that link, load or
+ * animate: links (navigation), raster images and feImage (external resources), and every animation
+ * element (which can rewrite an attribute such as href after sanitising).
+ */
+const FORBIDDEN_TAGS = [
+  'a',
+  'image',
+  'feImage',
+  'animate',
+  'animateColor',
+  'animateMotion',
+  'animateTransform',
+  'set',
+  'mpath',
+  'discard',
+  'script',
+  'foreignObject',
+];
+
+const PURIFY_CONFIG: PurifyConfig = {
+  IN_PLACE: true,
+  USE_PROFILES: { svg: true, svgFilters: true },
+  // <use> is outside the profile (it can load another document): kept, pointing only at a #id of
+  // this one (the hook below), and its chains refused (useProblem).
+  ADD_TAGS: ['use'],
+  FORBID_TAGS: FORBIDDEN_TAGS,
+  // A removed element goes with its content: the text of a <script> in another namespace is not
+  // left behind as text to draw.
+  KEEP_CONTENT: false,
+  ALLOW_DATA_ATTR: false,
+};
+
+/** The part of jsdom's DOM the sanitizer touches (the server has no DOM types: see types/jsdom.d.ts). */
+interface XNode {
+  readonly nodeType: number;
+  readonly nodeValue: string | null;
+  readonly textContent: string | null;
+}
+interface XElement extends XNode {
+  readonly localName: string;
+  readonly namespaceURI: string | null;
+  readonly childNodes: Iterable<XNode>;
+  readonly children: Iterable<XElement>;
+  getAttribute(name: string): string | null;
+  getAttributeNS(namespace: string, name: string): string | null;
+  getElementsByTagNameNS(namespace: string, name: string): { readonly length: number };
+  replaceChild(replacement: XNode, child: XNode): XNode;
+  remove(): void;
+}
+interface XDocument {
+  readonly documentElement: XElement;
+  createTextNode(text: string): XNode;
+}
+interface XWindow {
+  DOMParser: new () => { parseFromString(text: string, type: string): XDocument };
+  XMLSerializer: new () => { serializeToString(node: XElement): string };
 }
 
-/** Cleans an element in place; returns why the document must be refused instead, if it must. */
-function sanitizeElement(document: Document, element: Element, depth: number): string | undefined {
-  if (depth > MAX_DEPTH) return `elements nested deeper than ${MAX_DEPTH} levels`;
-  for (const attribute of [...element.attributes]) {
-    if (!attributeIsSafe(attribute.name, attribute.namespaceURI, attribute.value)) {
-      element.removeAttributeNode(attribute);
-    }
-  }
-  for (const child of [...element.childNodes]) {
-    if (isElement(child)) {
-      if (child.namespaceURI !== SVG_NS || !ALLOWED_ELEMENTS.has(child.localName ?? '')) {
-        element.removeChild(child);
-        continue;
+interface Purifier {
+  purify: DOMPurify;
+  window: XWindow;
+}
+
+let purifier: Promise<Purifier> | undefined;
+
+/**
+ * DOMPurify over jsdom, loaded on the first SVG (importing jsdom costs more than the rest of the
+ * server's start). jsdom runs no script and loads no resource unless asked to (runScripts and
+ * resources stay unset), and the XML documents it parses here have no browsing context at all.
+ */
+async function loadPurifier(): Promise<Purifier> {
+  purifier ??= (async () => {
+    const [{ JSDOM }, { default: createDOMPurify }] = await Promise.all([
+      import('jsdom'),
+      import('dompurify'),
+    ]);
+    const { window } = new JSDOM('');
+    const purify = createDOMPurify(window as Parameters<typeof createDOMPurify>[0]);
+    purify.addHook('uponSanitizeAttribute', (_node, data) => {
+      const name = data.attrName.toLowerCase();
+      const value = data.attrValue;
+      if (name === 'href' || name === 'xlink:href') {
+        // Only a reference inside the document: no other file, no data: or javascript: URL.
+        data.keepAttr = FRAGMENT.test(value.trim());
+      } else if (hasScriptScheme(value)) {
+        data.keepAttr = false;
+      } else if (name === 'style') {
+        data.keepAttr = cssIsSafe(value);
+      } else if (/url\s*\(/i.test(value)) {
+        data.keepAttr = urlsAreLocal(value);
       }
-      const problem = sanitizeElement(document, child, depth + 1);
-      if (problem) return problem;
-    } else if (child.nodeType === NODE.cdata) {
-      // CDATA becomes plain text: the serializer escapes it, and nothing can hide in a section.
-      const text = document.createTextNode(child.nodeValue ?? '');
-      element.replaceChild(text, child);
-    } else if (child.nodeType !== NODE.text) {
-      element.removeChild(child);
-    }
+    });
+    return { purify, window: window as XWindow };
+  })();
+  return purifier;
+}
+
+/** Elements of the tree, root first, without recursion. */
+function elementsOf(root: XElement): XElement[] {
+  const out: XElement[] = [];
+  const stack: XElement[] = [root];
+  while (stack.length > 0) {
+    const element = stack.pop() as XElement;
+    out.push(element);
+    for (const child of [...element.children]) stack.push(child);
   }
-  if (element.localName === 'style' && !cssIsSafe(element.textContent ?? '')) {
-    element.parentNode?.removeChild(element);
+  return out;
+}
+
+/**
+ * Before DOMPurify: refuses absurd nesting, turns CDATA into text (the serializer escapes it, and
+ * DOMPurify would drop the section with the stylesheet in it) and removes <style> elements whose
+ * CSS reaches outside the document.
+ */
+function prepare(document: XDocument, root: XElement): string | undefined {
+  const CDATA = 4;
+  const stack: Array<[XElement, number]> = [[root, 0]];
+  while (stack.length > 0) {
+    const [element, depth] = stack.pop() as [XElement, number];
+    if (depth > MAX_DEPTH) return `elements nested deeper than ${MAX_DEPTH} levels`;
+    for (const child of [...element.childNodes]) {
+      if (child.nodeType === CDATA)
+        element.replaceChild(document.createTextNode(child.nodeValue ?? ''), child);
+    }
+    if (element.localName === 'style' && !cssIsSafe(element.textContent ?? '')) {
+      element.remove();
+      continue;
+    }
+    for (const child of [...element.children]) stack.push([child, depth + 1]);
   }
   return undefined;
 }
@@ -196,18 +226,7 @@ function sanitizeElement(document: Document, element: Element, depth: number): s
 /** Elements drawn once every <use> is expanded (one level: chains are refused first). */
 export const MAX_SVG_RENDERED_ELEMENTS = 20_000;
 
-function elementsOf(root: Element): Element[] {
-  const out: Element[] = [];
-  const stack: Element[] = [root];
-  while (stack.length > 0) {
-    const element = stack.pop() as Element;
-    out.push(element);
-    for (const child of [...element.childNodes]) if (isElement(child)) stack.push(child);
-  }
-  return out;
-}
-
-function useTarget(use: Element): string | undefined {
+function useTarget(use: XElement): string | undefined {
   const href = use.getAttribute('href') ?? use.getAttributeNS(XLINK_NS, 'href');
   return href && FRAGMENT.test(href.trim()) ? href.trim().slice(1) : undefined;
 }
@@ -217,9 +236,9 @@ function useTarget(use: Element): string | undefined {
  * 7.3 s to render). A <use> may refer only to an element with no <use> in it, and the drawing,
  * every use expanded, stays under MAX_SVG_RENDERED_ELEMENTS.
  */
-function useProblem(root: Element): string | undefined {
+function useProblem(root: XElement): string | undefined {
   const elements = elementsOf(root);
-  const byId = new Map<string, Element>();
+  const byId = new Map<string, XElement>();
   for (const element of elements) {
     const id = element.getAttribute('id');
     if (id && !byId.has(id)) byId.set(id, element);
@@ -241,20 +260,34 @@ function useProblem(root: Element): string | undefined {
   return undefined;
 }
 
+export type SvgSanitized = { ok: true; svg: string } | { ok: false; reason: string };
+
 /**
- * An allowlist sanitizer: the result holds only drawing elements and their presentation
- * attributes, references only to #fragments of the same document, and no scripts, event handlers,
- * external resources or javascript: URLs. Refuses what it cannot clean safely (DOCTYPE, entities,
- * malformed XML, a root other than <svg>).
+ * Sanitises an uploaded SVG with DOMPurify (its SVG and SVG-filter profiles) over a jsdom XML
+ * document: the tree DOMPurify cleans is the XML tree a browser builds from the served file, so
+ * there is no HTML-versus-XML parse difference to exploit. Beyond the profile: href and
+ * xlink:href only to a #id of the document, url(…) only to #ids, CSS without imports or escapes,
+ * no links, images or animation, <use> without chains or expansion past MAX_SVG_RENDERED_ELEMENTS.
+ * Refuses what it cannot clean safely (DOCTYPE and entities, before any parser runs; malformed XML;
+ * a root other than <svg>; absurd nesting). The result is a standalone SVG document.
  */
-export function sanitizeSvg(text: string): { ok: true; svg: string } | { ok: false; reason: string } {
-  const parsed = parseSvg(text);
-  if (!parsed.ok) return parsed;
-  const { document, root } = parsed;
-  for (const node of [...document.childNodes]) {
-    if (node !== root) document.removeChild(node);
+export async function sanitizeSvg(text: string): Promise<SvgSanitized> {
+  const doctype = doctypeProblem(text);
+  if (doctype) return { ok: false, reason: doctype };
+  const { purify, window } = await loadPurifier();
+  const document = new window.DOMParser().parseFromString(text, 'image/svg+xml');
+  const root = document.documentElement;
+  if (root.namespaceURI === PARSER_ERROR_NS || root.getElementsByTagNameNS(PARSER_ERROR_NS, '*').length > 0) {
+    const detail = (root.textContent ?? '').trim().split('\n')[0] ?? '';
+    return { ok: false, reason: `not well-formed XML (${detail || 'parse error'})` };
   }
-  const problem = sanitizeElement(document, root, 0) ?? useProblem(root);
+  if (root.localName !== 'svg' || root.namespaceURI !== SVG_NS) {
+    return { ok: false, reason: 'the root element is not <svg>' };
+  }
+  const problem = prepare(document, root);
   if (problem) return { ok: false, reason: problem };
-  return { ok: true, svg: new XMLSerializer().serializeToString(document) };
+  purify.sanitize(root, PURIFY_CONFIG);
+  const expansion = useProblem(root);
+  if (expansion) return { ok: false, reason: expansion };
+  return { ok: true, svg: new window.XMLSerializer().serializeToString(root) };
 }
