@@ -48,6 +48,7 @@ const EnvSchema = z.object({
   IMAGE_MAX_PIXELS: z.coerce.number().int().min(1_000_000).max(1_000_000_000).default(100_000_000),
   IMAGE_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
   THUMBNAIL_RENDERS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(120),
+  VALIDATION_TIME_BUDGET_MS: z.coerce.number().int().min(1).max(600_000).default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BILLING_ALLOW_LOCAL: z.enum(['on', 'off', 'true', 'false', '1', '0']).optional(),
   STRIPE_SECRET_KEY: z.string().optional(),
@@ -112,6 +113,11 @@ export interface Config {
    * previews rendered (cache misses) per network address per rolling hour.
    */
   images: { maxPixels: number; concurrency: number; thumbnailRendersPerHour: number };
+  /**
+   * How long checking one structured value against its item's JSON Schema may take, in ms, when
+   * its cost sends it to a worker thread (src/lib/schema-budget.ts); past it the value is refused.
+   */
+  validationTimeBudgetMs: number;
   /** Billing: Stripe when secretKey is set, else the local provider (src/modules/billing). */
   stripe: StripeConfig;
   /**
@@ -219,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.IMAGE_CONCURRENCY,
       thumbnailRendersPerHour: e.THUMBNAIL_RENDERS_PER_HOUR,
     },
+    validationTimeBudgetMs: e.VALIDATION_TIME_BUDGET_MS,
     urlsFollowPort: !e.BASE_URL && !e.APP_URL,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,

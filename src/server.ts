@@ -21,6 +21,7 @@ import { OutboxMailer, SmtpMailer, type Mailer } from './modules/notify/mailer.j
 import { smsProviderFromUrl, type SmsProvider } from './modules/notify/sms.js';
 import { closeWebhookDelivery } from './modules/webhooks/attempt.js';
 import type { AppServices } from './services.js';
+import { SchemaChecker } from './lib/schema-budget.js';
 import { ensurePrivateDirectory } from './lib/private-files.js';
 
 /**
@@ -77,12 +78,14 @@ export async function createServices(config: Config): Promise<AppServices> {
     clock: systemClock,
     jobs: noJobRunner,
     lifecycle: { draining: false },
+    schemaChecks: new SchemaChecker(config.validationTimeBudgetMs),
   };
 }
 
 export async function closeServices(services: AppServices): Promise<void> {
   services.mailer.close();
   services.storage.close?.();
+  await services.schemaChecks.close();
   await services.limiter.close();
   await services.db.close();
 }

@@ -3,6 +3,7 @@ import type { Db } from './db/database.js';
 import type { JobRunner } from './jobs/jobs.js';
 import type { RateLimiter } from './http/rate-limit/limiter.js';
 import type { Clock } from './lib/clock.js';
+import type { SchemaChecker } from './lib/schema-budget.js';
 import type { Mailer } from './modules/notify/mailer.js';
 import type { SmsProvider } from './modules/notify/sms.js';
 import type { Storage } from './modules/files/storage.js';
@@ -19,4 +20,6 @@ export interface AppServices {
   /** This process's job worker, for requests that run a job at once (test mode, a manual chase). */
   jobs: JobRunner;
   lifecycle: { draining: boolean };
+  /** Checks structured values against their schema under VALIDATION_TIME_BUDGET_MS (lib/schema-budget.ts). */
+  schemaChecks: SchemaChecker;
 }

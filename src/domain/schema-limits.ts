@@ -108,6 +108,31 @@ function expandedSize(root: Json): number {
   return measure(root);
 }
 
+/**
+ * Subschemas once every local `$ref` is followed, at most MAX_EXPANDED_NODES + 1 (a recursive
+ * schema counts as that too): the schema's factor in what one check of a value may cost.
+ */
+export function expandedSubschemas(schema: Record<string, unknown>): number {
+  try {
+    return Math.min(expandedSize(schema), MAX_EXPANDED_NODES + 1);
+  } catch (error) {
+    if (error instanceof Refused) return MAX_EXPANDED_NODES + 1;
+    throw error;
+  }
+}
+
+/** A value's objects, arrays and scalars together, counting stops past `limit`. */
+export function valueNodes(value: Json, limit = MAX_VALUE_NODES): number {
+  const stack: Json[] = [value];
+  let nodes = 0;
+  while (stack.length > 0 && nodes <= limit) {
+    const node = stack.pop();
+    nodes++;
+    if (typeof node === 'object' && node !== null) stack.push(...childrenOf(node));
+  }
+  return nodes;
+}
+
 /** Per-keyword limits, checked on every object of the schema. */
 function keywordProblem(node: Record<string, Json>): string | undefined {
   for (const name of COMBINATORS) {

@@ -73,10 +73,32 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
   return validate;
 }
 
-function describe(errors: ErrorObject[] | null | undefined): string {
-  return (errors ?? [])
+/** An error as Ajv reports it, reduced to what crosses a thread (messages and field errors use it). */
+export interface SchemaError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+/** Errors kept per check: with allErrors a crafted value can produce millions of them. */
+export const MAX_REPORTED_ERRORS = 100;
+
+/** The outcome of checking a value against a schema, wherever it ran (inline or in a worker). */
+export type SchemaCheck =
+  | { kind: 'valid' }
+  /** The value is too deep or has too many nodes to be checked at all. */
+  | { kind: 'too_large'; message: string }
+  /** The schema is refused (a stored schema older than its limits). */
+  | { kind: 'schema_refused'; message: string }
+  | { kind: 'invalid'; errors: SchemaError[] }
+  /** The check did not finish within VALIDATION_TIME_BUDGET_MS (or its worker failed). */
+  | { kind: 'unchecked'; message: string };
+
+function describe(errors: SchemaError[]): string {
+  return errors
     .slice(0, 5)
-    .map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`.trim())
+    .map((e) => `${e.instancePath || '(root)'} ${e.message}`.trim())
     .join('; ');
 }
 
@@ -94,21 +116,46 @@ export const compileJsonSchema: SchemaCompiler = (schema) => {
 };
 
 /**
- * A value is measured before it is validated (the validation budget): its depth and node count are
- * bounded, so what a schema costs per value is bounded too. A schema stored before its limits
- * existed and now refused refuses every value, with the reason.
+ * Checks a value on this thread. The value is measured before it is validated: its depth and node
+ * count are bounded, so what a schema costs per value is bounded too (see lib/schema-budget.ts for
+ * the time budget on top). A schema stored before its limits existed and now refused refuses every
+ * value, with the reason.
  */
-export const validateJsonSchema: SchemaValidator = (schema, value) => {
+export function checkJsonSchema(schema: Record<string, unknown>, value: unknown): SchemaCheck {
   const tooLarge = valueSizeProblem(value);
-  if (tooLarge) return tooLarge;
+  if (tooLarge) return { kind: 'too_large', message: tooLarge };
   let validate: ValidateFunction;
   try {
     validate = compile(schema);
   } catch (error) {
-    return `the item's schema cannot be checked: ${messageOf(error)}`;
+    return { kind: 'schema_refused', message: messageOf(error) };
   }
-  return validate(value) ? undefined : describe(validate.errors);
-};
+  if (validate(value)) return { kind: 'valid' };
+  return {
+    kind: 'invalid',
+    errors: (validate.errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e: ErrorObject) => ({
+      instancePath: e.instancePath,
+      keyword: e.keyword,
+      params: e.params as Record<string, unknown>,
+      message: e.message ?? 'is invalid',
+    })),
+  };
+}
+
+/** The check as one line of text (undefined: valid), as the submission checks report it. */
+export function schemaCheckMessage(check: SchemaCheck): string | undefined {
+  switch (check.kind) {
+    case 'valid':
+      return undefined;
+    case 'too_large':
+    case 'unchecked':
+      return check.message;
+    case 'schema_refused':
+      return `the item's schema cannot be checked: ${check.message}`;
+    case 'invalid':
+      return describe(check.errors);
+  }
+}
 
 /** One problem with a value, located for display next to its field (the portal's structured forms). */
 export interface SchemaIssue {
@@ -119,25 +166,37 @@ export interface SchemaIssue {
   message: string;
 }
 
-export function jsonSchemaIssues(schema: Record<string, unknown>, value: unknown): SchemaIssue[] {
-  const tooLarge = valueSizeProblem(value);
-  if (tooLarge) return [{ path: '', keyword: 'size', params: {}, message: tooLarge }];
-  let validate: ValidateFunction;
-  try {
-    validate = compile(schema);
-  } catch (error) {
-    return [{ path: '', keyword: 'schema', params: {}, message: messageOf(error) }];
+/** The check as problems per field (empty: valid). */
+export function schemaCheckIssues(check: SchemaCheck): SchemaIssue[] {
+  switch (check.kind) {
+    case 'valid':
+      return [];
+    case 'too_large':
+      return [{ path: '', keyword: 'size', params: {}, message: check.message }];
+    case 'unchecked':
+      return [{ path: '', keyword: 'time', params: {}, message: check.message }];
+    case 'schema_refused':
+      return [{ path: '', keyword: 'schema', params: {}, message: check.message }];
+    case 'invalid':
+      return check.errors.map((e) => {
+        const parts = e.instancePath.split('/').filter(Boolean);
+        const missing: unknown = e.params.missingProperty;
+        if (e.keyword === 'required' && typeof missing === 'string') parts.push(missing);
+        return {
+          path: parts.map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~')).join('.'),
+          keyword: e.keyword,
+          params: e.params,
+          message: e.message,
+        };
+      });
   }
-  if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => {
-    const parts = e.instancePath.split('/').filter(Boolean);
-    const missing: unknown = (e.params as Record<string, unknown>).missingProperty;
-    if (e.keyword === 'required' && typeof missing === 'string') parts.push(missing);
-    return {
-      path: parts.map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~')).join('.'),
-      keyword: e.keyword,
-      params: e.params,
-      message: e.message ?? 'is invalid',
-    };
-  });
+}
+
+/** Checks on this thread, whatever the cost: for values already known to be cheap, and tests. */
+export const validateJsonSchema: SchemaValidator = (schema, value) =>
+  schemaCheckMessage(checkJsonSchema(schema, value));
+
+/** Checks on this thread, whatever the cost: for values already known to be cheap, and tests. */
+export function jsonSchemaIssues(schema: Record<string, unknown>, value: unknown): SchemaIssue[] {
+  return schemaCheckIssues(checkJsonSchema(schema, value));
 }

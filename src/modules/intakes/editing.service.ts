@@ -13,8 +13,9 @@ import { conditionProblems } from '../../domain/conditions.js';
 import { definitionProblems, describeProblems, type ItemDefinition } from '../../domain/items.js';
 import { ApiError } from '../../http/errors.js';
 import { cancelJobs } from '../../jobs/jobs.js';
-import { compileJsonSchema, validateJsonSchema } from '../../lib/json-schema.js';
+import { compileJsonSchema } from '../../lib/json-schema.js';
 import type { AppServices } from '../../services.js';
+import type { SchemaValidator } from '../../domain/values.js';
 import { ask, raise } from '../../kernel/domain-events.js';
 import { ChaseSettingsFields, type ChaseSettingsInput } from './chase-settings.js';
 import { deleteStoredFilesAfterCommit } from '../files/stored-files.service.js';
@@ -144,6 +145,24 @@ function patchedDefinition(before: ItemDefinition, body: Body<typeof UpdateItemB
   return after;
 }
 
+/**
+ * Whether the stored structured value passes the changed schema, checked before the intake is
+ * locked: a costly value is checked in a worker under VALIDATION_TIME_BUDGET_MS
+ * (lib/schema-budget.ts), and the check inside the lock answers from this result.
+ */
+async function schemaCheckOfChange(
+  services: AppServices,
+  item: ItemRow | undefined,
+  body: Body<typeof UpdateItemBody>,
+): Promise<SchemaValidator> {
+  const after = item ? patchedDefinition(item.definition, body) : undefined;
+  const pairs =
+    item && after?.type === 'structured' && after.schema && item.value !== null && item.value !== undefined
+      ? [{ schema: after.schema, value: item.value as unknown }]
+      : [];
+  return services.schemaChecks.prepared(pairs);
+}
+
 function storedAnswer(item: ItemRow, files: FileRow[]): StoredAnswer {
   return {
     status: item.status,
@@ -208,6 +227,7 @@ export async function updateItemDefinition(
 ) {
   const db = services.db.kysely;
   const found = await requireIntake(db, world, id);
+  const validateSchema = await schemaCheckOfChange(services, await findItem(db, found.id, key), body);
   await withLockedIntake(db, found, async (trx, intake) => {
     assertOwnerMayChange(intake);
     const item = await requireItem(trx, intake, key);
@@ -224,7 +244,7 @@ export async function updateItemDefinition(
     ];
     if (problems.length > 0) throw new ApiError('unprocessable', describeProblems(problems));
     const files = await filesOf(trx, intake.id, key);
-    const lost = answerLostBy(before, after, storedAnswer(item, files), validateJsonSchema);
+    const lost = answerLostBy(before, after, storedAnswer(item, files), validateSchema);
     if (lost && body.discard_submitted_value !== true) {
       throw new ApiError(
         'item_answer_would_be_discarded',

@@ -22,11 +22,11 @@ import {
   isEmptyValue,
   type Check,
   type FileFacts,
+  type SchemaValidator,
 } from '../../domain/values.js';
 import { ApiError } from '../../http/errors.js';
 import { deriveKey, encryptSecret, keyedHash } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
-import { validateJsonSchema } from '../../lib/json-schema.js';
 import { safeFileName } from '../../lib/file-names.js';
 import type { AppServices } from '../../services.js';
 import { toFileRecord } from '../files/files.schemas.js';
@@ -228,7 +228,9 @@ export async function saveValue(services: AppServices, id: string, key: string, 
     const def = item.definition;
     if (isFileType(def.type)) throw new ApiError('unprocessable', `${key} takes files: upload them instead.`);
     assertItemChangeable(item, 'save');
-    const checked = checkDraftValue(def, value, validateJsonSchema, { country: countryOfIntake(intake) });
+    // A draft's structured value is measured (depth, nodes) but not checked against the schema: that
+    // waits for submission, where a costly check runs under the time budget.
+    const checked = checkDraftValue(def, value, () => undefined, { country: countryOfIntake(intake) });
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const before = itemStates(await itemsOf(trx, intake.id));
     const now = world.clock.now().toISOString();
@@ -280,13 +282,28 @@ function suppliedOf(item: ItemRow, fileCount: number): { value: unknown; fileCou
   };
 }
 
-function checkItemSubmission(item: ItemRow, fileCount: number): Check<null> {
+function checkItemSubmission(item: ItemRow, fileCount: number, validateSchema: SchemaValidator): Check<null> {
   const def = item.definition;
   return checkSubmission(
     def,
     suppliedOf(item, isFileType(def.type) ? fileCount : 0),
-    def.type === 'secret' ? () => undefined : validateJsonSchema,
+    def.type === 'secret' ? () => undefined : validateSchema,
   );
+}
+
+/**
+ * The schema checks of these items' saved values, run before the intake is locked: a costly value
+ * is checked in a worker under VALIDATION_TIME_BUDGET_MS (lib/schema-budget.ts), and no lock or
+ * transaction waits for it. The submission checks inside the lock answer from these results.
+ */
+async function schemaChecksOf(services: AppServices, items: ItemRow[]): Promise<SchemaValidator> {
+  const pairs = items.flatMap((item) => {
+    const { schema, type } = item.definition;
+    return type === 'structured' && schema && item.value !== null && item.value !== undefined
+      ? [{ schema, value: item.value }]
+      : [];
+  });
+  return services.schemaChecks.prepared(pairs);
 }
 
 /** Marks a checked item submitted: history, item.submitted and the auto-approval timer, in `trx`. */
@@ -315,12 +332,13 @@ async function recordSubmission(
 /** POST /portal/api/:id/items/:key/submit. */
 export async function submitItem(services: AppServices, id: string, key: string) {
   const { db, intake: found, world } = await clientContext(services, id);
+  const validateSchema = await schemaChecksOf(services, [await requireItem(db, found, key)]);
   await withLockedIntake(db, found, async (trx, intake) => {
     const item = await requireItem(trx, intake, key);
     const move = itemTransition(item.status, 'submit');
     if (!move.ok) throw new ApiError('conflict', `${key}: ${move.reason}.`);
     const files = isFileType(item.definition.type) ? await filesOf(trx, intake.id, key) : [];
-    const checked = checkItemSubmission(item, files.length);
+    const checked = checkItemSubmission(item, files.length, validateSchema);
     if (!checked.ok) throw new ApiError('unprocessable', `${key}.${checked.constraint}: ${checked.message}`);
     const before = itemStates(await itemsOf(trx, intake.id));
     await recordSubmission(trx, world, intake, item, world.clock.now());
@@ -336,6 +354,7 @@ export async function submitItem(services: AppServices, id: string, key: string)
  */
 export async function submitAll(services: AppServices, id: string): Promise<z.infer<typeof SubmitAllResult>> {
   const { db, intake: found, world } = await clientContext(services, id);
+  const validateSchema = await schemaChecksOf(services, clientItems(await itemsOf(db, found.id)));
   return withLockedIntake(db, found, async (trx, intake) => {
     const all = await itemsOf(trx, intake.id);
     const items = clientItems(all);
@@ -356,7 +375,7 @@ export async function submitAll(services: AppServices, id: string): Promise<z.in
         submitted_at: item.submitted_at,
       };
       if (!unsentAnswer(answer)) continue;
-      const checked = checkItemSubmission(item, fileCount(item.key));
+      const checked = checkItemSubmission(item, fileCount(item.key), validateSchema);
       if (!checked.ok) {
         invalid.push({
           item_key: item.key,

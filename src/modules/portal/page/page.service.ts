@@ -4,7 +4,6 @@ import { isFileType, type ItemDefinition } from '../../../domain/items.js';
 import { planOf } from '../../../domain/plans.js';
 import { ApiError } from '../../../http/errors.js';
 import { translator } from '../../../i18n/index.js';
-import { jsonSchemaIssues } from '../../../lib/json-schema.js';
 import type { AppServices } from '../../../services.js';
 import { findIntakeById, itemsOf, type IntakeRow } from '../../intakes/intakes.service.js';
 import { definitionBasics } from '../../intakes/intakes.mappers.js';
@@ -260,7 +259,8 @@ export async function postItemForm(
       return { ok: false, status: 422, error: cardError(t(`error.${parsed.constraint}`), form) };
     }
     if (submit && item.type === 'structured' && item.schema && parsed.kind === 'value') {
-      const issues = jsonSchemaIssues(item.schema, parsed.value);
+      // Under the time budget: a costly value is checked in a worker (lib/schema-budget.ts).
+      const issues = await services.schemaChecks.issues(item.schema, parsed.value);
       if (issues.length > 0) {
         // Keep what is there as a draft, then show each problem next to its field.
         await saveValue(services, id, key, parsed.value).catch(() => undefined);
