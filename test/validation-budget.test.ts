@@ -86,6 +86,19 @@ describe.each(DATABASES)('validation time budget on %s', (database) => {
     expect(sent.body.invalid[0]?.message).toContain(TIMED_OUT_MESSAGE);
   });
 
+  it('the page’s form (no script) shows the same reason on the item’s card', async () => {
+    const id = await intakeWith(COSTLY_SCHEMA, []);
+    const posted = await fetch(`${server.url}/portal/${id}/items/data`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ json: JSON.stringify(COSTLY_VALUE), action: 'submit' }).toString(),
+      redirect: 'manual',
+    });
+    expect(posted.status).toBe(422);
+    const html = await posted.text();
+    expect(html).toContain(TIMED_OUT_MESSAGE.replace("'", '&#39;'));
+  });
+
   it('a schema change counts an answer that cannot be checked in time as lost', async () => {
     // Submitted under a schema that checks it inline (1 subschema × 2,501 nodes); a submitted
     // answer must pass the new schema to be kept, and against it the check takes seconds.

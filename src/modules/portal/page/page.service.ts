@@ -264,10 +264,13 @@ export async function postItemForm(
       if (issues.length > 0) {
         // Keep what is there as a draft, then show each problem next to its field.
         await saveValue(services, id, key, parsed.value).catch(() => undefined);
+        const fields = fieldErrors(t, issues);
+        // A problem of the value as a whole (too large or too costly to check, the wrong kind) has
+        // no field to stand next to, and a JSON text area has no fields at all: the card says it.
         return {
           ok: false,
           status: 422,
-          error: cardError(t('error.fix_fields'), form, fieldErrors(t, issues)),
+          error: cardError(fields.get('') ?? t('error.fix_fields'), form, fields),
         };
       }
     }
