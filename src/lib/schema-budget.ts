@@ -9,9 +9,7 @@
  * terminated and replaced, and the value is refused with TIMED_OUT_MESSAGE. Cheap values, nearly
  * all of them, are checked inline without a thread hop.
  */
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import {
   expandedSubschemas,
   schemaCostProblem,
@@ -28,6 +26,7 @@ import {
   type SchemaIssue,
 } from './json-schema.js';
 import type { SchemaJob } from './schema-worker.js';
+import { spawnModuleWorker } from './module-worker.js';
 
 export const DEFAULT_VALIDATION_TIME_BUDGET_MS = 1000;
 
@@ -65,33 +64,6 @@ interface WorkerReply {
   id: number;
   compiled?: true;
   check?: SchemaCheck;
-}
-
-/**
- * The worker: the compiled module in production; in development and tests the TypeScript source,
- * through tsx's loader registered inside the worker first (a worker's --import does not apply to
- * its entry). tsx's ESM API is its .mjs build, beside the .cjs that require.resolve finds.
- */
-function spawnWorker(): Worker {
-  const options = { resourceLimits: { maxOldGenerationSizeMb: 512 } };
-  const worker = import.meta.url.endsWith('.ts')
-    ? new Worker(
-        `(async () => {
-          const { register } = await import(${JSON.stringify(tsxApi())});
-          register();
-          await import(${JSON.stringify(new URL('./schema-worker.ts', import.meta.url).href)});
-        })();`,
-        { ...options, eval: true },
-      )
-    : new Worker(new URL('./schema-worker.js', import.meta.url), options);
-  // An idle worker does not keep the process alive.
-  worker.unref();
-  return worker;
-}
-
-function tsxApi(): string {
-  const cjs = createRequire(import.meta.url).resolve('tsx/esm/api');
-  return pathToFileURL(cjs.replace(/\.cjs$/, '.mjs')).href;
 }
 
 export class SchemaChecker {
@@ -177,7 +149,11 @@ export class SchemaChecker {
   private pump(): void {
     while (this.waiting.length > 0 && (this.idle.length > 0 || this.running.size < POOL_SIZE)) {
       const next = this.waiting.shift() as Waiting;
-      this.run(this.idle.pop() ?? spawnWorker(), next);
+      this.run(
+        this.idle.pop() ??
+          spawnModuleWorker(import.meta.url, 'schema-worker', { maxOldGenerationSizeMb: 512 }),
+        next,
+      );
     }
   }
 

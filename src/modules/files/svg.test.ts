@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
@@ -293,5 +294,11 @@ describe('sanitizeSvg is DOMPurify (SVG profile) over a jsdom XML document', () 
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it('loads jsdom in its worker thread, never on the thread of the event loop', async () => {
+    await ok(LOGO);
+    const loaded = Object.keys(createRequire(import.meta.url).cache);
+    expect(loaded.some((path) => path.includes('/node_modules/jsdom/'))).toBe(false);
   });
 });

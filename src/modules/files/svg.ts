@@ -1,5 +1,7 @@
 import { DOMParser as XmlParser, type Document, type Element } from '@xmldom/xmldom';
+import type { Worker } from 'node:worker_threads';
 import type { DOMPurify, Config as PurifyConfig } from 'dompurify';
+import { spawnModuleWorker } from '../../lib/module-worker.js';
 
 export const SVG_NS = 'http://www.w3.org/2000/svg';
 const XLINK_NS = 'http://www.w3.org/1999/xlink';
@@ -271,7 +273,7 @@ export type SvgSanitized = { ok: true; svg: string } | { ok: false; reason: stri
  * Refuses what it cannot clean safely (DOCTYPE and entities, before any parser runs; malformed XML;
  * a root other than <svg>; absurd nesting). The result is a standalone SVG document.
  */
-export async function sanitizeSvg(text: string): Promise<SvgSanitized> {
+export async function sanitizeSvgHere(text: string): Promise<SvgSanitized> {
   const doctype = doctypeProblem(text);
   if (doctype) return { ok: false, reason: doctype };
   const { purify, window } = await loadPurifier();
@@ -290,4 +292,53 @@ export async function sanitizeSvg(text: string): Promise<SvgSanitized> {
   const expansion = useProblem(root);
   if (expansion) return { ok: false, reason: expansion };
   return { ok: true, svg: new window.XMLSerializer().serializeToString(root) };
+}
+
+interface SvgReply {
+  id: number;
+  result: SvgSanitized;
+}
+
+let svgWorker: Worker | undefined;
+let svgSequence = 0;
+const pendingSvgs = new Map<number, (result: SvgSanitized) => void>();
+
+/** The worker that sanitises, started on the first SVG; a failed one is replaced on the next. */
+function sanitizerWorker(): Worker {
+  if (svgWorker) return svgWorker;
+  const worker = spawnModuleWorker(import.meta.url, 'svg-worker');
+  worker.on('message', (reply: SvgReply) => {
+    pendingSvgs.get(reply.id)?.(reply.result);
+    pendingSvgs.delete(reply.id);
+  });
+  const fail = () => {
+    if (svgWorker === worker) svgWorker = undefined;
+    for (const [id, resolve] of pendingSvgs) {
+      resolve({ ok: false, reason: 'the SVG could not be sanitised' });
+      pendingSvgs.delete(id);
+    }
+  };
+  worker.on('error', fail);
+  worker.on('exit', fail);
+  svgWorker = worker;
+  return worker;
+}
+
+/**
+ * Sanitises an uploaded SVG (sanitizeSvgHere) in a worker thread: loading jsdom takes 1.5-2.4 s
+ * and sanitising a large drawing is work too, neither of which may hold the event loop. The worker
+ * (and jsdom in it) starts on the first SVG, so start-up does not grow.
+ */
+export async function sanitizeSvg(text: string): Promise<SvgSanitized> {
+  const worker = sanitizerWorker();
+  const id = ++svgSequence;
+  const result = new Promise<SvgSanitized>((resolve) => pendingSvgs.set(id, resolve));
+  // While a sanitising is under way the worker keeps the process alive; idle, it does not.
+  worker.ref();
+  worker.postMessage({ id, text });
+  try {
+    return await result;
+  } finally {
+    if (pendingSvgs.size === 0) worker.unref();
+  }
 }
