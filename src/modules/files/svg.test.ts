@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { sanitizeSvg } from './svg.js';
+import { sanitizeSvg, SVG_DEADLINE_MS, tuneSvgDeadline } from './svg.js';
 
 /** A typical design-tool export: gradient, clip path, <use>, style classes, text, comments, metadata. */
 const LOGO = `<?xml version="1.0" encoding="UTF-8"?>
@@ -300,5 +300,22 @@ describe('sanitizeSvg is DOMPurify (SVG profile) over a jsdom XML document', () 
     await ok(LOGO);
     const loaded = Object.keys(createRequire(import.meta.url).cache);
     expect(loaded.some((path) => path.includes('/node_modules/jsdom/'))).toBe(false);
+  });
+});
+
+describe('sanitizeSvg under its deadline', () => {
+  it('refuses an SVG not sanitised in time, ends that worker, and sanitises the next in a new one', async () => {
+    const logo =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>';
+    // Ten thousand elements to parse, sanitise and serialise: never within 1 ms, whatever the machine.
+    const large = `<svg xmlns="http://www.w3.org/2000/svg">${'<rect width="1" height="1"/>'.repeat(10_000)}</svg>`;
+    tuneSvgDeadline(1);
+    try {
+      expect(await sanitizeSvg(large)).toEqual({ ok: false, reason: 'the SVG took too long to sanitise' });
+    } finally {
+      tuneSvgDeadline(SVG_DEADLINE_MS);
+    }
+    const next = await sanitizeSvg(logo);
+    expect(next).toMatchObject({ ok: true });
   });
 });

@@ -301,20 +301,37 @@ interface SvgReply {
 
 let svgWorker: Worker | undefined;
 let svgSequence = 0;
-const pendingSvgs = new Map<number, (result: SvgSanitized) => void>();
+/** SVGs sent to a worker and not yet answered, with the worker that holds each. */
+const pendingSvgs = new Map<number, { worker: Worker; resolve: (result: SvgSanitized) => void }>();
+
+/**
+ * How long one SVG may take, the worker's start with jsdom included (about 2 s): past it the worker
+ * is ended (every SVG it held is refused) and the next SVG starts a new one. The pre-checks keep
+ * every accepted input far below it; this bounds what they did not foresee.
+ */
+export const SVG_DEADLINE_MS = 20_000;
+/** The sanitiser's heap: a drawing that would need more ends its worker instead of the process's memory. */
+const SVG_WORKER_LIMITS = { maxOldGenerationSizeMb: 512 };
+let svgDeadlineMs = SVG_DEADLINE_MS;
+
+/** Internal knob: tests shorten the deadline. */
+export function tuneSvgDeadline(ms: number): void {
+  svgDeadlineMs = ms;
+}
 
 /** The worker that sanitises, started on the first SVG; a failed one is replaced on the next. */
 function sanitizerWorker(): Worker {
   if (svgWorker) return svgWorker;
-  const worker = spawnModuleWorker(import.meta.url, 'svg-worker');
+  const worker = spawnModuleWorker(import.meta.url, 'svg-worker', SVG_WORKER_LIMITS);
   worker.on('message', (reply: SvgReply) => {
-    pendingSvgs.get(reply.id)?.(reply.result);
+    pendingSvgs.get(reply.id)?.resolve(reply.result);
     pendingSvgs.delete(reply.id);
   });
   const fail = () => {
     if (svgWorker === worker) svgWorker = undefined;
-    for (const [id, resolve] of pendingSvgs) {
-      resolve({ ok: false, reason: 'the SVG could not be sanitised' });
+    for (const [id, pending] of pendingSvgs) {
+      if (pending.worker !== worker) continue;
+      pending.resolve({ ok: false, reason: 'the SVG could not be sanitised' });
       pendingSvgs.delete(id);
     }
   };
@@ -332,13 +349,21 @@ function sanitizerWorker(): Worker {
 export async function sanitizeSvg(text: string): Promise<SvgSanitized> {
   const worker = sanitizerWorker();
   const id = ++svgSequence;
-  const result = new Promise<SvgSanitized>((resolve) => pendingSvgs.set(id, resolve));
+  const result = new Promise<SvgSanitized>((resolve) => pendingSvgs.set(id, { worker, resolve }));
   // While a sanitising is under way the worker keeps the process alive; idle, it does not.
   worker.ref();
   worker.postMessage({ id, text });
+  const deadline = setTimeout(() => {
+    pendingSvgs.get(id)?.resolve({ ok: false, reason: 'the SVG took too long to sanitise' });
+    pendingSvgs.delete(id);
+    // The next SVG starts a new worker at once; this one's other SVGs are refused as it exits.
+    if (svgWorker === worker) svgWorker = undefined;
+    void worker.terminate();
+  }, svgDeadlineMs);
   try {
     return await result;
   } finally {
-    if (pendingSvgs.size === 0) worker.unref();
+    clearTimeout(deadline);
+    if (![...pendingSvgs.values()].some((pending) => pending.worker === worker)) worker.unref();
   }
 }
