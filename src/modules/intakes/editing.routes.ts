@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf } from '../../http/auth.js';
+import { ErrorBody } from '../../http/schemas.js';
 import type { AppServices } from '../../services.js';
 import { UpdateIntakeBody, UpdateItemBody } from './editing.schemas.js';
 import { deleteItem, updateIntakeSettings, updateItemDefinition } from './editing.service.js';
@@ -43,10 +44,11 @@ export function intakeEditingRoutes(app: FastifyInstance, services: AppServices)
       tags,
       summary: 'Change an item',
       description:
-        "409 item_answer_would_be_discarded when the client's answer would no longer be valid, unless discard_submitted_value is true (the item then starts over as pending).",
+        "409 item_answer_would_be_discarded when the client's answer would no longer be valid, unless discard_submitted_value is true (the item then starts over as pending). 503 when too many costly structured answers are being checked at once (send it again shortly).",
       params: IntakeItemParams,
       body: UpdateItemBody,
-      response: { 200: IntakeItem },
+      // 503: the structured-answer checks' queue is full (lib/schema-budget.ts).
+      response: { 200: IntakeItem, 503: ErrorBody },
     },
     handler: (request) => {
       return updateItemDefinition(

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
+import { ErrorBody } from '../../http/schemas.js';
 import type { AppServices } from '../../services.js';
 import {
   PortalFile,
@@ -124,9 +125,11 @@ export async function portalApiRoutes(app: FastifyInstance, services: AppService
     schema: {
       tags,
       summary: 'Submit an item for review',
+      description:
+        '503 when too many costly structured answers are being checked at once (send it again shortly).',
       params: PortalItemParams,
       body: z.strictObject({}).nullish(),
-      response: { 200: PortalItem },
+      response: { 200: PortalItem, 503: ErrorBody },
     },
     handler: (request) => submitItem(services, request.params.intake_id, request.params.key),
   });
@@ -136,10 +139,10 @@ export async function portalApiRoutes(app: FastifyInstance, services: AppService
       tags,
       summary: 'Send every saved answer not sent yet',
       description:
-        'Submits, in one transaction, every item with a saved answer that is valid and not yet sent (including changes saved after an earlier submission that is not reviewed yet). Answers that break a constraint stay unsent and are listed under invalid with the reason; the others are sent all the same.',
+        'Submits, in one transaction, every item with a saved answer that is valid and not yet sent (including changes saved after an earlier submission that is not reviewed yet). Answers that break a constraint stay unsent and are listed under invalid with the reason; the others are sent all the same. 503 when too many costly structured answers are being checked at once (send it again shortly).',
       params: PortalParams,
       body: z.strictObject({}).nullish(),
-      response: { 200: SubmitAllResult },
+      response: { 200: SubmitAllResult, 503: ErrorBody },
     },
     handler: (request) => submitAll(services, request.params.intake_id),
   });
