@@ -180,6 +180,13 @@ describe.skipIf(!available)('a client finishes a request in one pass', () => {
       await page.getByRole('link', { name: 'English' }).click();
       await poll(() => page.locator('.greeting').innerText()).toContain('Hello Dana');
 
+      // A long line without spaces (a pasted link, JSON) wraps inside its card: the page never
+      // scrolls sideways, on a phone either.
+      await card('about')
+        .locator('textarea:not([name="body"])')
+        .fill(`https://example.com/${'a'.repeat(400)}`);
+      await check(page, width, '02-long-line');
+
       // Typed as people type: a bare domain, a local number, a year without a thousands separator.
       await card('company').locator('input').fill('Bäckerei Müller');
       await card('about').locator('textarea:not([name="body"])').fill('Family bakery in Berlin since 1921.');
