@@ -3,6 +3,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
+import { registerDirectReader } from './prepared.js';
 import type { Database } from './schema.js';
 import { ensurePrivateDirectory, ensurePrivateFile } from '../lib/private-files.js';
 
@@ -49,8 +50,14 @@ function openSqlite(file: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+  const statements = withStatementCache(sqlite);
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  // Prepared reads run directly while no transaction is open on the connection: a read between the
+  // statements of a transaction must wait for it (Kysely's lock), or it would see uncommitted rows.
+  registerDirectReader(kysely, (sqlText, parameters) => {
+    if (sqlite.inTransaction) return undefined;
+    const statement = statements.prepare(sqlText);
+    return statement.reader ? statement.all(parameters) : undefined;
   });
   // data_version changes for every commit made by *another* connection: a second connection that never
   // writes therefore sees every commit, this process's own included.
@@ -83,7 +90,10 @@ function openSqlite(file: string): Db {
  * Kysely prepares every query anew; on SQLite, preparing costs as much as running a small query.
  * Prepared statements are kept per SQL text (Kysely's SQL is parameterised, so the set is small).
  */
-function withStatementCache(sqlite: SQLite.Database, max = 1000): SqliteDatabase {
+function withStatementCache(
+  sqlite: SQLite.Database,
+  max = 1000,
+): SqliteDatabase & { prepare(sqlText: string): SQLite.Statement } {
   const statements = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),

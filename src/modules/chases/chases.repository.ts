@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js';
+import { preparedQuery } from '../../db/prepared.js';
 
 export type ChaseRow = Selectable<ChasesTable>;
 export type ChasePlanRow = Selectable<ChasePlansTable>;
@@ -15,9 +16,21 @@ export async function findChase(db: Kysely<Database>, id: string): Promise<Chase
   return db.selectFrom('chases').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+// Read by every status read: compiled once (like the plan below).
+const selectChasesOf = preparedQuery(
+  (db: Kysely<Database>, intakeId: string) =>
+    db.selectFrom('chases').selectAll().where('intake_id', '=', intakeId),
+  [''],
+);
+const selectPlan = preparedQuery(
+  (db: Kysely<Database>, intakeId: string) =>
+    db.selectFrom('chase_plans').selectAll().where('intake_id', '=', intakeId),
+  [''],
+);
+
 /** Every chase of an intake: final ones in attempt order, then the pending ones by due time. */
 export async function chasesOf(db: Kysely<Database>, intakeId: string): Promise<ChaseRow[]> {
-  const rows = await db.selectFrom('chases').selectAll().where('intake_id', '=', intakeId).execute();
+  const rows = await selectChasesOf(db, intakeId);
   return rows.sort(
     (a, b) =>
       (a.attempt_no ?? Number.MAX_SAFE_INTEGER) - (b.attempt_no ?? Number.MAX_SAFE_INTEGER) ||
@@ -119,7 +132,8 @@ export async function updateChase(
 }
 
 export async function findPlan(db: Kysely<Database>, intakeId: string): Promise<ChasePlanRow | undefined> {
-  return db.selectFrom('chase_plans').selectAll().where('intake_id', '=', intakeId).executeTakeFirst();
+  const [plan] = await selectPlan(db, intakeId);
+  return plan;
 }
 
 export async function insertPlan(db: Kysely<Database>, row: Insertable<ChasePlansTable>): Promise<void> {

@@ -5,6 +5,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, ItemHistoryTable } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
+import { preparedQuery } from '../../db/prepared.js';
 
 export type ItemHistoryRow = Selectable<ItemHistoryTable>;
 
@@ -46,17 +47,18 @@ export async function recordItemHistory(
     .execute();
 }
 
+const selectHistoryOf = preparedQuery(
+  (db: Kysely<Database>, intakeId: string) =>
+    db.selectFrom('item_history').selectAll().where('intake_id', '=', intakeId).orderBy('seq'),
+  [''],
+);
+
 /** Every entry of an intake, oldest first, grouped by item key. */
 export async function historyOf(
   db: Kysely<Database>,
   intakeId: string,
 ): Promise<Map<string, ItemHistoryRow[]>> {
-  const rows = await db
-    .selectFrom('item_history')
-    .selectAll()
-    .where('intake_id', '=', intakeId)
-    .orderBy('seq')
-    .execute();
+  const rows = await selectHistoryOf(db, intakeId);
   const byKey = new Map<string, ItemHistoryRow[]>();
   for (const row of rows) byKey.set(row.item_key, [...(byKey.get(row.item_key) ?? []), row]);
   return byKey;

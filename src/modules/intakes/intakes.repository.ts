@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
+import { preparedQuery } from '../../db/prepared.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import type { IntakeStatus } from '../../domain/intake-state.js';
 import { applicableKeys } from '../../domain/conditions.js';
@@ -98,19 +99,26 @@ export async function insertItems(db: Kysely<Database>, rows: Insertable<IntakeI
   if (rows.length > 0) await db.insertInto('intake_items').values(rows).execute();
 }
 
+// Read by every intake route (and cold reads): compiled once.
+const selectIntakeInWorld = preparedQuery(
+  (db: Kysely<Database>, id: string, accountId: string, livemode: number) =>
+    db
+      .selectFrom('intakes')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .where('livemode', '=', livemode),
+  ['intake', 'account', 0],
+);
+
 /** The intake in the caller's world; another account's or mode's intake is simply not found. */
 export async function findIntake(
   db: Kysely<Database>,
   world: World,
   id: string,
 ): Promise<IntakeRow | undefined> {
-  return db
-    .selectFrom('intakes')
-    .selectAll()
-    .where('id', '=', canonicalIntakeId(id))
-    .where('account_id', '=', world.accountId)
-    .where('livemode', '=', world.livemode ? 1 : 0)
-    .executeTakeFirst();
+  const [row] = await selectIntakeInWorld(db, canonicalIntakeId(id), world.accountId, world.livemode ? 1 : 0);
+  return row;
 }
 
 /** By id alone: for the portal (the id is the capability) and for jobs. */
@@ -132,16 +140,95 @@ export interface IntakeFilters {
   offset: number;
 }
 
+type IntakesInWorld = ReturnType<typeof intakesInWorld>;
+
+function intakesInWorld(db: Kysely<Database>, accountId: string, livemode: number) {
+  return db.selectFrom('intakes').where('account_id', '=', accountId).where('livemode', '=', livemode);
+}
+
+function countQuery(query: IntakesInWorld) {
+  return query.select((eb) => eb.fn.countAll<number>().as('n'));
+}
+
+/** What a list shows of each intake (the API's and the dashboard's lists): not the whole row. */
+const LISTED_COLUMNS = [
+  'intakes.id',
+  'intakes.project_name',
+  'intakes.client_email',
+  'intakes.client_name',
+  'intakes.status',
+  'intakes.created_at',
+] as const;
+
+export type ListedIntakeRow = Pick<
+  IntakeRow,
+  'id' | 'project_name' | 'client_email' | 'client_name' | 'status' | 'created_at'
+> & { awaiting_review: number };
+
+/** A page of the list, newest first, each intake with its count of submitted items. */
+function pageQuery(query: IntakesInWorld, limit: number, offset: number) {
+  return query
+    .select(LISTED_COLUMNS)
+    .select((eb) =>
+      eb
+        .selectFrom('intake_items')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        // The intake's own account and mode too: a count from the intake_items_awaiting_review index
+        // alone, without reading the item rows (their definitions).
+        .whereRef('intake_items.account_id', '=', 'intakes.account_id')
+        .whereRef('intake_items.livemode', '=', 'intakes.livemode')
+        .whereRef('intake_items.intake_id', '=', 'intakes.id')
+        // A literal, so that the prepared page below takes only its own parameters.
+        .where('intake_items.status', '=', sql.lit('submitted'))
+        .as('awaiting_review'),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset);
+}
+
+function withAwaitingReview<R extends { awaiting_review: number | null }>(rows: R[]) {
+  return rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) }));
+}
+
+// The list as agents poll it (no filter): both of its queries compiled once.
+const selectCountInWorld = preparedQuery(
+  (db: Kysely<Database>, accountId: string, livemode: number) =>
+    countQuery(intakesInWorld(db, accountId, livemode)),
+  ['account', 0],
+);
+const selectPageInWorld = preparedQuery(
+  (db: Kysely<Database>, accountId: string, livemode: number, limit: number, offset: number) =>
+    pageQuery(intakesInWorld(db, accountId, livemode), limit, offset),
+  ['account', 0, 1, 2],
+);
+
+function isUnfiltered(filters: IntakeFilters): boolean {
+  return (
+    !filters.status &&
+    !filters.clientEmail &&
+    !filters.folderId &&
+    !filters.text &&
+    filters.awaitingReview === undefined &&
+    !filters.reviewFirst
+  );
+}
+
 export async function listIntakes(
   db: Kysely<Database>,
   world: World,
   filters: IntakeFilters,
-): Promise<{ total: number; rows: (IntakeRow & { awaiting_review: number })[] }> {
+): Promise<{ total: number; rows: ListedIntakeRow[] }> {
   const livemode = world.livemode ? 1 : 0;
-  let query = db
-    .selectFrom('intakes')
-    .where('account_id', '=', world.accountId)
-    .where('livemode', '=', livemode);
+  if (isUnfiltered(filters)) {
+    const [counted, rows] = await Promise.all([
+      selectCountInWorld(db, world.accountId, livemode),
+      selectPageInWorld(db, world.accountId, livemode, filters.limit, filters.offset),
+    ]);
+    return { total: Number(counted[0]?.n ?? 0), rows: withAwaitingReview(rows) };
+  }
+  let query = intakesInWorld(db, world.accountId, livemode);
   if (filters.status) query = query.where('status', '=', filters.status);
   // The account's intakes with a submitted item: one range of the intake_items_awaiting_review index,
   // however many intakes the account (or the table) has.
@@ -169,28 +256,11 @@ export async function listIntakes(
     );
   }
   const count = (q: typeof query) =>
-    q
-      .select((eb) => eb.fn.countAll<number>().as('n'))
+    countQuery(q)
       .executeTakeFirstOrThrow()
       .then((r) => Number(r.n));
-  const page = async (q: typeof query, limit: number, offset: number) => {
-    const rows = await q
-      .selectAll('intakes')
-      .select((eb) =>
-        eb
-          .selectFrom('intake_items')
-          .select((inner) => inner.fn.countAll<number>().as('n'))
-          .whereRef('intake_items.intake_id', '=', 'intakes.id')
-          .where('intake_items.status', '=', 'submitted')
-          .as('awaiting_review'),
-      )
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute();
-    return rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) }));
-  };
+  const page = async (q: typeof query, limit: number, offset: number) =>
+    withAwaitingReview(await pageQuery(q, limit, offset).execute());
   if (!filters.reviewFirst) {
     const [total, rows] = await Promise.all([count(query), page(query, filters.limit, filters.offset)]);
     return { total, rows };
@@ -209,14 +279,14 @@ export async function listIntakes(
   return { total, rows: [...waiting, ...rest] };
 }
 
+const selectItemsOf = preparedQuery(
+  (db: Kysely<Database>, intakeId: string) =>
+    db.selectFrom('intake_items').selectAll().where('intake_id', '=', intakeId).orderBy('position'),
+  [''],
+);
+
 export async function itemsOf(db: Kysely<Database>, intakeId: string): Promise<ItemRow[]> {
-  const rows = await db
-    .selectFrom('intake_items')
-    .selectAll()
-    .where('intake_id', '=', intakeId)
-    .orderBy('position')
-    .execute();
-  return rows.map(itemOf);
+  return (await selectItemsOf(db, intakeId)).map(itemOf);
 }
 
 export async function findItem(

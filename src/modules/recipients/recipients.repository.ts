@@ -1,17 +1,20 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, IntakeRecipientsTable } from '../../db/schema.js';
+import { preparedQuery } from '../../db/prepared.js';
 
 export type RecipientRow = Selectable<IntakeRecipientsTable>;
 
 /** The intake's also_notify recipients, in the order they were added. */
 export async function recipientsOf(db: Kysely<Database>, intakeId: string): Promise<RecipientRow[]> {
-  return db
-    .selectFrom('intake_recipients')
-    .selectAll()
-    .where('intake_id', '=', intakeId)
-    .orderBy('position')
-    .execute();
+  return selectRecipientsOf(db, intakeId);
 }
+
+// Read by every intake and status read: compiled once.
+const selectRecipientsOf = preparedQuery(
+  (db: Kysely<Database>, intakeId: string) =>
+    db.selectFrom('intake_recipients').selectAll().where('intake_id', '=', intakeId).orderBy('position'),
+  [''],
+);
 
 export async function findRecipient(
   db: Kysely<Database>,
@@ -69,18 +72,35 @@ export async function suppressedAmong(
   emails: readonly string[],
 ): Promise<Set<string>> {
   if (emails.length === 0) return new Set();
-  const rows = await db
+  const addresses = emails.map((e) => e.toLowerCase());
+  const livemode = tenant.livemode ? 1 : 0;
+  const prepared = selectSuppressedAmong(addresses.length);
+  const rows = prepared
+    ? await prepared(db, tenant.accountId, livemode, ...addresses)
+    : await suppressedQuery(db, tenant.accountId, livemode, ...addresses).execute();
+  return new Set(rows.map((r) => r.address));
+}
+
+function suppressedQuery(db: Kysely<Database>, accountId: string, livemode: number, ...addresses: string[]) {
+  return db
     .selectFrom('suppressions')
     .select('address')
-    .where('account_id', '=', tenant.accountId)
-    .where('livemode', '=', tenant.livemode ? 1 : 0)
-    .where(
-      'address',
-      'in',
-      emails.map((e) => e.toLowerCase()),
-    )
-    .execute();
-  return new Set(rows.map((r) => r.address));
+    .where('account_id', '=', accountId)
+    .where('livemode', '=', livemode)
+    .where('address', 'in', addresses);
+}
+
+/** The suppression read of an intake's recipients (a few addresses), compiled once per count up to 8. */
+const suppressedAmongOf = new Map<number, ReturnType<typeof preparedSuppressedAmong>>();
+function preparedSuppressedAmong(count: number) {
+  const addresses = Array.from({ length: count }, (_, index) => `address ${index}`);
+  return preparedQuery(suppressedQuery, ['account', 0, ...addresses]);
+}
+function selectSuppressedAmong(count: number) {
+  if (count > 8) return undefined;
+  let prepared = suppressedAmongOf.get(count);
+  if (!prepared) suppressedAmongOf.set(count, (prepared = preparedSuppressedAmong(count)));
+  return prepared;
 }
 
 /**

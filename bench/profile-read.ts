@@ -1,0 +1,98 @@
+/**
+ * One read, cold, under load, for a CPU profile of the service (see bench/README.md, "Cold reads and the
+ * write path"): starts the service on SQLite in a temporary directory (as bench/run.ts does), creates
+ * the intakes bench/run.ts reads, makes every read cold (bench/cold.ts) and loads the read named by
+ * BENCH_READ (account, list, intake or status; default status) with autocannon for BENCH_SECONDS
+ * (default 10), and prints the requests/s. With BENCH_PROFILE=<file> the main thread is profiled
+ * during the measured run only (not the start-up) and the profile written there (Chrome's
+ * .cpuprofile format); with BENCH_STATEMENTS=1 it prints instead the SQL statements one cold read
+ * runs, by kind, and loads nothing.
+ *
+ *   BENCH_READ=status BENCH_PROFILE=status.cpuprofile npx tsx bench/profile-read.ts
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { destination } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { createAccount } from '../src/modules/accounts/accounts.service.js';
+import { startServer } from '../src/server.js';
+import { withEveryReadAfterACommit } from './cold.js';
+import { INTAKE_BODY } from './intake-body.js';
+import { call, measure, stringField, toError, type Target } from './load.js';
+import { countStatements } from './statements.js';
+
+const READS = {
+  account: () => '/v1/account',
+  list: () => '/v1/intakes',
+  intake: (id: string) => `/v1/intakes/${id}`,
+  status: (id: string) => `/v1/intakes/${id}/status`,
+} as const;
+
+async function main(): Promise<void> {
+  const read = process.env.BENCH_READ || 'status';
+  if (!(read in READS)) throw new Error(`BENCH_READ: one of ${Object.keys(READS).join(', ')}`);
+  const counter = process.env.BENCH_STATEMENTS === '1' ? countStatements() : undefined;
+  const profile = process.env.BENCH_PROFILE;
+  const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-profile-'));
+  const logStream = destination({ dest: join(dataDir, 'service.log'), sync: false });
+  const service = await startServer(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' }), {
+    logStream,
+  });
+  try {
+    const account = await createAccount(
+      service.services.db.kysely,
+      { email: 'bench@example.com', plan: 'agency', rateLimitPerHour: 100_000_000 },
+      new Date().toISOString(),
+    );
+    const headers = { authorization: `Bearer ${account.live_key}` };
+    const creation = (body: object): Target => ({
+      route: 'POST /v1/intakes',
+      url: `${service.url}/v1/intakes`,
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    for (let i = 0; i < 25; i++) await call(creation({ ...INTAKE_BODY, send: false }), 201);
+    const id = stringField(await call(creation(INTAKE_BODY), 201), 'intake_id');
+    const target: Target = {
+      route: `GET ${READS[read as keyof typeof READS](id)}`,
+      url: `${service.url}${READS[read as keyof typeof READS](id)}`,
+      headers,
+    };
+    await withEveryReadAfterACommit(service, async () => {
+      await call(target, 200);
+      if (counter) {
+        counter.reset();
+        await call(target, 200);
+        const kinds = [...counter.byKind().entries()].map(([kind, n]) => `${n} × ${kind}`);
+        process.stdout.write(`${target.route}: ${counter.total()} statements cold: ${kinds.join(', ')}\n`);
+        return;
+      }
+      const session = new Session();
+      if (profile) {
+        session.connect();
+        await session.post('Profiler.enable');
+        await session.post('Profiler.start');
+      }
+      const result = await measure(target);
+      if (profile) {
+        const { profile: taken } = await session.post('Profiler.stop');
+        await writeFile(profile, JSON.stringify(taken));
+        session.disconnect();
+      }
+      process.stdout.write(
+        `${result.requestsPerSecondMean.toFixed(0)} requests/s, p99 ${result.latencyP99Ms} ms\n`,
+      );
+    });
+  } finally {
+    await service.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${toError(error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});

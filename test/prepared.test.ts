@@ -1,0 +1,80 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../src/db/database.js';
+import { preparedQuery } from '../src/db/prepared.js';
+import type { Database } from '../src/db/schema.js';
+import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
+
+// A scratch table outside the schema's types: the builder is given it as a name Kysely does not check.
+const probe = (db: Kysely<Database>) => db.withTables<{ prepared_probe: { name: string; value: string } }>();
+
+const valueOf = preparedQuery(
+  (db: Kysely<Database>, name: string) =>
+    probe(db).selectFrom('prepared_probe').select('value').where('name', '=', name),
+  ['name'],
+);
+
+describe.each(DATABASES)('preparedQuery on %s', (database) => {
+  let dataDir: string;
+  let db: Db;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'prepared-'));
+    const schema = `prepared_${process.pid}`;
+    db = openDatabase({
+      databaseUrl: database === 'postgres' ? `${TEST_POSTGRES_URL}?schema=${schema}` : undefined,
+      dataDir,
+    });
+    if (database === 'postgres') await sql`create schema if not exists ${sql.id(schema)}`.execute(db.kysely);
+    await sql`create table prepared_probe (name text primary key, value text not null)`.execute(db.kysely);
+    await sql`insert into prepared_probe (name, value) values ('a', 'committed')`.execute(db.kysely);
+  });
+
+  afterAll(async () => {
+    if (database === 'postgres') {
+      await sql`drop schema if exists ${sql.id(`prepared_${process.pid}`)} cascade`.execute(db.kysely);
+    }
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('never sees the rows of a transaction still open, and sees them once it commits', async () => {
+    let readDuring: unknown;
+    await db.kysely.transaction().execute(async (trx) => {
+      await sql`update prepared_probe set value = 'uncommitted' where name = 'a'`.execute(trx);
+      await sql`insert into prepared_probe (name, value) values ('b', 'uncommitted')`.execute(trx);
+      // Another request's read while this transaction is open: it waits for the commit or, on SQLite's
+      // one connection, would otherwise read inside it. Either way it must not see these rows now.
+      const read = Promise.all([valueOf(db.kysely, 'a'), valueOf(db.kysely, 'b')]);
+      readDuring = await Promise.race([read, new Promise((resolve) => setTimeout(resolve, 50, 'waiting'))]);
+      if (readDuring === 'waiting') readDuring = undefined;
+      else await read;
+    });
+    if (readDuring !== undefined) expect(readDuring).toEqual([[{ value: 'committed' }], []]);
+    expect(await valueOf(db.kysely, 'a')).toEqual([{ value: 'uncommitted' }]);
+    expect(await valueOf(db.kysely, 'b')).toEqual([{ value: 'uncommitted' }]);
+  });
+
+  it('reads in a transaction what the transaction wrote', async () => {
+    await db.kysely.transaction().execute(async (trx) => {
+      await sql`insert into prepared_probe (name, value) values ('c', 'mine')`.execute(trx);
+      expect(await valueOf(trx, 'c')).toEqual([{ value: 'mine' }]);
+    });
+  });
+
+  it('refuses a builder whose parameters are not its placeholders in their order', async () => {
+    const swapped = preparedQuery(
+      (db: Kysely<Database>, name: string, value: string) =>
+        probe(db)
+          .selectFrom('prepared_probe')
+          .select('name')
+          .where('value', '=', value)
+          .where('name', '=', name),
+      ['name', 'value'],
+    );
+    await expect(swapped(db.kysely, 'a', 'committed')).rejects.toThrow(/in their order/);
+  });
+});
