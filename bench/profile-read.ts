@@ -2,7 +2,8 @@
  * One read, cold, under load, for a CPU profile of the service (see bench/README.md, "Cold reads and the
  * write path"): starts the service on SQLite in a temporary directory (as bench/run.ts does), creates
  * the intakes bench/run.ts reads, makes every read cold (bench/cold.ts) and loads the read named by
- * BENCH_READ (account, list, intake or status; default status) with autocannon for BENCH_SECONDS
+ * BENCH_READ (account, list, intake or status; default status; or create: `POST /v1/intakes` with one
+ * item, sent, the quota set back to zero every 100 ms as in bench/writes.ts) with autocannon for BENCH_SECONDS
  * (default 10), and prints the requests/s. With BENCH_PROFILE=<file> the main thread is profiled
  * during the measured run only (not the start-up) and the profile written there (Chrome's
  * .cpuprofile format); with BENCH_STATEMENTS=1 it prints instead the SQL statements one cold read
@@ -32,7 +33,8 @@ const READS = {
 
 async function main(): Promise<void> {
   const read = process.env.BENCH_READ || 'status';
-  if (!(read in READS)) throw new Error(`BENCH_READ: one of ${Object.keys(READS).join(', ')}`);
+  if (!(read in READS) && read !== 'create')
+    throw new Error(`BENCH_READ: one of ${Object.keys(READS).join(', ')}`);
   const counter = process.env.BENCH_STATEMENTS === '1' ? countStatements() : undefined;
   const profile = process.env.BENCH_PROFILE;
   const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-profile-'));
@@ -56,16 +58,33 @@ async function main(): Promise<void> {
     });
     for (let i = 0; i < 25; i++) await call(creation({ ...INTAKE_BODY, send: false }), 201);
     const id = stringField(await call(creation(INTAKE_BODY), 201), 'intake_id');
-    const target: Target = {
-      route: `GET ${READS[read as keyof typeof READS](id)}`,
-      url: `${service.url}${READS[read as keyof typeof READS](id)}`,
-      headers,
-    };
+    const target: Target =
+      read === 'create'
+        ? {
+            ...creation({ ...INTAKE_BODY, items: [INTAKE_BODY.items[1]] }),
+            route: 'POST /v1/intakes (one item)',
+          }
+        : {
+            route: `GET ${READS[read as keyof typeof READS](id)}`,
+            url: `${service.url}${READS[read as keyof typeof READS](id)}`,
+            headers,
+          };
+    // Live creations count against the plan's monthly quota: set back to zero every 100 ms (as bench/writes.ts).
+    const db = service.services.db.kysely;
+    const quota = setInterval(
+      () =>
+        void db
+          .updateTable('usage_counters')
+          .set({ value: 0 })
+          .where('account_id', '=', account.account_id)
+          .execute(),
+      100,
+    );
     await withEveryReadAfterACommit(service, async () => {
-      await call(target, 200);
+      await call(target, read === 'create' ? 201 : 200);
       if (counter) {
         counter.reset();
-        await call(target, 200);
+        await call(target, read === 'create' ? 201 : 200);
         const kinds = [...counter.byKind().entries()].map(([kind, n]) => `${n} × ${kind}`);
         process.stdout.write(`${target.route}: ${counter.total()} statements cold: ${kinds.join(', ')}\n`);
         return;
@@ -86,6 +105,7 @@ async function main(): Promise<void> {
         `${result.requestsPerSecondMean.toFixed(0)} requests/s, p99 ${result.latencyP99Ms} ms\n`,
       );
     });
+    clearInterval(quota);
   } finally {
     await service.stop();
     await rm(dataDir, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+import type { Compilable, CompiledQuery, Insertable, Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
@@ -17,7 +17,7 @@ export function registerDirectReader(db: Kysely<Database>, read: DirectReader): 
 }
 
 /**
- * A query compiled once per database handle and then run with new parameters. For hot paths only:
+ * A query compiled once per database (its handle and its transactions) and then run with new parameters. For hot paths only:
  * building a Kysely query costs more than running a small indexed one on SQLite. On SQLite, outside a
  * transaction, the compiled read runs directly on the connection (registerDirectReader).
  * The builder must use its placeholder arguments as the query's only parameters, in the order they
@@ -27,9 +27,12 @@ export function preparedQuery<Row, P extends unknown[]>(
   build: (db: Kysely<Database>, ...placeholders: P) => Compilable<Row>,
   placeholders: P,
 ): (db: Kysely<Database>, ...params: P) => Promise<Row[]> {
-  const compiledFor = new WeakMap<Kysely<Database>, CompiledQuery<Row>>();
+  // Kept per dialect adapter: a database's transactions share its adapter, so a query compiled once
+  // serves the root handle and every transaction (no handle here adds a plugin that rewrites queries).
+  const compiledFor = new WeakMap<object, CompiledQuery<Row>>();
   return (db, ...params) => {
-    let compiled = compiledFor.get(db);
+    const adapter = db.getExecutor().adapter;
+    let compiled = compiledFor.get(adapter);
     if (!compiled) {
       compiled = build(db, ...placeholders).compile();
       const inOrder = compiled.parameters.every((value, index) => value === placeholders[index]);
@@ -40,10 +43,50 @@ export function preparedQuery<Row, P extends unknown[]>(
           ),
         );
       }
-      compiledFor.set(db, compiled);
+      compiledFor.set(adapter, compiled);
     }
     const direct = directReaders.get(db)?.(compiled.sql, params);
     if (direct !== undefined) return Promise.resolve(direct as Row[]);
     return db.executeQuery<Row>({ ...compiled, parameters: params }).then(({ rows }) => rows);
+  };
+}
+
+/**
+ * An insert of up to `maxRows` rows into `table` with exactly `columns`, compiled once per row count
+ * (preparedQuery). Rows with any other set of columns (one undefined or missing, one more), or more
+ * rows than `maxRows`, go through Kysely's builder as before: a column left to its default is never
+ * written as null, and no column given is dropped.
+ */
+export function preparedInsert<T extends keyof Database>(
+  table: T,
+  columns: readonly (keyof Insertable<Database[T]> & string)[],
+  maxRows = 8,
+): (db: Kysely<Database>, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
+  const byCount = new Map<number, (db: Kysely<Database>, ...params: unknown[]) => Promise<unknown[]>>();
+  const insertOf = (count: number) => {
+    let prepared = byCount.get(count);
+    if (!prepared) {
+      const placeholders: unknown[] = Array.from({ length: count }, (_, row) =>
+        columns.map((column) => `${table}.${column}.${row}`),
+      ).flat();
+      prepared = preparedQuery((db: Kysely<Database>, ...values: unknown[]) => {
+        const rows = Array.from({ length: count }, (_, row) =>
+          Object.fromEntries(columns.map((column, index) => [column, values[row * columns.length + index]])),
+        );
+        return db.insertInto(table).values(rows as never);
+      }, placeholders);
+      byCount.set(count, prepared);
+    }
+    return prepared;
+  };
+  return async (db, rows) => {
+    if (rows.length === 0) return;
+    const values = rows.flatMap((row) => columns.map((column) => (row as Record<string, unknown>)[column]));
+    const exactly = (row: object) => Object.keys(row).length === columns.length;
+    if (rows.length > maxRows || values.some((value) => value === undefined) || !rows.every(exactly)) {
+      await db.insertInto(table).values(rows).execute();
+      return;
+    }
+    await insertOf(rows.length)(db, ...values);
   };
 }

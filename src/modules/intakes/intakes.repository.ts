@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedInsert, preparedQuery } from '../../db/prepared.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import type { IntakeStatus } from '../../domain/intake-state.js';
 import { applicableKeys } from '../../domain/conditions.js';
@@ -62,8 +62,62 @@ export function clientItems<T extends AnswerFacts>(rows: readonly T[]): T[] {
   return rows.filter((row) => applies.has(row.key) && !isOwnerItem(row.definition));
 }
 
+// Every creation writes these: compiled once (a row without one of the columns is built as before).
+const insertIntakeRows = preparedInsert('intakes', [
+  'id',
+  'account_id',
+  'livemode',
+  'project_name',
+  'client_email',
+  'client_name',
+  'client_language',
+  'client_phone',
+  'client_timezone',
+  'client_country',
+  'status',
+  'chase_schedule',
+  'due_date',
+  'retention_mode',
+  'retention_days',
+  'retention_anonymize',
+  'template_id',
+  'client_brief',
+  'folder_id',
+  'approval_counter',
+  'results_cursor',
+  'created_at',
+  'updated_at',
+  'sent_at',
+  'completed_at',
+  'archived_at',
+  'client_first_viewed_at',
+  'client_last_seen_at',
+  'results_collected_at',
+  'purged_at',
+  'anonymized_at',
+]);
+const insertItemRows = preparedInsert('intake_items', [
+  'intake_id',
+  'account_id',
+  'livemode',
+  'key',
+  'position',
+  'definition',
+  'status',
+  'value_json',
+  'secret_ciphertext',
+  'revision_note',
+  'saved_at',
+  'submitted_at',
+  'approved_at',
+  'approval_seq',
+  'secret_revealed_at',
+  'decided_by',
+  'created_at',
+]);
+
 export async function insertIntake(db: Kysely<Database>, row: Insertable<IntakesTable>): Promise<void> {
-  await db.insertInto('intakes').values(row).execute();
+  await insertIntakeRows(db, [row]);
 }
 
 /** New pending items of an intake, positioned from `firstPosition`. */
@@ -96,7 +150,7 @@ export function itemRows(
 }
 
 export async function insertItems(db: Kysely<Database>, rows: Insertable<IntakeItemsTable>[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('intake_items').values(rows).execute();
+  await insertItemRows(db, rows);
 }
 
 // Read by every intake route (and cold reads): compiled once.
