@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
-import { preparedQuery } from '../src/db/prepared.js';
+import { preparedInsert, preparedQuery } from '../src/db/prepared.js';
 import type { Database } from '../src/db/schema.js';
 import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
 
@@ -31,6 +31,9 @@ describe.each(DATABASES)('preparedQuery on %s', (database) => {
     if (database === 'postgres') await sql`create schema if not exists ${sql.id(schema)}`.execute(db.kysely);
     await sql`create table prepared_probe (name text primary key, value text not null)`.execute(db.kysely);
     await sql`insert into prepared_probe (name, value) values ('a', 'committed')`.execute(db.kysely);
+    await sql`create table prepared_rows (name text primary key, value text not null default 'default', extra text)`.execute(
+      db.kysely,
+    );
   });
 
   afterAll(async () => {
@@ -76,5 +79,31 @@ describe.each(DATABASES)('preparedQuery on %s', (database) => {
       ['name', 'value'],
     );
     await expect(swapped(db.kysely, 'a', 'committed')).rejects.toThrow(/in their order/);
+  });
+
+  it('inserts compiled rows, and leaves any other set of columns to the builder', async () => {
+    // A scratch table outside the schema's types.
+    const insertRows = preparedInsert('prepared_rows' as never, ['name', 'value'] as never[]);
+    const insert = (rows: object[]) => insertRows(db.kysely, rows);
+    await insert([{ name: 'x', value: 'given' }]);
+    await insert([
+      { name: 'x2', value: 'two' },
+      { name: 'x3', value: 'three' },
+    ]);
+    // No value: the column's default, never null. One column more: kept, never dropped.
+    await insert([{ name: 'y' }]);
+    await insert([{ name: 'z', value: 'given', extra: 'kept' }]);
+    const { rows } = await sql<{
+      name: string;
+      value: string;
+      extra: string | null;
+    }>`select name, value, extra from prepared_rows order by name`.execute(db.kysely);
+    expect(rows).toEqual([
+      { name: 'x', value: 'given', extra: null },
+      { name: 'x2', value: 'two', extra: null },
+      { name: 'x3', value: 'three', extra: null },
+      { name: 'y', value: 'default', extra: null },
+      { name: 'z', value: 'given', extra: 'kept' },
+    ]);
   });
 });
