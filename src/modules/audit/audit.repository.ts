@@ -2,16 +2,29 @@ import type { Kysely, Selectable } from 'kysely';
 import type { AuditEntriesTable, Database } from '../../db/schema.js';
 import type { World } from '../../kernel/world.js';
 import { newId } from '../../lib/ids.js';
+import { preparedInsert } from '../../db/prepared.js';
 
 export type AuditRow = Selectable<AuditEntriesTable>;
 /** `person_id` may be left out: an entry written by the system or for a key with no person. */
 export type NewAuditEntry = Omit<AuditRow, 'id' | 'person_id'> & { person_id?: string | null };
 
+// Every audited request writes one: compiled once.
+const insertAuditEntries = preparedInsert('audit_entries', [
+  'id',
+  'account_id',
+  'livemode',
+  'action',
+  'resource_type',
+  'resource_id',
+  'actor_type',
+  'actor_id',
+  'person_id',
+  'request_id',
+  'created_at',
+]);
+
 export async function insertAuditEntry(db: Kysely<Database>, entry: NewAuditEntry): Promise<void> {
-  await db
-    .insertInto('audit_entries')
-    .values({ id: newId('aud'), ...entry, person_id: entry.person_id ?? null })
-    .execute();
+  await insertAuditEntries(db, [{ id: newId('aud'), ...entry, person_id: entry.person_id ?? null }]);
 }
 
 /**

@@ -4,6 +4,18 @@ import { raise } from '../../kernel/domain-events.js';
 import type { PublicEvent } from '../../kernel/public-events.js';
 import type { World } from '../../kernel/world.js';
 import { newId } from '../../lib/ids.js';
+import { preparedInsert } from '../../db/prepared.js';
+
+// Every change that has a public event writes one: compiled once.
+const insertEvents = preparedInsert('events', [
+  'id',
+  'account_id',
+  'livemode',
+  'type',
+  'intake_id',
+  'payload',
+  'occurred_at',
+]);
 
 /**
  * Records a public event in the caller's transaction (transactional outbox): the state change and its
@@ -20,9 +32,8 @@ export async function recordEvent(db: Kysely<Database>, event: PublicEvent): Pro
     livemode: event.livemode,
     ...event.data,
   };
-  await db
-    .insertInto('events')
-    .values({
+  await insertEvents(db, [
+    {
       id,
       account_id: event.accountId,
       livemode: event.livemode ? 1 : 0,
@@ -30,8 +41,8 @@ export async function recordEvent(db: Kysely<Database>, event: PublicEvent): Pro
       intake_id: event.intakeId,
       payload: JSON.stringify(payload),
       occurred_at: event.occurredAt,
-    })
-    .execute();
+    },
+  ]);
   await raise(db, 'publicEventRecorded', {
     id,
     accountId: event.accountId,
