@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, type ErrorCode } from './errors.js';
+import { SchemaChecksUnavailableError } from '../lib/schema-budget.js';
 
 interface ValidationIssue {
   keyword: string;
@@ -72,6 +73,8 @@ export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return send(reply, request, err);
+    if (err instanceof SchemaChecksUnavailableError)
+      return send(reply, request, new ApiError('service_unavailable', err.message));
     if (hasZodFastifySchemaValidationErrors(err)) {
       const context = err.validationContext ?? 'request';
       return send(

@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkCost, INLINE_COST_LIMIT, SchemaChecker, TIMED_OUT_MESSAGE } from './schema-budget.js';
+import {
+  checkCost,
+  INLINE_COST_LIMIT,
+  SchemaChecker,
+  SchemaChecksUnavailableError,
+  TIMED_OUT_MESSAGE,
+} from './schema-budget.js';
 
 /** 23 subschemas: 20 `email` branches, the first of which passes for a valid address. */
 const EMAILS = {
@@ -30,6 +36,23 @@ describe('SchemaChecker', () => {
     expect(await checker.check(EMAILS, costly)).toEqual({ kind: 'valid' });
     expect(await checker.message(EMAILS, [...costly, 'nope'])).toContain('/2000 must match format "email"');
     expect(checker.counts).toEqual({ inline: 1, worker: 2, overBudget: 0 });
+  });
+
+  it('refuses costly checks beyond the 32 waiting as unavailable (503), and every check once closed', async () => {
+    const busy = new SchemaChecker(60_000);
+    checker = busy;
+    const costly = Array.from({ length: 2_000 }, () => 'dana@example.com');
+    // Two run, 32 wait: the 35th is refused at once, the others all answer.
+    const checks = Array.from({ length: 35 }, () => busy.check(EMAILS, costly));
+    const settled = await Promise.allSettled(checks);
+    const refused = settled.filter((s) => s.status === 'rejected');
+    expect(refused).toHaveLength(1);
+    expect((refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(SchemaChecksUnavailableError);
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(34);
+    await busy.close();
+    await expect(busy.check(EMAILS, costly)).rejects.toBeInstanceOf(SchemaChecksUnavailableError);
+    // Cheap values need no worker: still checked inline.
+    expect(await busy.check(EMAILS, ['a@b.co'])).toEqual({ kind: 'valid' });
   });
 
   it('terminates a check past the budget, and the next check gets a fresh worker (and is refused again)', async () => {

@@ -17,7 +17,6 @@ import {
   valueSizeProblem,
 } from '../domain/schema-limits.js';
 import type { SchemaValidator } from '../domain/values.js';
-import { ApiError } from '../http/errors.js';
 import {
   checkJsonSchema,
   schemaCheckIssues,
@@ -66,6 +65,17 @@ interface WorkerReply {
   check?: SchemaCheck;
 }
 
+/**
+ * No check can be made now (too many waiting, or shutting down): the HTTP layer answers 503
+ * service_unavailable with the message. A plain error here, since lib/ sits below http/.
+ */
+export class SchemaChecksUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SchemaChecksUnavailableError';
+  }
+}
+
 export class SchemaChecker {
   private readonly idle: Worker[] = [];
   private readonly running = new Set<Worker>();
@@ -89,10 +99,9 @@ export class SchemaChecker {
       this.counts.inline++;
       return checkJsonSchema(schema, value);
     }
-    if (this.closed) throw new ApiError('service_unavailable', 'The service is shutting down.');
+    if (this.closed) throw new SchemaChecksUnavailableError('The service is shutting down.');
     if (this.waiting.length >= MAX_WAITING) {
-      throw new ApiError(
-        'service_unavailable',
+      throw new SchemaChecksUnavailableError(
         'Too many answers are being checked right now: send it again shortly.',
       );
     }
