@@ -43,6 +43,7 @@ import {
   type RouteResult,
   type Target,
 } from './load.js';
+import { cleanUpOnSignals, cleanupOnce } from './processes.js';
 
 /** The service's limit for the benchmark keys: the limiter runs on every request but never rejects. */
 const RATE_LIMIT_PER_HOUR = 100_000_000;
@@ -480,21 +481,12 @@ async function main(): Promise<void> {
   await mkdir(filesDir);
   let bare: { app: FastifyInstance; url: string } | undefined;
   let service: RunningServer | undefined;
-  let cleaned: Promise<void> | undefined;
-  const cleanup = (): Promise<void> => {
-    cleaned ??= (async () => {
-      await bare?.app.close();
-      await service?.stop();
-      await rm(workDir, { recursive: true, force: true });
-    })();
-    return cleaned;
-  };
-  const onSignal = (signal: NodeJS.Signals): void => {
-    process.stderr.write(`\n${signal}: cleaning up\n`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const cleanup = cleanupOnce(async () => {
+    await bare?.app.close();
+    await service?.stop();
+    await rm(workDir, { recursive: true, force: true });
+  });
+  const stopHandlingSignals = cleanUpOnSignals('service');
 
   try {
     const loadAtStart = loadAverage();
@@ -720,8 +712,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   } finally {
     await cleanup();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stopHandlingSignals();
   }
 }
 

@@ -31,6 +31,7 @@ import {
   WARMUP_SECONDS,
   type Target,
 } from './load.js';
+import { cleanUpOnSignals, cleanupOnce } from './processes.js';
 import { countStatements } from './statements.js';
 
 const RATE_LIMIT_PER_HOUR = 100_000_000;
@@ -146,24 +147,15 @@ async function main(): Promise<void> {
   await mkdir(bareDir);
   let bare: Awaited<ReturnType<typeof startBareInsert>> | undefined;
   let service: RunningServer | undefined;
-  let cleaned: Promise<void> | undefined;
   let stopQuotaReset = (): void => undefined;
-  const cleanup = (): Promise<void> => {
-    cleaned ??= (async () => {
-      stopQuotaReset();
-      await bare?.app.close();
-      bare?.close();
-      await service?.stop();
-      await rm(workDir, { recursive: true, force: true });
-    })();
-    return cleaned;
-  };
-  const onSignal = (signal: NodeJS.Signals): void => {
-    process.stderr.write(`\n${signal}: cleaning up\n`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const cleanup = cleanupOnce(async () => {
+    stopQuotaReset();
+    await bare?.app.close();
+    bare?.close();
+    await service?.stop();
+    await rm(workDir, { recursive: true, force: true });
+  });
+  const stopHandlingSignals = cleanUpOnSignals('service');
   try {
     const counter = countStatements();
     bare = await startBareInsert(bareDir);
@@ -275,8 +267,7 @@ async function main(): Promise<void> {
     ]);
   } finally {
     await cleanup();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stopHandlingSignals();
   }
 }
 
