@@ -26,6 +26,7 @@ import { loadIntakes } from './bulk.js';
 import { withEveryReadAfterACommit } from './cold.js';
 import { positiveNumberFromEnv } from './load.js';
 import { printRatio, QUICK, type BenchResult } from './result.js';
+import { postgresReachable } from './processes.js';
 
 const SMALL = 1_000;
 const LARGE = Math.round(positiveNumberFromEnv('BENCH_SCALE_ROWS', QUICK ? 20_000 : 1_000_000));
@@ -43,17 +44,6 @@ interface Side {
   probe: string;
   claim: () => Promise<number>;
   stop(): Promise<void>;
-}
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 1_500 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const BODY = JSON.stringify({
@@ -186,7 +176,7 @@ async function bench(dialect: Dialect): Promise<BenchResult[]> {
 const results: BenchResult[] = [];
 for (const dialect of DATABASES) {
   if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`unknown database ${dialect}`);
-  if (dialect === 'postgres' && !(await postgresReachable())) {
+  if (dialect === 'postgres' && !(await postgresReachable(POSTGRES_URL))) {
     process.stderr.write(`PostgreSQL at ${POSTGRES_URL} does not answer: skipped\n`);
     continue;
   }

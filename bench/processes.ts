@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import pg from 'pg';
 import { confineToCpuQuota, removeCgroup, type CpuQuota } from './cpu.js';
 import { toError } from './load.js';
 
@@ -147,4 +148,16 @@ export function cleanUpOnSignals(role: string): () => void {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };
+}
+
+/** Whether PostgreSQL answers at this URL (a benchmark skips its PostgreSQL part, with a notice, when not). */
+export async function postgresReachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_500 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -26,6 +26,7 @@ import { AUTO_APPROVE, RETENTION_PURGE } from '../src/modules/intakes/intakes.jo
 import { DELIVER_MESSAGE } from '../src/modules/notify/notify.jobs.js';
 import { WEBHOOK_ATTEMPT } from '../src/modules/webhooks/webhooks.jobs.js';
 import { loadIntakes } from './bulk.js';
+import { postgresReachable } from './processes.js';
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SIZES = (process.env.BENCH_QUERY_SIZES ?? '10000,100000,1000000')
@@ -166,17 +167,6 @@ async function openFresh(dialect: Dialect): Promise<{ db: Db; cleanup(): Promise
   };
 }
 
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 1_500 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function benchDialect(dialect: Dialect, deadline: number): Promise<SizeResult[]> {
   const fresh = await openFresh(dialect);
   const db = fresh.db;
@@ -248,7 +238,7 @@ function report(results: SizeResult[]): string {
 }
 
 const deadline = performance.now() + BUDGET_MS;
-const dialects: Dialect[] = (await postgresReachable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+const dialects: Dialect[] = (await postgresReachable(POSTGRES_URL)) ? ['sqlite', 'postgres'] : ['sqlite'];
 if (!dialects.includes('postgres')) process.stderr.write('PostgreSQL unreachable: SQLite only.\n');
 const all: SizeResult[] = [];
 for (const dialect of dialects) {

@@ -31,7 +31,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { cpuMeter, cpuQuotaFromEnv, quotaNotice, type CpuQuota } from './cpu.js';
 import { assertClean, positiveNumberFromEnv, toError } from './load.js';
-import { TSX, cleanUpOnSignals, cleanupOnce, startAll, startRole } from './processes.js';
+import { TSX, cleanUpOnSignals, cleanupOnce, startAll, startRole, postgresReachable } from './processes.js';
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** A Redis database of the bench's own (15), flushed between scenarios: the tests' counters stay untouched. */
@@ -171,17 +171,6 @@ async function measure(apis: Proc[], routeFor: (i: number) => Route): Promise<Me
   return { route: name, requestsPerSecond, p99Ms, apiCpuSecondsPer1000Requests, apiCpuPerProcess };
 }
 
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 1_500 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function scenario(
   dialect: Dialect,
   processes: number,
@@ -293,7 +282,7 @@ const stopHandlingSignals = cleanUpOnSignals('API');
 const quota = await cpuQuotaFromEnv('BENCH_SCALE_CPU_QUOTA', 'bench-scale');
 const databases = databasesFromEnv();
 let dialects = databases.dialects;
-if (dialects.includes('postgres') && !(await postgresReachable())) {
+if (dialects.includes('postgres') && !(await postgresReachable(POSTGRES_URL))) {
   if (databases.explicit)
     throw new Error(
       'BENCH_SCALE_DATABASES names postgres, but PostgreSQL (TEST_POSTGRES_URL) is unreachable',

@@ -36,7 +36,14 @@ import { WEBHOOK_ATTEMPT, WEBHOOK_ENDPOINT_CONCURRENCY } from '../src/modules/we
 import { signatureHeader } from '../src/modules/webhooks/signing.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { positiveNumberFromEnv } from './load.js';
-import { cleanUpOnSignals, cleanupOnce, startAll, startRole, type Started } from './processes.js';
+import {
+  cleanUpOnSignals,
+  cleanupOnce,
+  startAll,
+  startRole,
+  type Started,
+  postgresReachable,
+} from './processes.js';
 import { median, printRatio, QUICK, type BenchResult } from './result.js';
 
 const EVENTS = Math.round(positiveNumberFromEnv('BENCH_WEBHOOK_EVENTS', QUICK ? 100 : 400));
@@ -144,17 +151,6 @@ async function embeddedSqlite(): Promise<Setup> {
       await rm(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 1_500 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function postgresWithWorkers(): Promise<Setup> {
@@ -410,7 +406,7 @@ async function main(): Promise<void> {
   const figures: Record<string, unknown> = {};
   try {
     for (const database of DATABASES) {
-      if (database === 'postgres' && !(await postgresReachable())) {
+      if (database === 'postgres' && !(await postgresReachable(POSTGRES_URL))) {
         process.stderr.write(`PostgreSQL at ${POSTGRES_URL} does not answer: skipped\n`);
         continue;
       }
