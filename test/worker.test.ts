@@ -53,6 +53,13 @@ const Keyed = defineJob('test_worker.keyed', z.strictObject({ n: z.number().int(
   concurrency: 8,
   keyConcurrency: 2,
 });
+/** One at once per key, and a dozen of a busy key claimed ahead (a webhook backlog). */
+const KeyedAhead = defineJob('test_worker.keyed_ahead', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+  concurrency: 8,
+  keyConcurrency: 1,
+  keyPrefetch: 5,
+});
 /** A kind with one slot of its own (a slow mail relay). */
 const Slow = defineJob('test_worker.slow', z.strictObject({ n: z.number().int() }), {
   testOnly: true,
@@ -140,6 +147,12 @@ describe('job registry', () => {
     expect(definedKinds()).not.toContain(Echo.kind);
     expect(() => defineJob('test_worker.echo', z.object({}))).toThrow(/already defined/);
     expect(() => defineJob('Bad Kind', z.object({}))).toThrow(/must match/);
+    expect(() => defineJob('test_worker.ahead_alone', z.object({}), { keyPrefetch: 2 })).toThrow(
+      /needs keyConcurrency/,
+    );
+    expect(() =>
+      defineJob('test_worker.ahead_negative', z.object({}), { keyConcurrency: 1, keyPrefetch: -1 }),
+    ).toThrow(/keyPrefetch must be a whole number/);
   });
 });
 
@@ -916,6 +929,88 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       await worker.stop();
     }
     expect(stuckMostAtOnce).toBe(2);
+  });
+
+  it("claims a busy key's jobs ahead by the kind's keyPrefetch, and still runs one of the key at once", async () => {
+    const worker = newWorker();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let running = 0;
+    let mostAtOnce = 0;
+    let done = 0;
+    worker.register(KeyedAhead, async () => {
+      running++;
+      mostAtOnce = Math.max(mostAtOnce, running);
+      await gate;
+      running--;
+      done++;
+    });
+    for (let n = 0; n < 10; n++)
+      await enqueueJob(db.kysely, {
+        accountId,
+        livemode: true,
+        kind: KeyedAhead,
+        subjectId: `busy_${n}`,
+        payload: { n },
+        dueAt: clock.now().getTime() - 100 + n,
+        concurrencyKey: 'endpoint_busy',
+      });
+    const claimed = async () =>
+      (await db.kysely.selectFrom('jobs').select('id').where('locked_until', 'is not', null).execute())
+        .length;
+
+    worker.start();
+    try {
+      await waitFor(() => running === 1);
+      // One claim took the key's slot and five more; a few polls later, still only those.
+      await sleep(100);
+      expect(await claimed()).toBe(6);
+      expect(running).toBe(1);
+      release();
+      await waitFor(async () => (await jobCount()) === 0);
+    } finally {
+      release();
+      await worker.stop();
+    }
+    expect(done).toBe(10);
+    expect(mostAtOnce).toBe(1);
+  });
+
+  it("gives a job's slot to the next job once its outcome is handed over (Job.finish), not once recorded", async () => {
+    const worker = newWorker();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const seen: string[] = [];
+    worker.register(Slow, async (job) => {
+      seen.push(`start ${job.payload.n}`);
+      if (job.payload.n !== 0) return;
+      // The first job's outcome takes as long as the test holds the gate (a slow commit).
+      await job.finish(async (trx) => {
+        await followUp(trx, 'after_0');
+        seen.push('recording 0');
+        await gate;
+      });
+      seen.push('recorded 0');
+    });
+    await enqueue(Slow, { n: 0 }, -2);
+    await enqueue(Slow, { n: 1 }, -1);
+
+    worker.start();
+    try {
+      // Slow has one slot: the second job starts while the first one's outcome is still being recorded.
+      await waitFor(() => seen.includes('start 1'));
+      expect(seen).not.toContain('recorded 0');
+      release();
+      await waitFor(async () => (await jobCount()) === 1);
+    } finally {
+      release();
+      await worker.stop();
+    }
+    // The slot was handed on as the outcome was handed in, before its transaction began.
+    expect(seen).toEqual(['start 0', 'start 1', 'recording 0', 'recorded 0']);
+    expect(
+      (await db.kysely.selectFrom('jobs').select('subject_id').execute()).map((r) => r.subject_id),
+    ).toEqual(['after_0']);
   });
 
   it('claims only for free slots plus the prefetch, not a whole batch while every slot is busy', async () => {

@@ -36,6 +36,12 @@ export interface JobDefinition<Input = unknown, Output = Input> {
    * undefined: no limit per key.
    */
   readonly keyConcurrency: number | undefined;
+  /**
+   * With keyConcurrency: jobs of one key a worker claims beyond the key's slots, started as they free,
+   * so that one claim serves many jobs of a busy key; undefined: the worker's prefetch, at most
+   * keyConcurrency. Ignored for an at-most-once kind (it never claims ahead).
+   */
+  readonly keyPrefetch: number | undefined;
 }
 
 export interface JobKindOptions {
@@ -44,6 +50,7 @@ export interface JobKindOptions {
   timeoutMs?: number;
   atMostOnce?: boolean;
   keyConcurrency?: number;
+  keyPrefetch?: number;
 }
 
 /** Either a definition (typed payload) or a kind's name (payload checked at run time only). */
@@ -75,6 +82,11 @@ export function defineJob<S extends z.ZodType>(
     if (value !== undefined && !(Number.isInteger(value) && value >= 1))
       throw new Error(`Job kind "${kind}": ${name} must be a positive integer`);
   }
+  const { keyPrefetch } = options;
+  if (keyPrefetch !== undefined && !(Number.isInteger(keyPrefetch) && keyPrefetch >= 0))
+    throw new Error(`Job kind "${kind}": keyPrefetch must be a whole number`);
+  if (keyPrefetch !== undefined && options.keyConcurrency === undefined)
+    throw new Error(`Job kind "${kind}": keyPrefetch needs keyConcurrency`);
   const definition: JobDefinition<z.input<S>, z.output<S>> = {
     kind,
     schema: payloadSchema as z.ZodType<z.output<S>, z.input<S>>,
@@ -83,6 +95,7 @@ export function defineJob<S extends z.ZodType>(
     timeoutMs: options.timeoutMs,
     atMostOnce: options.atMostOnce ?? false,
     keyConcurrency: options.keyConcurrency,
+    keyPrefetch,
   };
   definitions.set(kind, definition);
   return definition;

@@ -166,6 +166,12 @@ interface Claimed {
   renewingTo?: number;
   /** The handler ended the job itself (Job.complete), in its own transaction. */
   completed?: boolean;
+  /**
+   * Gives the job's slot (of its kind, and of its key) back to the poll loop; set while the job holds
+   * one. Called once the handler hands its outcome over (Job.finish), so the next job starts while
+   * the outcome is being recorded, and in any case when the run ends. Only the first call counts.
+   */
+  freeSlot?: () => void;
 }
 
 /** The reason a handler's signal is aborted with when the worker shuts down. */
@@ -395,6 +401,13 @@ export class Worker {
     return Math.min(this.prefetch, limit);
   }
 
+  /** Jobs of one key claimed beyond the key's free slots: the kind's keyPrefetch, else as prefetchOf. */
+  private keyPrefetchOf(kind: string, keyLimit: number): number {
+    const definition = this.registrations.get(kind)?.[0]?.definition;
+    if (definition?.atMostOnce) return 0;
+    return definition?.keyPrefetch ?? this.prefetchOf(kind, keyLimit);
+  }
+
   private keyLimitOf(kind: string): number | undefined {
     return this.registrations.get(kind)?.[0]?.definition.keyConcurrency;
   }
@@ -440,7 +453,7 @@ export class Worker {
         if (key.startsWith(prefix))
           inHand.set(key.slice(prefix.length), (inHand.get(key.slice(prefix.length)) ?? 0) + n);
       }
-      const allowance = keyLimit + this.prefetchOf(kind, keyLimit);
+      const allowance = keyLimit + this.keyPrefetchOf(kind, keyLimit);
       picks.push({ kinds: [kind], limit: room, keyed: { allowance, inHand } });
     }
     return [...picks, ...[...byRoom].map(([limit, kinds]) => ({ kinds, limit }))];
@@ -517,30 +530,32 @@ export class Worker {
       const key = job.row.concurrency_key === null ? undefined : keyOf(kind, job.row.concurrency_key);
       this.active.set(kind, (this.active.get(kind) ?? 0) + 1);
       if (key !== undefined) this.activeByKey.set(key, (this.activeByKey.get(key) ?? 0) + 1);
+      job.freeSlot = () => {
+        job.freeSlot = undefined;
+        this.active.set(kind, (this.active.get(kind) ?? 1) - 1);
+        if (key !== undefined) {
+          const left = (this.activeByKey.get(key) ?? 1) - 1;
+          if (left > 0) this.activeByKey.set(key, left);
+          else this.activeByKey.delete(key);
+        }
+        this.startQueued();
+        // The prefetch of the kind (of the key, for a kind limited per key) is used up and more may
+        // be due: claim now, not at the next poll. Not at every finish: one claim serves a few jobs.
+        // A kind without prefetch (at most once) claims once half its slots are free.
+        const same = (q: Claimed) =>
+          q.row.kind === kind && (key === undefined || q.row.concurrency_key === job.row.concurrency_key);
+        const limit = this.limitOf(kind);
+        const claimNow =
+          this.prefetchOf(kind, limit) > 0
+            ? !this.queue.some(same)
+            : limit - (this.active.get(kind) ?? 0) >= Math.ceil(limit / 2);
+        if (this.backlog && claimNow) this.wake?.();
+      };
       void this.track(this.run(job))
         .catch((error: unknown) =>
           this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
         )
-        .finally(() => {
-          this.active.set(kind, (this.active.get(kind) ?? 1) - 1);
-          if (key !== undefined) {
-            const left = (this.activeByKey.get(key) ?? 1) - 1;
-            if (left > 0) this.activeByKey.set(key, left);
-            else this.activeByKey.delete(key);
-          }
-          this.startQueued();
-          // The prefetch of the kind (of the key, for a kind limited per key) is used up and more may
-          // be due: claim now, not at the next poll. Not at every finish: one claim serves a few jobs.
-          // A kind without prefetch (at most once) claims once half its slots are free.
-          const same = (q: Claimed) =>
-            q.row.kind === kind && (key === undefined || q.row.concurrency_key === job.row.concurrency_key);
-          const limit = this.limitOf(kind);
-          const claimNow =
-            this.prefetchOf(kind, limit) > 0
-              ? !this.queue.some(same)
-              : limit - (this.active.get(kind) ?? 0) >= Math.ceil(limit / 2);
-          if (this.backlog && claimNow) this.wake?.();
-        });
+        .finally(() => job.freeSlot?.());
     }
   }
 
@@ -771,6 +786,9 @@ export class Worker {
 
   /** complete() fences by both leases while a renewal is under way, so finish need not wait for it. */
   private finish<T>(job: Claimed, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    // The handler's own work is over: its slot goes to the next job while this outcome is recorded
+    // (on SQLite, with the outcomes of others that finish meanwhile, in one commit).
+    job.freeSlot?.();
     return this.outcomes.run(async (trx) => {
       await this.complete(job, trx);
       return work(trx);
