@@ -218,10 +218,11 @@ describe.each(DATABASES)('job worker on %s', (database) => {
   it('runs a due job once, with its parsed payload, and deletes it', async () => {
     const worker = newWorker();
     const seen: unknown[] = [];
-    worker.register(Echo, async ({ signal, complete, finish, ...job }) => {
+    worker.register(Echo, async ({ signal, complete, finish, finishInOne, ...job }) => {
       await tick();
       expect(complete).toBeTypeOf('function');
       expect(finish).toBeTypeOf('function');
+      expect(finishInOne).toBeTypeOf('function');
       expect(signal).toBeInstanceOf(AbortSignal);
       expect(signal.aborted).toBe(false);
       seen.push(job);
@@ -788,6 +789,39 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     } else {
       expect(worker.outcomeCommits()).toEqual({ commits: 4, works: 4 });
     }
+  });
+
+  it("ends a job with the handler's own fenced statement (Job.finishInOne), or throws when it lost the job", async () => {
+    const logger = recordingLogger();
+    const worker = newWorker(db, logger);
+    const outcomes: unknown[] = [];
+    worker.register(Echo, async (job) => {
+      // Job 2 is cancelled before it ends: its statement deletes nothing.
+      if (job.payload.n === 2) await cancelJobs(db.kysely, { subjectId: 'in_two', kind: Echo });
+      const value = await job
+        .finishInOne(async (fence) => {
+          const deleted = await db.kysely
+            .deleteFrom('jobs')
+            .where('id', '=', fence.id)
+            .where('locked_until', 'in', [...fence.leases])
+            .executeTakeFirst();
+          return { ended: deleted.numDeletedRows > 0n, value: `ended ${job.payload.n}` };
+        })
+        .catch((error: unknown) => error);
+      outcomes.push(value);
+    });
+    const ids = [
+      await enqueue(Echo, { n: 1 }, -2, { subjectId: 'in_one' }),
+      await enqueue(Echo, { n: 2 }, -1, { subjectId: 'in_two' }),
+    ];
+    expect(await worker.runDue()).toBe(2);
+    expect(outcomes[0]).toBe('ended 1');
+    expect(outcomes[1]).toBeInstanceOf(JobLeaseLostError);
+    expect(await jobCount()).toBe(0);
+    // The engine took the first job as ended by the handler (no second delete, so no "lease lost"
+    // warning for it); the cancelled one is warned about once.
+    const warnings = logger.lines.filter((line) => line.level !== 'info');
+    expect(warnings.map((line) => (line.obj as { job_id?: string }).job_id)).toEqual([ids[1]]);
   });
 
   it('refuses a finish whose job was cancelled meanwhile: JobLeaseLostError, nothing recorded', async () => {

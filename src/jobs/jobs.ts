@@ -321,6 +321,20 @@ export interface Job<P> {
    * when it fails; either way nothing of `work` is recorded.
    */
   finish: <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
+  /**
+   * Ends the job with one statement of the handler's own, run outside any transaction: `end` deletes
+   * the job's row where its id and lease match the fence, records the outcome in the same statement
+   * (PostgreSQL's data-modifying WITH, so that the outcome is recorded only if the row was deleted),
+   * and says whether the row was deleted. For PostgreSQL, where each statement of a transaction is a
+   * round trip of its own. Throws JobLeaseLostError when the row was not deleted.
+   */
+  finishInOne: <T>(end: (fence: JobFence) => Promise<{ ended: boolean; value: T }>) => Promise<T>;
+}
+
+/** What makes a job's row this worker's: its id, and a lease value it carries (any of them). */
+export interface JobFence {
+  id: string;
+  leases: readonly number[];
 }
 
 /** complete() found the job no longer held by this worker. */

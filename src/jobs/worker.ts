@@ -7,6 +7,7 @@ import { jobFailures, jobRuns } from '../lib/metrics.js';
 import { GroupCommit } from './group-commit.js';
 import {
   JobLeaseLostError,
+  type JobFence,
   jobDefinition,
   kindName,
   type AnyJobKind,
@@ -748,6 +749,7 @@ export class Worker {
             signal: controller.signal,
             complete: (trx) => this.complete(job, trx),
             finish: (work) => this.finish(job, work),
+            finishInOne: (end) => this.finishInOne(job, end),
           }),
           controller,
           registration.definition.timeoutMs ?? this.jobTimeoutMs,
@@ -773,12 +775,29 @@ export class Worker {
     if (!job.completed) await this.settle(job, 'done');
   }
 
-  private async complete(job: Claimed, trx: Kysely<Database>): Promise<void> {
+  /** complete()'s fence: both leases while a renewal is under way (either may be on the row). */
+  private fenceOf(job: Claimed): JobFence {
     const leases = job.renewingTo === undefined ? [job.lease] : [job.lease, job.renewingTo];
+    return { id: job.row.id, leases };
+  }
+
+  private async finishInOne<T>(
+    job: Claimed,
+    end: (fence: JobFence) => Promise<{ ended: boolean; value: T }>,
+  ): Promise<T> {
+    job.freeSlot?.();
+    const { ended, value } = await end(this.fenceOf(job));
+    if (!ended) throw new JobLeaseLostError(job.row.id);
+    job.completed = true;
+    return value;
+  }
+
+  private async complete(job: Claimed, trx: Kysely<Database>): Promise<void> {
+    const { leases } = this.fenceOf(job);
     const result = await trx
       .deleteFrom('jobs')
       .where('id', '=', job.row.id)
-      .where('locked_until', 'in', leases)
+      .where('locked_until', 'in', [...leases])
       .executeTakeFirst();
     if (result.numDeletedRows === 0n) throw new JobLeaseLostError(job.row.id);
     job.completed = true;

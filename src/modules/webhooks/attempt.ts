@@ -18,6 +18,7 @@ import {
   findEndpointById,
   findEndpointsByIds,
   insertAttempt,
+  settleAttemptInOne,
   insertDelivery,
   settleDelivery,
   type AttemptRow,
@@ -131,7 +132,8 @@ export async function runWebhookAttempt(
   ]);
   // Already attempted, finished, cancelled or deleted: nothing to do.
   if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;
-  const made = await makeAttempt(services, delivery, attempt, job.signal, job.finish, endpoint);
+  const ending = { endWith: job.finish, inOne: job.finishInOne };
+  const made = await makeAttempt(services, delivery, attempt, job.signal, ending, endpoint);
   if (made === 'interrupted') throw new AttemptInterruptedError();
 }
 
@@ -171,12 +173,13 @@ export async function sendTestDelivery(
     await insertDelivery(trx, row);
     await enqueueAttempt(trx, row, 1, fallbackDueAt);
   });
-  const made = await makeAttempt(services, row, 1, context.shutdown.signal, (work) =>
-    db.transaction().execute(async (trx) => {
-      await cancelIdleAttemptJobs(trx, row.id);
-      return work(trx);
-    }),
-  );
+  const made = await makeAttempt(services, row, 1, context.shutdown.signal, {
+    endWith: (work) =>
+      db.transaction().execute(async (trx) => {
+        await cancelIdleAttemptJobs(trx, row.id);
+        return work(trx);
+      }),
+  });
   return made === 'interrupted' || made === 'stale' ? undefined : made;
 }
 
@@ -187,6 +190,15 @@ export async function sendTestDelivery(
 type EndWith = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
 
 /**
+ * How an attempt ends its job: `endWith` in every case; `inOne` (a job's finishInOne), where there is
+ * a job, for an outcome PostgreSQL records in one statement (settleAttemptInOne).
+ */
+interface Ending {
+  endWith: EndWith;
+  inOne?: Job<unknown>['finishInOne'];
+}
+
+/**
  * Makes one attempt of a pending delivery and records it, ending its job in the same transaction
  * (`endWith`). 'stale': the delivery was settled meanwhile (nothing recorded).
  */
@@ -195,7 +207,7 @@ async function makeAttempt(
   delivery: DeliveryRow,
   attempt: number,
   signal: AbortSignal,
-  endWith: EndWith,
+  ending: Ending,
   /** The delivery's endpoint when already read. */
   read?: EndpointRow,
 ): Promise<AttemptRow | 'interrupted' | 'stale' | undefined> {
@@ -205,7 +217,7 @@ async function makeAttempt(
     read?.id === delivery.endpoint_id ? read : await findEndpointById(db, delivery.endpoint_id);
   const world = await worldOf(services, delivery);
   if (!endpoint || endpoint.status !== 'enabled') {
-    await endWith(async (trx) => {
+    await ending.endWith(async (trx) => {
       await cancelDelivery(trx, delivery.id, world.clock.now().toISOString());
       await cancelIdleAttemptJobs(trx, delivery.id);
     });
@@ -214,7 +226,7 @@ async function makeAttempt(
   const requestedAt = world.clock.now().toISOString();
   const http = await send(services, context, endpoint, delivery, attempt, world, signal);
   if (http.interrupted) return 'interrupted';
-  return record(services, context, endpoint, delivery, attempt, requestedAt, http, endWith);
+  return record(services, context, endpoint, delivery, attempt, requestedAt, http, ending);
 }
 
 function worldOf(services: AppServices, delivery: DeliveryRow): Promise<World> {
@@ -283,7 +295,7 @@ async function record(
   attempt: number,
   requestedAt: string,
   http: HttpAttempt,
-  endWith: EndWith,
+  ending: Ending,
 ): Promise<AttemptRow | 'stale'> {
   // Read the world again: the test clock may have moved while the request was out.
   const world = await worldOf(services, delivery);
@@ -309,19 +321,66 @@ async function record(
     outcome: http.outcome,
     next_attempt_at: nextAttemptAt,
   };
+  // On PostgreSQL a final outcome (no next attempt to queue, no endpoint to deregister) is one
+  // statement; any other outcome, and every outcome on SQLite, a transaction.
+  const recorded =
+    status !== 'pending' && http.outcome !== 'gone' && ending.inOne && services.db.dialect === 'postgres'
+      ? await ending.inOne(async (job) => {
+          const done = await settleAttemptInOne(
+            services.db.kysely,
+            job,
+            { id: delivery.id, attempt },
+            { status, completed_at: endedAt },
+            row,
+          );
+          return { ended: done.ended, value: done.settled ? row : ('stale' as const) };
+        })
+      : await recordInTransaction(
+          context,
+          endpoint,
+          delivery,
+          world,
+          row,
+          { status, nextAttemptAt, endedAt },
+          ending.endWith,
+        );
+  if (recorded !== 'stale') {
+    webhookAttempts.inc({ outcome: http.outcome });
+    if (status !== 'pending') webhookDeliveries.inc({ outcome: status });
+  }
+  return recorded;
+}
+
+/** What an attempt settles its delivery to. */
+interface Settlement {
+  status: 'succeeded' | 'pending' | 'failed';
+  nextAttemptAt: string | null;
+  endedAt: string;
+}
+
+/** The outcome in a transaction with the end of the job: any outcome, on either database. */
+function recordInTransaction(
+  context: DeliveryContext,
+  endpoint: EndpointRow,
+  delivery: DeliveryRow,
+  world: World,
+  row: AttemptRow,
+  { status, nextAttemptAt, endedAt }: Settlement,
+  endWith: EndWith,
+): Promise<AttemptRow | 'stale'> {
   // The job's end comes first: a job no longer ours (taken over) throws and nothing is recorded.
-  const recorded = await endWith(async (trx) => {
+  return endWith(async (trx) => {
     const settled = await settleDelivery(
       trx,
-      { id: delivery.id, attempt },
+      { id: delivery.id, attempt: row.attempt },
       { status, next_attempt_at: nextAttemptAt, completed_at: status === 'pending' ? null : endedAt },
     );
     if (!settled) return 'stale' as const;
     await insertAttempt(trx, row);
     if (nextAttemptAt) {
-      await enqueueAttempt(trx, delivery, attempt + 1, realTimeOf(world, Date.parse(nextAttemptAt)));
+      await enqueueAttempt(trx, delivery, row.attempt + 1, realTimeOf(world, Date.parse(nextAttemptAt)));
     }
-    if (http.outcome === 'gone') {
+    if (row.outcome === 'gone') {
       const tenant = { accountId: delivery.account_id, livemode: delivery.livemode === 1 };
       const disabled = await deregisterUrl(trx, tenant, endpoint.url, endedAt);
       await cancelIdleAttemptJobs(trx, disabled.deliveryIds);
@@ -332,9 +391,4 @@ async function record(
     }
     return row;
   });
-  if (recorded !== 'stale') {
-    webhookAttempts.inc({ outcome: http.outcome });
-    if (status !== 'pending') webhookDeliveries.inc({ outcome: status });
-  }
-  return recorded;
 }

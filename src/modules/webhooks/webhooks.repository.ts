@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type {
   Database,
   WebhookAttemptsTable,
@@ -248,6 +248,65 @@ export async function cancelDelivery(db: Kysely<Database>, id: string, at: strin
 
 export async function insertAttempt(db: Kysely<Database>, row: AttemptRow): Promise<void> {
   await db.insertInto('webhook_attempts').values(row).execute();
+}
+
+/** The attempt log's columns with their PostgreSQL types, for settleAttemptInOne's typed VALUES. */
+const ATTEMPT_COLUMNS = [
+  ['id', 'text'],
+  ['account_id', 'text'],
+  ['livemode', 'integer'],
+  ['endpoint_id', 'text'],
+  ['delivery_id', 'text'],
+  ['event_id', 'text'],
+  ['event_type', 'text'],
+  ['attempt', 'integer'],
+  ['requested_at', 'text'],
+  ['duration_ms', 'integer'],
+  ['response_status', 'integer'],
+  ['response_excerpt', 'text'],
+  ['error', 'text'],
+  ['outcome', 'text'],
+  ['next_attempt_at', 'text'],
+] as const satisfies readonly (readonly [keyof AttemptRow, 'text' | 'integer'])[];
+
+/**
+ * PostgreSQL only: the end of an attempt's job, the delivery's final state (succeeded, or failed for
+ * good) and the attempt's log row in one statement, one round trip instead of a transaction's five.
+ * Each part happens only if the one before it did: the job's row is deleted where this worker's lease
+ * is still on it (`job`), the delivery settled only then and only if still pending at this attempt,
+ * and the log row written only then. `ended` false: the job was not this worker's any more and
+ * nothing was recorded; `settled` false: the delivery had been settled meanwhile (the job is ended).
+ */
+export async function settleAttemptInOne(
+  db: Kysely<Database>,
+  job: { id: string; leases: readonly number[] },
+  fence: { id: string; attempt: number },
+  patch: { status: 'succeeded' | 'failed'; completed_at: string },
+  row: AttemptRow,
+): Promise<{ ended: boolean; settled: boolean }> {
+  const values = ATTEMPT_COLUMNS.map(([column, type]) => sql`cast(${row[column]} as ${sql.raw(type)})`);
+  const columns = ATTEMPT_COLUMNS.map(([column]) => sql.id(column));
+  const result = await sql<{ ended: number; settled: number }>`
+    with ended as (
+      delete from jobs where id = ${job.id} and locked_until in (${sql.join([...job.leases])}) returning id
+    ), settled as (
+      update webhook_deliveries
+      set status = ${patch.status}, next_attempt_at = null, completed_at = ${patch.completed_at},
+          attempts = ${fence.attempt}
+      where id = ${fence.id} and attempts = ${fence.attempt - 1} and status = 'pending'
+        and exists (select 1 from ended)
+      returning id
+    ), logged as (
+      insert into webhook_attempts (${sql.join(columns)})
+      select * from (values (${sql.join(values)})) as attempt
+      where exists (select 1 from settled)
+      returning id
+    )
+    select (select count(*) from ended)::int as ended, (select count(*) from logged)::int as settled`.execute(
+    db,
+  );
+  const counts = result.rows[0];
+  return { ended: (counts?.ended ?? 0) > 0, settled: (counts?.settled ?? 0) > 0 };
 }
 
 export type AttemptWithStatus = AttemptRow & { delivery_status: string; test: number };
