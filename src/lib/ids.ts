@@ -1,6 +1,22 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * Random bytes drawn from the system's generator 4 KB at a time and handed out once each, in order:
+ * an id costs a slice of this pool rather than a call into the generator of its own (a job's rows take
+ * several ids each). Nothing is handed out twice; a spent pool is filled again.
+ */
+const pool = Buffer.alloc(4096);
+let used = pool.length;
+
+function randomByte(): number {
+  if (used === pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  return pool[used++] as number;
+}
 
 /**
  * Random base62 text with `length` characters, drawn without modulo bias
@@ -9,11 +25,9 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte >= 248) continue;
-      out += BASE62[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte >= 248) continue;
+    out += BASE62[byte % 62];
   }
   return out;
 }

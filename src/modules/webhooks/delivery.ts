@@ -51,10 +51,20 @@ export class WebhookHttpClient {
   async send(options: SendOptions): Promise<HttpAttempt> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = AbortSignal.any([timeout, options.shutdown]);
     const literal = this.refusedLiteral(options.url);
     if (literal) return failure(literal.message, elapsed());
+    // One controller, aborted by the deadline or by the job's signal, both let go of at the end (the
+    // job's signal outlives the request: a listener left on it would pile up).
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error('deadline'));
+    }, options.timeoutMs);
+    const stop = () => controller.abort(options.shutdown.reason);
+    if (options.shutdown.aborted) stop();
+    else options.shutdown.addEventListener('abort', stop, { once: true });
+    const { signal } = controller;
     let status: number;
     let excerpt = '';
     try {
@@ -75,10 +85,13 @@ export class WebhookHttpClient {
       if (options.shutdown.aborted) {
         return { ...failure('interrupted by shutdown', elapsed()), interrupted: true };
       }
-      const message = timeout.aborted
+      const message = timedOut
         ? `no response within ${formatSeconds(options.timeoutMs)}`
         : describeError(error);
       return failure(message, elapsed());
+    } finally {
+      clearTimeout(timer);
+      options.shutdown.removeEventListener('abort', stop);
     }
     const durationMs = elapsed();
     const base = { status, excerpt: excerpt === '' ? null : excerpt, durationMs, interrupted: false };
