@@ -19,7 +19,15 @@ import { newId } from '../../lib/ids.js';
 import { hmacHex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
-import { findIntakeById, itemsOf, lockIntake, type IntakeRow } from '../intakes/intakes.service.js';
+import {
+  awaitIntakeLock,
+  findIntakeById,
+  itemsOf,
+  lockIntake,
+  lockIntakeRow,
+  type IntakeRow,
+  type ItemRow,
+} from '../intakes/intakes.service.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import {
   isSuppressed,
@@ -30,20 +38,24 @@ import {
 import {
   MAX_SEND_ATTEMPTS,
   messageContext,
+  readContext,
   senderOf,
+  type ContextReads,
+  type Sender,
   tenantOf,
   transmit,
   type Transmission,
 } from '../notify/notify.service.js';
 import { renderEmail, renderSmsReminder } from '../notify/notify.templates.js';
-import { DISPATCH_CHASE, chaseSubject } from './chases.jobs.js';
+import { DISPATCH_CHASE, chaseSubject, intakeOfChaseSubject } from './chases.jobs.js';
 import {
   chasesOf,
   findChase,
   findPlan,
-  nextAttemptNo,
   settleChase,
+  settleChaseAttempt,
   updatePlan,
+  type ChasePlanRow,
   type ChaseRow,
   type SeriesId,
 } from './chases.repository.js';
@@ -165,15 +177,23 @@ export async function dispatchChase(services: AppServices, chaseId: string): Pro
  */
 export async function runChaseDispatch(services: AppServices, job: Job<{ chase_id: string }>): Promise<void> {
   const db = services.db.kysely;
-  const chase = await findChase(db, job.payload.chase_id);
-  if (!chase || chase.status !== 'scheduled') return;
-  // Side by side: on PostgreSQL three round trips at once instead of one after another.
-  const [intake, plan, items] = await Promise.all([
-    findIntakeById(db, chase.intake_id),
-    findPlan(db, chase.intake_id),
-    itemsOf(db, chase.intake_id),
-  ]);
-  if (!intake) return;
+  const chaseId = job.payload.chase_id;
+  const named = intakeOfChaseSubject(job.subjectId, chaseId) ?? (await findChase(db, chaseId))?.intake_id;
+  if (named === undefined) return;
+  let reads = await readForDispatch(services, job.accountId, named, chaseId);
+  const found = reads.chase;
+  if (!found || found.status !== 'scheduled') return;
+  // The subject and the account are the chase's own: read again by its rows should they ever differ.
+  if (found.intake_id !== named || (reads.intake && reads.intake.account_id !== job.accountId)) {
+    reads = await readForDispatch(
+      services,
+      reads.intake?.account_id ?? job.accountId,
+      found.intake_id,
+      chaseId,
+    );
+  }
+  const { chase, intake, plan, items, sender, context: contextReads } = reads;
+  if (!chase || chase.status !== 'scheduled' || !intake) return;
   const base = await worldOfIntake(db, intake, systemActor, services.clock);
   const settings = settingsOf(intake, plan);
 
@@ -215,14 +235,15 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
     return finish({ status: 'failed', error: 'The client has no phone number.' });
   }
   // Called off since it was read (opt-out, archive, removal)? A call-off holds the intake's lock and
-  // leaves a running dispatch alone, so past this check the chase is this job's to record.
-  if (!(await stillScheduled(db, intake.id, chase.id))) return;
+  // leaves a running dispatch alone, so past this check the chase is this job's to record. (On
+  // PostgreSQL the chase was read after waiting for the lock: readForDispatch.)
+  if (!reads.readAfterLock && !(await stillScheduled(db, intake.id, chase.id))) return;
 
-  const sender = await senderOf(db, intake.account_id);
   const unsubscribe = optOutUrl(services, intake.id, person.id);
   const context = await messageContext(services, db, intake, sender, {
     optOutUrl: chase.channel === 'email' ? unsubscribe : null,
     items,
+    reads: contextReads,
     ...(person.id === null ? {} : { clientName: person.name }),
   });
   const messageId = newId('msg');
@@ -300,6 +321,45 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
   });
 }
 
+/** What a dispatch reads before it decides and renders. */
+interface DispatchReads {
+  chase: ChaseRow | undefined;
+  /** The chase was read after any transaction holding the intake's lock had committed (PostgreSQL). */
+  readAfterLock: boolean;
+  intake: IntakeRow | undefined;
+  plan: ChasePlanRow | undefined;
+  items: ItemRow[];
+  sender: Sender;
+  context: ContextReads;
+}
+
+/**
+ * Everything a dispatch reads before it decides, side by side: on PostgreSQL one round trip's wait
+ * (two for the chase, read after waiting for the intake's lock) instead of one per read. The intake is
+ * the one named by the job's subject, the sender the job's account (both the chase's own).
+ */
+async function readForDispatch(
+  services: AppServices,
+  accountId: string,
+  intakeId: string,
+  chaseId: string,
+): Promise<DispatchReads> {
+  const db = services.db.kysely;
+  // Waiting for the intake's lock here is the check stillScheduled makes on SQLite: a call-off, an
+  // intake's deletion or a cut-off chase recorded by another worker holds the lock until it commits,
+  // and the chase read after it sees what it did.
+  const readAfterLock = services.db.dialect === 'postgres';
+  const [chase, intake, plan, items, sender, context] = await Promise.all([
+    readAfterLock ? awaitIntakeLock(db, intakeId).then(() => findChase(db, chaseId)) : findChase(db, chaseId),
+    findIntakeById(db, intakeId),
+    findPlan(db, intakeId),
+    itemsOf(db, intakeId),
+    senderOf(db, accountId),
+    readContext(services, db, accountId, intakeId),
+  ]);
+  return { chase, readAfterLock, intake, plan, items, sender, context };
+}
+
 /** Whether the chase is still scheduled, read under the intake's lock (after any call-off commits). */
 async function stillScheduled(db: Kysely<Database>, intakeId: string, chaseId: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
@@ -375,11 +435,9 @@ async function recordChaseOutcome(trx: Kysely<Database>, run: Dispatch, outcome:
   const { world, intake, chase, address, settings, atMs } = run;
   const series = chase.recipient_id ?? null;
   const at = new Date(atMs).toISOString();
-  await lockIntake(trx, intake.id);
-  const attemptNo = await nextAttemptNo(trx, intake.id);
-  const settled = await settleChase(trx, chase.id, {
+  await lockIntakeRow(trx, intake.id);
+  const settled = await settleChaseAttempt(trx, chase, {
     status: outcome.status,
-    attempt_no: attemptNo,
     sent_at: outcome.sent || outcome.hardBounce ? at : null,
     recipient: address,
     message_id: outcome.message?.id ?? null,
@@ -388,6 +446,7 @@ async function recordChaseOutcome(trx: Kysely<Database>, run: Dispatch, outcome:
     updated_at: at,
   });
   if (!settled) return;
+  const { attemptNo, lastSequenceNo } = settled;
   if (outcome.message) await recordMessageCopy(trx, outcome.message);
   if (outcome.sent) {
     await emit(trx, world, intake, 'chase.sent', {
@@ -415,7 +474,12 @@ async function recordChaseOutcome(trx: Kysely<Database>, run: Dispatch, outcome:
     stalled = await stallIfThirdBounce(trx, world, intake, series);
   }
   if (chase.trigger === 'schedule' && outcome.status !== 'cancelled' && !stalled) {
-    await planNextReminder(trx, world, intake, settings, { nowMs: atMs, resuming: false, series });
+    await planNextReminder(trx, world, intake, settings, {
+      nowMs: atMs,
+      resuming: false,
+      series,
+      lastSequenceNo,
+    });
   }
 }
 

@@ -16,6 +16,14 @@ export function chaseSubject(intakeId: string, chaseId: string): string {
   return `${intakeId}/chase/${chaseId}`;
 }
 
+/** The intake named by a chase's subject (chaseSubject), when it is one. */
+export function intakeOfChaseSubject(subject: string, chaseId: string): string | undefined {
+  const suffix = `/chase/${chaseId}`;
+  return subject.endsWith(suffix) && subject.length > suffix.length
+    ? subject.slice(0, -suffix.length)
+    : undefined;
+}
+
 /** Fires intake.overdue when the due date has passed with required items missing. Subject: `<intake id>/overdue`. */
 export const INTAKE_OVERDUE = defineJob(
   'intake_overdue',

@@ -162,11 +162,17 @@ export async function planNextReminder(
   world: World,
   intake: IntakeRow,
   settings: ChaseSettings,
-  options: { nowMs: number; resuming: boolean; series?: SeriesId },
+  options: {
+    nowMs: number;
+    resuming: boolean;
+    series?: SeriesId;
+    /** The series' last sequence number, when the caller read it under the intake's lock already. */
+    lastSequenceNo?: number;
+  },
 ): Promise<void> {
   if (!intake.sent_at) return;
   const series = options.series ?? null;
-  const last = await lastSequenceNo(trx, intake.id, series);
+  const last = options.lastSequenceNo ?? (await lastSequenceNo(trx, intake.id, series));
   const next = nextReminder({
     settings,
     sentAtMs: Date.parse(intake.sent_at),

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js';
 import { preparedQuery } from '../../db/prepared.js';
 
@@ -111,6 +111,43 @@ export async function settleChase(
     .where('status', '=', 'scheduled')
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Records a scheduled chase's outcome (settleChase) with the intake's next attempt number, in one
+ * statement (call under the intake's lock), and reads back that number and the last sequence number
+ * of the chase's series (what planning its next reminder starts from). Undefined when the chase was
+ * no longer scheduled.
+ */
+export async function settleChaseAttempt(
+  db: Kysely<Database>,
+  chase: Pick<ChaseRow, 'id' | 'intake_id' | 'recipient_id'>,
+  patch: Omit<Updateable<ChasesTable>, 'attempt_no'>,
+): Promise<{ attemptNo: number; lastSequenceNo: number } | undefined> {
+  const series = chase.recipient_id ?? null;
+  const row = await db
+    .updateTable('chases')
+    .set((eb) => ({
+      ...patch,
+      attempt_no: eb
+        .selectFrom('chases as earlier')
+        .select(sql<number>`coalesce(max(earlier.attempt_no), 0) + 1`.as('next'))
+        .where('earlier.intake_id', '=', chase.intake_id),
+    }))
+    .where('id', '=', chase.id)
+    .where('status', '=', 'scheduled')
+    .returning((eb) => [
+      'attempt_no',
+      eb
+        .selectFrom('chases as same')
+        .select((inner) => inner.fn.max<number | null>('same.sequence_no').as('last'))
+        .where('same.intake_id', '=', chase.intake_id)
+        .where('same.recipient_id', series === null ? 'is' : '=', series)
+        .as('last_sequence_no'),
+    ])
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return { attemptNo: Number(row.attempt_no), lastSequenceNo: Number(row.last_sequence_no ?? 0) };
 }
 
 /** Removes a still-scheduled chase (replaced by a re-plan); whether it was removed. */

@@ -450,12 +450,30 @@ export async function updateItem(
  * SQLite takes its write lock), so concurrent changes to one intake apply one after the other.
  */
 export async function lockIntake(db: Kysely<Database>, id: string): Promise<IntakeRow | undefined> {
+  await lockIntakeRow(db, id);
+  return findIntakeById(db, id);
+}
+
+/** lockIntake without reading the row back, for a caller that has it already. */
+export async function lockIntakeRow(db: Kysely<Database>, id: string): Promise<void> {
   await db
     .updateTable('intakes')
     .set((eb) => ({ updated_at: eb.ref('updated_at') }))
     .where('id', '=', id)
     .execute();
-  return findIntakeById(db, id);
+}
+
+/**
+ * PostgreSQL only: waits until no other transaction holds the intake's row lock (lockIntake), without
+ * keeping it, in one statement of its own (not in a transaction): a share lock on the row, taken and
+ * let go at once. A read after it sees whatever the holder committed. That statement's transaction
+ * writes nothing but the lock, so its commit does not wait for the disk (synchronous_commit off for
+ * it alone: a crash could lose only the lock, which is gone anyway).
+ */
+export async function awaitIntakeLock(db: Kysely<Database>, id: string): Promise<void> {
+  await sql`select set_config('synchronous_commit', 'off', true) from intakes where id = ${id} for share`.execute(
+    db,
+  );
 }
 
 /**

@@ -379,6 +379,8 @@ export {
   itemsOfIntakes,
   listIntakes,
   lockIntake,
+  lockIntakeRow,
+  awaitIntakeLock,
 } from './intakes.repository.js';
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */
