@@ -577,6 +577,44 @@ describe.each(DATABASES)('reminders (chases) on %s', (database) => {
     expect(await events(id, 'chase.sent')).toHaveLength(0);
   });
 
+  it('live: a sender waits for a change that holds the intake, and sends nothing when that change settled the reminder', async () => {
+    const { live } = await account();
+    const { id, email } = await create(live);
+    await smtp.waitFor(email);
+    const [scheduled] = await chasesOf(live, id);
+    const chaseId = scheduled?.chase_id ?? '';
+    const services = server.server.services;
+    let dispatched: Promise<void> | undefined;
+    // A change to the intake (here: a reminder recorded failed by another worker's give-up) holds the
+    // intake's lock while the sender starts; the sender must see what it committed.
+    await services.db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('intakes')
+        .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+        .where('id', '=', id)
+        .execute();
+      dispatched = dispatchChase(services, chaseId);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await trx
+        .updateTable('chases')
+        .set({ status: 'failed', attempt_no: 1, error: 'settled elsewhere' })
+        .where('id', '=', chaseId)
+        .execute();
+    });
+    await dispatched;
+    const row = await services.db.kysely
+      .selectFrom('chases')
+      .select(['status', 'error'])
+      .where('id', '=', chaseId)
+      .executeTakeFirst();
+    expect(row).toEqual({ status: 'failed', error: 'settled elsewhere' });
+    const reminders = smtp.received.filter(
+      (m) => m.envelopeTo.includes(email) && m.parsed.subject?.startsWith('Reminder'),
+    );
+    expect(reminders).toHaveLength(0);
+    expect(await events(id, 'chase.sent')).toHaveLength(0);
+  });
+
   it('an archive while a reminder is on its way leaves it to its sender, which then records it cancelled', async () => {
     const { test } = await account();
     const { id } = await create(test);
