@@ -219,7 +219,9 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
     }
   }
   if (chase.channel === 'email') {
-    if (await isSuppressed(db, tenantOf(world), person.email)) {
+    const suppressed =
+      person.id === null ? reads.clientSuppressed : await isSuppressed(db, tenantOf(world), person.email);
+    if (suppressed) {
       return finish({ status: 'bounced', error: 'suppressed: the address bounced before' });
     }
     if (!world.livemode && plan && plan.bounce_next === 1) {
@@ -327,6 +329,8 @@ interface DispatchReads {
   /** The chase was read after any transaction holding the intake's lock had committed (PostgreSQL). */
   readAfterLock: boolean;
   intake: IntakeRow | undefined;
+  /** Whether the intake's client's address is suppressed (the client's own series). */
+  clientSuppressed: boolean;
   plan: ChasePlanRow | undefined;
   items: ItemRow[];
   sender: Sender;
@@ -349,15 +353,22 @@ async function readForDispatch(
   // intake's deletion or a cut-off chase recorded by another worker holds the lock until it commits,
   // and the chase read after it sees what it did.
   const readAfterLock = services.db.dialect === 'postgres';
-  const [chase, intake, plan, items, sender, context] = await Promise.all([
+  // The intake, then whether its client's address is suppressed (what the client's series needs).
+  const intakeAndSuppression = async () => {
+    const row = await findIntakeById(db, intakeId);
+    if (!row) return [undefined, false] as const;
+    const tenant = tenantOf({ accountId: row.account_id, livemode: row.livemode === 1 });
+    return [row, await isSuppressed(db, tenant, row.client_email)] as const;
+  };
+  const [chase, [intake, clientSuppressed], plan, items, sender, context] = await Promise.all([
     readAfterLock ? awaitIntakeLock(db, intakeId).then(() => findChase(db, chaseId)) : findChase(db, chaseId),
-    findIntakeById(db, intakeId),
+    intakeAndSuppression(),
     findPlan(db, intakeId),
     itemsOf(db, intakeId),
     senderOf(db, accountId),
     readContext(services, db, accountId, intakeId),
   ]);
-  return { chase, readAfterLock, intake, plan, items, sender, context };
+  return { chase, readAfterLock, intake, clientSuppressed, plan, items, sender, context };
 }
 
 /** Whether the chase is still scheduled, read under the intake's lock (after any call-off commits). */
