@@ -151,9 +151,21 @@ export async function migrateToLatest(db: Db, databaseUrl?: string): Promise<str
     provider: migrationProvider,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // The migrator first reads the whole database's catalog to find its own table; a schema another
+  // installation drops meanwhile (a shared test database) fails that read with "schema … does not
+  // exist". Nothing was applied then: read again.
+  for (let retry = 0; retry < 3 && droppedMeanwhile(error, schema); retry++) {
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   if (error) throw error instanceof Error ? error : new Error('Database migration failed', { cause: error });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** PostgreSQL's invalid_schema_name, about a schema other than ours. */
+function droppedMeanwhile(error: unknown, ours: string | null): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '3F000' && typeof message === 'string' && (ours === null || !message.includes(`"${ours}"`));
 }
 
 export async function pingDatabase(db: Db): Promise<void> {
