@@ -1010,6 +1010,46 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(mostAtOnce).toBe(1);
   });
 
+  it('renews at once the lease of a job that waited in the queue for a third of its lease', async () => {
+    const leaseMs = 30_000;
+    const worker = new Worker({
+      db,
+      clock,
+      logger: recordingLogger(),
+      pollIntervalMs: 10,
+      leaseMs,
+      prefetch: 1,
+    });
+    let releaseFirst: () => void = () => {};
+    const first = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let releaseSecond: () => void = () => {};
+    const second = new Promise<void>((resolve) => (releaseSecond = resolve));
+    const started: number[] = [];
+    worker.register(Slow, async (job) => {
+      started.push(job.payload.n);
+      await (job.payload.n === 0 ? first : second);
+    });
+    await enqueue(Slow, { n: 0 }, -2);
+    const waiting = await enqueue(Slow, { n: 1 }, -1);
+    worker.start();
+    try {
+      // Job 1 is claimed ahead with job 0 and waits for Slow's one slot.
+      await waitFor(async () => started.length === 1 && (await jobRow(waiting))?.locked_until != null);
+      const claimedUntil = Number((await jobRow(waiting))?.locked_until);
+      // 12 of its 30 seconds pass before job 0 ends: job 1 starts with 18 s of lease left.
+      clock.advance(12_000);
+      releaseFirst();
+      await waitFor(() => started.length === 2);
+      // Renewed within a second, not at the heartbeat ten seconds later.
+      await waitFor(async () => Number((await jobRow(waiting))?.locked_until) > claimedUntil, 1_000);
+      expect(Number((await jobRow(waiting))?.locked_until)).toBe(clock.now().getTime() + leaseMs);
+    } finally {
+      releaseFirst();
+      releaseSecond();
+      await worker.stop();
+    }
+  });
+
   it("gives a job's slot to the next job once its outcome is handed over (Job.finish), not once recorded", async () => {
     const worker = newWorker();
     let release: () => void = () => {};

@@ -236,6 +236,8 @@ export class Worker {
   private heartbeat: NodeJS.Timeout | undefined;
   /** The renewal in progress: an outcome waits for it, so it is recorded under the current lease. */
   private renewing: Promise<void> = Promise.resolve();
+  /** A renewal is queued behind `renewing` and has not begun: jobs starting now are in it. */
+  private renewalQueued = false;
   /** On SQLite, outcomes of jobs finishing at the same moment share a commit (Job.finish, and the end of a done job). */
   private readonly outcomes: GroupCommit;
 
@@ -732,6 +734,9 @@ export class Worker {
     job.controller = controller;
     this.runningJobs.add(job);
     this.startHeartbeat();
+    // Claimed ahead, it waited in the queue for a third of its lease or more: renewed now rather than
+    // at the next heartbeat, which could come after the lease ran out under load.
+    if (job.lease - this.clock.now().getTime() < (this.leaseMs * 2) / 3) this.renewSoon();
     try {
       if (!registration) throw new Error(`no handler for job kind "${row.kind}"`);
       const parsed = registration.definition.schema.safeParse(JSON.parse(row.payload));
@@ -840,6 +845,16 @@ export class Worker {
    * jobs are still taken over one lease after its last renewal. Fenced like every outcome: a lease
    * already lost stays lost.
    */
+  /** Renews the running jobs' leases once the renewal under way (if any) is over; one queued at most. */
+  private renewSoon(): void {
+    if (this.renewalQueued) return;
+    this.renewalQueued = true;
+    this.renewing = this.renewing.then(() => {
+      this.renewalQueued = false;
+      return this.renewLeases();
+    });
+  }
+
   private async renewLeases(): Promise<void> {
     const byLease = new Map<number, Claimed[]>();
     for (const job of this.runningJobs) {
