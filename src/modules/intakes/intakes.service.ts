@@ -26,9 +26,11 @@ import {
   lockIntakeForDeletion,
   filesOf,
   findIntake,
+  findIntakeForReading,
   insertIntake,
   insertItems,
   itemRows,
+  itemsForReading,
   itemsOf,
   listIntakes,
   lockIntake,
@@ -50,6 +52,13 @@ export async function requireIntake(db: Kysely<Database>, world: World, id: stri
   const intake = await findIntake(db, world, id);
   if (!intake) throw notFound('intake', id);
   return intake;
+}
+
+/** The intake with what the caller's reads show of its client (findIntakeForReading); 404 when not found. */
+async function requireIntakeForReading(db: Kysely<Database>, world: World, id: string) {
+  const found = await findIntakeForReading(db, world, id);
+  if (!found) throw notFound('intake', id);
+  return found;
 }
 
 function assertValidDefinitions(
@@ -227,23 +236,23 @@ export async function getIntake(
   id: string,
 ): Promise<z.infer<typeof Intake>> {
   const db = services.db.kysely;
-  const intake = await requireIntake(db, world, id);
+  const { intake, client } = await requireIntakeForReading(db, world, id);
   // Independent reads side by side: on PostgreSQL each is a round trip.
   const [items, history, recipients] = await Promise.all([
-    itemsOf(db, intake.id),
+    itemsForReading(db, intake.id),
     historyOf(db, intake.id),
-    ask(db, 'intakeRecipients', { world, intake }),
+    ask(db, 'intakeRecipients', { world, intake, client }),
   ]);
   return toIntake(services.config.appUrl, intake, items, { history, recipients });
 }
 
 export async function getIntakeStatus(services: AppServices, world: World, id: string) {
   const db = services.db.kysely;
-  const intake = await requireIntake(db, world, id);
+  const { intake, client } = await requireIntakeForReading(db, world, id);
   // Independent reads side by side: on PostgreSQL each is a round trip.
   const [items, { chases, recipients }] = await Promise.all([
-    itemsOf(db, intake.id),
-    ask(db, 'intakeReminders', { world, intake }),
+    itemsForReading(db, intake.id),
+    ask(db, 'intakeReminders', { world, intake, client }),
   ]);
   return toStatusObject(intake, items, chases, recipients);
 }
