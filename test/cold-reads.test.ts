@@ -196,6 +196,37 @@ describe.each(DATABASES)('cold reads of an intake on %s', (database) => {
     expect(withAdded.status.items.map((i) => i.label)).toEqual(['About you', 'Website']);
   });
 
+  it("lists a page with the world's total, an offset past the end too", async () => {
+    const account = await server.createAccount({ plan: 'agency' });
+    const own = client(server.url, account.live_key);
+    const ownTest = client(server.url, account.test_key);
+    type List = { total: number; intakes: { intake_id: string }[] };
+    expect((await own.get<List>('/v1/intakes')).body).toEqual({ total: 0, intakes: [] });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await create(own, {}));
+    await create(ownTest, {});
+    const page = await own.get<List>('/v1/intakes?limit=2');
+    expect(page.status, page.text).toBe(200);
+    expect(page.body.total).toBe(3);
+    expect(page.body.intakes.map((i) => i.intake_id)).toEqual([ids[2], ids[1]]);
+    expect(Object.keys(page.body.intakes[0] ?? {}).sort()).toEqual(
+      [
+        'awaiting_review',
+        'clientEmail',
+        'createdAt',
+        'id',
+        'intake_id',
+        'portal_url',
+        'projectName',
+        'status',
+      ].sort(),
+    );
+    const last = await own.get<List>('/v1/intakes?limit=2&offset=2');
+    expect(last.body).toMatchObject({ total: 3, intakes: [{ intake_id: ids[0] }] });
+    expect((await own.get<List>('/v1/intakes?offset=5')).body).toEqual({ total: 3, intakes: [] });
+    expect((await ownTest.get<List>('/v1/intakes')).body.total).toBe(1);
+  });
+
   it("answers 404 for another account's or mode's intake", async () => {
     const id = await create(live, {});
     await reads(live, id);

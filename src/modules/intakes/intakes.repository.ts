@@ -359,16 +359,28 @@ function withAwaitingReview<R extends { awaiting_review: number | null }>(rows: 
   return rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) }));
 }
 
-// The list as agents poll it (no filter): both of its queries compiled once.
+// The list as agents poll it (no filter): compiled once. The page brings the total with each row (an
+// uncorrelated subquery, counted once by both databases from the same index as the count alone), so
+// one statement answers; only an empty page (an offset past the end) needs the count on its own.
+const selectPageAndTotalInWorld = preparedQuery(
+  (
+    db: Kysely<Database>,
+    countAccountId: string,
+    countLivemode: number,
+    accountId: string,
+    livemode: number,
+    limit: number,
+    offset: number,
+  ) =>
+    pageQuery(intakesInWorld(db, accountId, livemode), limit, offset).select(() =>
+      countQuery(intakesInWorld(db, countAccountId, countLivemode)).as('total'),
+    ),
+  ['count account', 3, 'account', 0, 1, 2],
+);
 const selectCountInWorld = preparedQuery(
   (db: Kysely<Database>, accountId: string, livemode: number) =>
     countQuery(intakesInWorld(db, accountId, livemode)),
   ['account', 0],
-);
-const selectPageInWorld = preparedQuery(
-  (db: Kysely<Database>, accountId: string, livemode: number, limit: number, offset: number) =>
-    pageQuery(intakesInWorld(db, accountId, livemode), limit, offset),
-  ['account', 0, 1, 2],
 );
 
 function isUnfiltered(filters: IntakeFilters): boolean {
@@ -389,11 +401,20 @@ export async function listIntakes(
 ): Promise<{ total: number; rows: ListedIntakeRow[] }> {
   const livemode = world.livemode ? 1 : 0;
   if (isUnfiltered(filters)) {
-    const [counted, rows] = await Promise.all([
-      selectCountInWorld(db, world.accountId, livemode),
-      selectPageInWorld(db, world.accountId, livemode, filters.limit, filters.offset),
-    ]);
-    return { total: Number(counted[0]?.n ?? 0), rows: withAwaitingReview(rows) };
+    const rows = await selectPageAndTotalInWorld(
+      db,
+      world.accountId,
+      livemode,
+      world.accountId,
+      livemode,
+      filters.limit,
+      filters.offset,
+    );
+    const total = rows[0] ? rows[0].total : (await selectCountInWorld(db, world.accountId, livemode))[0]?.n;
+    return {
+      total: Number(total ?? 0),
+      rows: withAwaitingReview(rows.map(({ total: _total, ...row }) => row)),
+    };
   }
   let query = intakesInWorld(db, world.accountId, livemode);
   if (filters.status) query = query.where('status', '=', filters.status);
