@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { DEFAULT_CONCURRENCY } from '../src/jobs/worker.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -238,17 +239,19 @@ describe('crash safety on SQLite (one serve process, SIGKILL)', () => {
         const id = /<(msg_[^@>]+)@/.exec(mail.parsed.messageId ?? '')?.[1] ?? 'unknown';
         arrivals.set(id, (arrivals.get(id) ?? 0) + 1);
       }
-      // Invitation and reminder of each intake: sent exactly once; at most one cut off mid-send
-      // (recorded failed, never sent twice).
+      // Invitation and reminder of each intake: sent exactly once, or cut off by the kill (recorded
+      // failed, never sent again). Only what the process had in hand is cut off: at most the slots of
+      // the message kind (DEFAULT_CONCURRENCY). A cut-off message arrived at most once: the process
+      // can die after the relay accepted it and before its outcome was recorded.
       expect(messages.length).toBe(12);
       for (const m of messages) {
         if (m.status === 'sent') expect(arrivals.get(m.id), m.id).toBe(1);
         else {
           expect(m.status).toBe('failed');
-          expect(arrivals.has(m.id)).toBe(false);
+          expect(arrivals.get(m.id) ?? 0, m.id).toBeLessThanOrEqual(1);
         }
       }
-      expect(messages.filter((m) => m.status === 'failed').length).toBeLessThanOrEqual(1);
+      expect(messages.filter((m) => m.status === 'failed').length).toBeLessThanOrEqual(DEFAULT_CONCURRENCY);
       expect(second.url).toBeTruthy();
     } finally {
       db.close();
