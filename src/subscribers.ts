@@ -30,7 +30,6 @@ import {
   insertAlsoNotify,
   recipientRecords,
   recipientsOf,
-  recipientsWithSuppression,
 } from './modules/recipients/recipients.service.js';
 import { fanOutEvent } from './modules/webhooks/webhooks.outbox.js';
 import { revokeKeysOfPerson } from './modules/keys/keys.service.js';
@@ -124,17 +123,12 @@ answer('clientReminderState', (db, { intakeId }) => clientReminderState(db, inta
 answer('notifyClient', (trx, { world, intake, notice, data }) =>
   notifyClient(trx, world, intake, notice, data),
 );
-// With the client's state from the intake's read, the recipients come with their suppression (one read).
-answer('intakeRecipients', async (db, { world, intake, client }) =>
-  client
-    ? recipientRecords(db, world, intake, await recipientsWithSuppression(db, intake.id), client)
-    : recipientRecords(db, world, intake),
-);
-answer('intakeReminders', async (db, { world, intake, client }) => {
-  const others = client ? await recipientsWithSuppression(db, intake.id) : await recipientsOf(db, intake.id);
+answer('intakeRecipients', (db, { world, intake }) => recipientRecords(db, world, intake));
+answer('intakeReminders', async (db, { world, intake }) => {
+  const others = await recipientsOf(db, intake.id);
   const [chases, recipients] = await Promise.all([
     chaseRecords(db, intake.id, others),
-    recipientRecords(db, world, intake, others, client),
+    recipientRecords(db, world, intake, others),
   ]);
   return { chases, recipients };
 });

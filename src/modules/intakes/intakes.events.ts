@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import type { World } from '../../kernel/world.js';
 import type { AppServices } from '../../services.js';
 import type { ChasePlanValues, ChaseSettingsInput } from './chase-settings.js';
-import type { ClientReadFacts, IntakeRow, ItemRow } from './intakes.repository.js';
+import type { IntakeRow, ItemRow } from './intakes.repository.js';
 import type { AlsoNotify, Recipient } from './people.schemas.js';
 import type { IntakeStatusObject } from './intakes.schemas.js';
 
@@ -50,17 +50,11 @@ declare module '../../kernel/domain-events.js' {
       input: { world: World; intake: IntakeRow; notice: ClientNotice; data: Record<string, unknown> };
       output: boolean;
     };
-    /**
-     * Everyone notified (the client first), as the intake shows them. `client`: the client's state when
-     * the intake's read brought it (findIntakeForReading), so it is not read again.
-     */
-    intakeRecipients: {
-      input: { world: World; intake: IntakeRow; client?: ClientReadFacts | undefined };
-      output: z.infer<typeof Recipient>[];
-    };
-    /** The intake's reminders and recipients, for its status object (`client` as above). */
+    /** The people besides the client who are notified, as the intake shows them. */
+    intakeRecipients: { input: { world: World; intake: IntakeRow }; output: z.infer<typeof Recipient>[] };
+    /** The intake's reminders and recipients, for its status object. */
     intakeReminders: {
-      input: { world: World; intake: IntakeRow; client?: ClientReadFacts | undefined };
+      input: { world: World; intake: IntakeRow };
       output: {
         chases: z.infer<typeof IntakeStatusObject>['chases'];
         recipients: z.infer<typeof Recipient>[];

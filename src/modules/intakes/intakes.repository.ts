@@ -36,54 +36,6 @@ function itemOf({ definition, value_json, ...rest }: StoredItem): ItemRow {
   };
 }
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
-}
-
-/**
- * Parsed definitions kept by their JSON text, for the caller's reads (the intake and its status): an
- * edited definition is another text, so it is parsed anew and never answered from an older parse. The
- * objects are frozen, because every read of the same text shares them. Bounded by entries and by text.
- */
-const MAX_KEPT_DEFINITIONS = 2_000;
-const MAX_KEPT_DEFINITION_CHARS = 4_000_000;
-const MAX_DEFINITION_CHARS_TO_KEEP = 64_000;
-const keptDefinitions = new Map<string, ItemDefinition>();
-let keptDefinitionChars = 0;
-
-function keptDefinitionOf(text: string): ItemDefinition {
-  const kept = keptDefinitions.get(text);
-  if (kept) return kept;
-  const parsed = deepFreeze(JSON.parse(text) as ItemDefinition);
-  if (text.length > MAX_DEFINITION_CHARS_TO_KEEP) return parsed;
-  // The oldest parses go first.
-  for (const oldest of keptDefinitions.keys()) {
-    if (
-      keptDefinitions.size < MAX_KEPT_DEFINITIONS &&
-      keptDefinitionChars + text.length <= MAX_KEPT_DEFINITION_CHARS
-    )
-      break;
-    keptDefinitions.delete(oldest);
-    keptDefinitionChars -= oldest.length;
-  }
-  keptDefinitions.set(text, parsed);
-  keptDefinitionChars += text.length;
-  return parsed;
-}
-
-/** An item for a read that only shows it: its definition is a kept (frozen, shared) parse. */
-function itemForReading({ definition, value_json, ...rest }: StoredItem): ItemRow {
-  return {
-    ...rest,
-    definition: keptDefinitionOf(definition),
-    value: value_json === null ? null : (JSON.parse(value_json) as unknown),
-  };
-}
-
 /** SPEC shows intake ids as in_ (REST) and int_ (webhooks): both reach the same intake. */
 export function canonicalIntakeId(id: string): string {
   return id.startsWith('int_') ? `in_${id.slice(4)}` : id;
@@ -221,71 +173,6 @@ export async function findIntake(
 ): Promise<IntakeRow | undefined> {
   const [row] = await selectIntakeInWorld(db, canonicalIntakeId(id), world.accountId, world.livemode ? 1 : 0);
   return row;
-}
-
-/**
- * What the caller's reads (the intake and its status) show of the client besides the intake's row: the
- * client's reminder state (the chase plan's opt-out and stall, null without a plan) and whether their
- * address is suppressed in the intake's world. Read with the intake in one statement.
- */
-export interface ClientReadFacts {
-  optedOutAt: string | null;
-  stalledAt: string | null;
-  suppressed: boolean;
-}
-
-// The intake, its chase plan's client state and the client's suppression: one statement instead of
-// three on the cold reads (the plan's row is the chases module's, the suppression notify's; only read).
-const selectIntakeForReading = preparedQuery(
-  (db: Kysely<Database>, id: string, accountId: string, livemode: number) =>
-    db
-      .selectFrom('intakes')
-      .leftJoin('chase_plans', 'chase_plans.intake_id', 'intakes.id')
-      .selectAll('intakes')
-      .select(['chase_plans.opted_out_at as plan_opted_out_at', 'chase_plans.stalled_at as plan_stalled_at'])
-      .select((eb) =>
-        eb
-          .exists(
-            eb
-              .selectFrom('suppressions')
-              .select(sql.lit(1).as('one'))
-              .whereRef('suppressions.account_id', '=', 'intakes.account_id')
-              .whereRef('suppressions.livemode', '=', 'intakes.livemode')
-              .whereRef('suppressions.address', '=', 'intakes.client_email'),
-          )
-          .as('client_suppressed'),
-      )
-      .where('intakes.id', '=', id)
-      .where('intakes.account_id', '=', accountId)
-      .where('intakes.livemode', '=', livemode),
-  ['intake', 'account', 0],
-);
-
-/**
- * The intake in the caller's world (another account's or mode's is not found) with what its reads show
- * of the client (ClientReadFacts). `client` is undefined when the stored address is not in lower case
- * (suppressions are kept in lower case): the caller then reads the client's state as before.
- */
-export async function findIntakeForReading(
-  db: Kysely<Database>,
-  world: World,
-  id: string,
-): Promise<{ intake: IntakeRow; client: ClientReadFacts | undefined } | undefined> {
-  const [row] = await selectIntakeForReading(
-    db,
-    canonicalIntakeId(id),
-    world.accountId,
-    world.livemode ? 1 : 0,
-  );
-  if (!row) return undefined;
-  const { plan_opted_out_at, plan_stalled_at, client_suppressed, ...intake } = row;
-  const lowerCase = intake.client_email === intake.client_email.toLowerCase();
-  return {
-    intake,
-    client: lowerCase
-      ? { optedOutAt: plan_opted_out_at, stalledAt: plan_stalled_at, suppressed: Boolean(client_suppressed) }
-      : undefined,
-  };
 }
 
 /** By id alone: for the portal (the id is the capability) and for jobs. */
@@ -475,14 +362,6 @@ const selectItemsOf = preparedQuery(
 
 export async function itemsOf(db: Kysely<Database>, intakeId: string): Promise<ItemRow[]> {
   return (await selectItemsOf(db, intakeId)).map(itemOf);
-}
-
-/**
- * The intake's items for a read that only shows them (the intake and its status): the definitions are
- * shared, frozen parses (keptDefinitionOf), never to be changed; a change starts from itemsOf.
- */
-export async function itemsForReading(db: Kysely<Database>, intakeId: string): Promise<ItemRow[]> {
-  return (await selectItemsOf(db, intakeId)).map(itemForReading);
 }
 
 export async function findItem(

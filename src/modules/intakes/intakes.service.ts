@@ -26,11 +26,9 @@ import {
   lockIntakeForDeletion,
   filesOf,
   findIntake,
-  findIntakeForReading,
   insertIntake,
   insertItems,
   itemRows,
-  itemsForReading,
   itemsOf,
   listIntakes,
   lockIntake,
@@ -52,13 +50,6 @@ export async function requireIntake(db: Kysely<Database>, world: World, id: stri
   const intake = await findIntake(db, world, id);
   if (!intake) throw notFound('intake', id);
   return intake;
-}
-
-/** The intake with what the caller's reads show of its client (findIntakeForReading); 404 when not found. */
-async function requireIntakeForReading(db: Kysely<Database>, world: World, id: string) {
-  const found = await findIntakeForReading(db, world, id);
-  if (!found) throw notFound('intake', id);
-  return found;
 }
 
 function assertValidDefinitions(
@@ -236,23 +227,23 @@ export async function getIntake(
   id: string,
 ): Promise<z.infer<typeof Intake>> {
   const db = services.db.kysely;
-  const { intake, client } = await requireIntakeForReading(db, world, id);
+  const intake = await requireIntake(db, world, id);
   // Independent reads side by side: on PostgreSQL each is a round trip.
   const [items, history, recipients] = await Promise.all([
-    itemsForReading(db, intake.id),
+    itemsOf(db, intake.id),
     historyOf(db, intake.id),
-    ask(db, 'intakeRecipients', { world, intake, client }),
+    ask(db, 'intakeRecipients', { world, intake }),
   ]);
   return toIntake(services.config.appUrl, intake, items, { history, recipients });
 }
 
 export async function getIntakeStatus(services: AppServices, world: World, id: string) {
   const db = services.db.kysely;
-  const { intake, client } = await requireIntakeForReading(db, world, id);
+  const intake = await requireIntake(db, world, id);
   // Independent reads side by side: on PostgreSQL each is a round trip.
   const [items, { chases, recipients }] = await Promise.all([
-    itemsForReading(db, intake.id),
-    ask(db, 'intakeReminders', { world, intake, client }),
+    itemsOf(db, intake.id),
+    ask(db, 'intakeReminders', { world, intake }),
   ]);
   return toStatusObject(intake, items, chases, recipients);
 }

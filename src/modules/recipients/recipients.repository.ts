@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, IntakeRecipientsTable } from '../../db/schema.js';
 import { preparedQuery } from '../../db/prepared.js';
 
@@ -15,45 +15,6 @@ const selectRecipientsOf = preparedQuery(
     db.selectFrom('intake_recipients').selectAll().where('intake_id', '=', intakeId).orderBy('position'),
   [''],
 );
-
-/** A recipient with whether their address is suppressed in the intake's world. */
-export type RecipientWithSuppression = RecipientRow & { suppressed: boolean };
-
-// The intake's and status's cold reads: the recipients and their suppression check in one statement.
-const selectRecipientsWithSuppression = preparedQuery(
-  (db: Kysely<Database>, intakeId: string) =>
-    db
-      .selectFrom('intake_recipients')
-      .selectAll('intake_recipients')
-      .select((eb) =>
-        eb
-          .exists(
-            eb
-              .selectFrom('suppressions')
-              .select(sql.lit(1).as('one'))
-              // A recipient's row is in its intake's account and mode: the suppressions of that world.
-              .whereRef('suppressions.account_id', '=', 'intake_recipients.account_id')
-              .whereRef('suppressions.livemode', '=', 'intake_recipients.livemode')
-              .whereRef('suppressions.address', '=', 'intake_recipients.email'),
-          )
-          .as('suppressed'),
-      )
-      .where('intake_id', '=', intakeId)
-      .orderBy('position'),
-  [''],
-);
-
-/**
- * The intake's also_notify recipients in the order they were added, each with whether their address
- * is suppressed (as suppressedAmong says of the stored, lower-case address): one statement.
- */
-export async function recipientsWithSuppression(
-  db: Kysely<Database>,
-  intakeId: string,
-): Promise<RecipientWithSuppression[]> {
-  const rows = await selectRecipientsWithSuppression(db, intakeId);
-  return rows.map((row) => ({ ...row, suppressed: Boolean(row.suppressed) }));
-}
 
 export async function findRecipient(
   db: Kysely<Database>,

@@ -12,7 +12,7 @@ import type { AppServices } from '../../services.js';
 import { auditInTransaction } from '../audit/audit.scope.js';
 import { ask, raise } from '../../kernel/domain-events.js';
 import { findIntake, lockIntake } from '../intakes/intakes.service.js';
-import type { ClientReadFacts, IntakeRow } from '../intakes/intakes.repository.js';
+import type { IntakeRow } from '../intakes/intakes.repository.js';
 import type { World } from '../../kernel/world.js';
 import { sendQueuedMessages, liftSuppression, tenantOf } from '../notify/notify.service.js';
 import {
@@ -85,34 +85,24 @@ export async function recipientRecords(
   db: Kysely<Database>,
   world: World,
   intake: IntakeRow,
-  /** The intake's also_notify rows, when the caller has them already (with their suppression, if read). */
-  knownRecipients?: readonly (RecipientRow & { suppressed?: boolean })[],
-  /** The client's reminder state and suppression, when the intake's read brought them. */
-  knownClient?: ClientReadFacts,
+  /** The intake's also_notify rows, when the caller has them already. */
+  knownRecipients?: readonly RecipientRow[],
 ): Promise<RecipientRecord[]> {
-  const [client, others]: [
-    { optedOutAt: string | null; stalledAt: string | null },
-    readonly (RecipientRow & { suppressed?: boolean })[],
-  ] = await Promise.all([
-    knownClient ?? ask(db, 'clientReminderState', { intakeId: intake.id }),
+  const [client, others] = await Promise.all([
+    ask(db, 'clientReminderState', { intakeId: intake.id }),
     knownRecipients ?? recipientsOf(db, intake.id),
   ]);
-  // Read with the rows (stored in lower case, as suppressions are): no suppression query of its own.
-  const known =
-    knownClient !== undefined &&
-    others.every((r) => r.suppressed !== undefined && r.email === r.email.toLowerCase());
-  const suppressed = known
-    ? undefined
-    : await suppressedAmong(db, tenantOf(world), [intake.client_email, ...others.map((r) => r.email)]);
+  const suppressed = await suppressedAmong(db, tenantOf(world), [
+    intake.client_email,
+    ...others.map((r) => r.email),
+  ]);
   return [
     {
       email: intake.client_email,
       name: intake.client_name,
       role: 'client' as const,
       opted_out_at: client.optedOutAt,
-      suppressed: suppressed
-        ? suppressed.has(intake.client_email.toLowerCase())
-        : (knownClient?.suppressed ?? false),
+      suppressed: suppressed.has(intake.client_email.toLowerCase()),
       stalled_at: client.stalledAt,
       added_at: intake.created_at,
     },
@@ -121,7 +111,7 @@ export async function recipientRecords(
       name: r.name,
       role: 'also_notify' as const,
       opted_out_at: r.opted_out_at,
-      suppressed: suppressed ? suppressed.has(r.email) : (r.suppressed ?? false),
+      suppressed: suppressed.has(r.email),
       stalled_at: r.stalled_at,
       added_at: r.created_at,
     })),
@@ -258,6 +248,5 @@ export {
   deleteRecipientsOf,
   findRecipientById,
   recipientsOf,
-  recipientsWithSuppression,
   type RecipientRow,
 } from './recipients.repository.js';
