@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js';
-import { preparedInsert, preparedQuery } from '../../db/prepared.js';
+import { preparedQuery } from '../../db/prepared.js';
 
 export type ChaseRow = Selectable<ChasesTable>;
 export type ChasePlanRow = Selectable<ChasePlansTable>;
@@ -8,39 +8,12 @@ export type ChasePlanRow = Selectable<ChasePlansTable>;
 /** Chase statuses that are final; `scheduled` is on the way (its dispatch job may be running). */
 export const FINAL_CHASE_STATUSES = ['sent', 'bounced', 'failed', 'cancelled'] as const;
 
-// Every reminder sent plans the next one, and reads its chase: compiled once.
-const insertChaseRows = preparedInsert('chases', [
-  'id',
-  'account_id',
-  'livemode',
-  'intake_id',
-  'channel',
-  'trigger',
-  'sequence_no',
-  'attempt_no',
-  'status',
-  'scheduled_for',
-  'sent_at',
-  'recipient',
-  'recipient_id',
-  'message_id',
-  'provider_message_id',
-  'error',
-  'created_at',
-  'updated_at',
-]);
-const selectChase = preparedQuery(
-  (db: Kysely<Database>, id: string) => db.selectFrom('chases').selectAll().where('id', '=', id),
-  [''],
-);
-
 export async function insertChase(db: Kysely<Database>, row: Insertable<ChasesTable>): Promise<void> {
-  await insertChaseRows(db, [row]);
+  await db.insertInto('chases').values(row).execute();
 }
 
 export async function findChase(db: Kysely<Database>, id: string): Promise<ChaseRow | undefined> {
-  const [row] = await selectChase(db, id);
-  return row;
+  return db.selectFrom('chases').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 // Read by every status read: compiled once (like the plan below).

@@ -1,7 +1,6 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { z } from 'zod';
 import type { Database, MessagesTable } from '../../db/schema.js';
-import { preparedInsert, preparedQuery } from '../../db/prepared.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
@@ -13,39 +12,8 @@ export interface Tenant {
   livemode: boolean;
 }
 
-// Every reminder sent records its message and checks its address: compiled once.
-const insertMessageRows = preparedInsert('messages', [
-  'id',
-  'account_id',
-  'livemode',
-  'intake_id',
-  'chase_id',
-  'channel',
-  'template',
-  'data',
-  'to_address',
-  'subject',
-  'text_body',
-  'html_body',
-  'status',
-  'provider_message_id',
-  'error',
-  'created_at',
-  'sent_at',
-]);
-const selectSuppression = preparedQuery(
-  (db: Kysely<Database>, accountId: string, livemode: number, address: string) =>
-    db
-      .selectFrom('suppressions')
-      .select('address')
-      .where('account_id', '=', accountId)
-      .where('livemode', '=', livemode)
-      .where('address', '=', address),
-  ['account', -1, 'address'],
-);
-
 export async function insertMessage(db: Kysely<Database>, row: Insertable<MessagesTable>): Promise<void> {
-  await insertMessageRows(db, [row]);
+  await db.insertInto('messages').values(row).execute();
 }
 
 /**
@@ -120,8 +88,14 @@ export async function outboxMessages(
 }
 
 export async function isSuppressed(db: Kysely<Database>, tenant: Tenant, address: string): Promise<boolean> {
-  const rows = await selectSuppression(db, tenant.accountId, tenant.livemode ? 1 : 0, address.toLowerCase());
-  return rows.length > 0;
+  const row = await db
+    .selectFrom('suppressions')
+    .select('address')
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', tenant.livemode ? 1 : 0)
+    .where('address', '=', address.toLowerCase())
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Suppresses an address for the account and mode; a second report changes nothing. */

@@ -1,6 +1,5 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, MessageStatus, MessagesTable } from '../../db/schema.js';
-import { preparedQuery } from '../../db/prepared.js';
 import { outstandingItems } from '../../domain/chases.js';
 import { unsentAnswer } from '../../domain/intake-state.js';
 import { isEmptyValue } from '../../domain/values.js';
@@ -186,15 +185,12 @@ export interface Sender {
   email: string;
 }
 
-// Read by every email sent: compiled once.
-const selectSender = preparedQuery(
-  (db: Kysely<Database>, accountId: string) =>
-    db.selectFrom('accounts').select(['name', 'email']).where('id', '=', accountId),
-  [''],
-);
-
 export async function senderOf(db: Kysely<Database>, accountId: string): Promise<Sender> {
-  const [account] = await selectSender(db, accountId);
+  const account = await db
+    .selectFrom('accounts')
+    .select(['name', 'email'])
+    .where('id', '=', accountId)
+    .executeTakeFirst();
   return { name: account?.name || 'Intake', email: account?.email ?? '' };
 }
 
