@@ -268,6 +268,9 @@ const ATTEMPT_COLUMNS = [
   ['outcome', 'text'],
   ['next_attempt_at', 'text'],
 ] as const satisfies readonly (readonly [keyof AttemptRow, 'text' | 'integer'])[];
+// Every column of the table is listed: a column added to the log and not here fails to compile.
+const everyAttemptColumn: Record<Exclude<keyof AttemptRow, (typeof ATTEMPT_COLUMNS)[number][0]>, never> = {};
+void everyAttemptColumn;
 
 /**
  * PostgreSQL only: the end of an attempt's job, the delivery's final state (succeeded, or failed for
