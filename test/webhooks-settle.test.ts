@@ -1,9 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
+import type { Db } from '../src/db/database.js';
 import { enqueueAttempt } from '../src/modules/webhooks/attempt.js';
 import {
   insertDelivery,
@@ -12,25 +8,22 @@ import {
   type AttemptRow,
   type DeliveryRow,
 } from '../src/modules/webhooks/webhooks.repository.js';
-import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
+import { DATABASES } from './helpers/env.js';
+import { openTestDatabase } from './helpers/server.js';
 
 /**
  * The one-statement record of a webhook attempt's final outcome on PostgreSQL: each part (the job's
  * end under its lease, the delivery's final state, the log row) happens only if the one before it did.
  */
 describe.runIf(DATABASES.includes('postgres'))('settleAttemptInOne on postgres', () => {
-  const schema = `t_ws_${process.pid}_${Date.now().toString(36)}`;
+  let opened: Awaited<ReturnType<typeof openTestDatabase>>;
   let db: Db;
-  let dataDir: string;
   const at = '2030-01-01T00:00:00.000Z';
   const LEASE = 1_900_000_000_000;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'intake-settle-'));
-    const url = new URL(TEST_POSTGRES_URL);
-    url.searchParams.set('schema', schema);
-    db = openDatabase({ databaseUrl: url.toString(), dataDir });
-    await migrateToLatest(db, url.toString());
+    opened = await openTestDatabase('postgres');
+    db = opened.db;
     await db.kysely
       .insertInto('accounts')
       .values({
@@ -60,17 +53,7 @@ describe.runIf(DATABASES.includes('postgres'))('settleAttemptInOne on postgres',
       updated_at: at,
     });
   });
-  afterAll(async () => {
-    await db.close();
-    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await client.connect();
-    try {
-      await client.query(`drop schema if exists "${schema}" cascade`);
-    } finally {
-      await client.end();
-    }
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => opened.close());
   beforeEach(async () => {
     await db.kysely.deleteFrom('jobs').execute();
     await db.kysely.deleteFrom('webhook_attempts').execute();
