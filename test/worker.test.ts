@@ -824,6 +824,38 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(warnings.map((line) => (line.obj as { job_id?: string }).job_id)).toEqual([ids[1]]);
   });
 
+  it('renews no lease once an outcome is handed over: a slow outcome keeps the fence it was given', async () => {
+    const leaseMs = 300;
+    const worker = new Worker({ db, clock, logger: recordingLogger(), pollIntervalMs: 10, leaseMs });
+    const outcomes: unknown[] = [];
+    worker.register(Echo, async (job) => {
+      // Time has moved since the claim: a heartbeat now (every 100 ms) would write a new lease.
+      clock.advance(50);
+      const value = await job
+        .finishInOne(async (fence) => {
+          // The outcome's statement reaches the database a few heartbeats later (a slow round trip).
+          await sleep(350);
+          const deleted = await db.kysely
+            .deleteFrom('jobs')
+            .where('id', '=', fence.id)
+            .where('locked_until', 'in', [...fence.leases])
+            .executeTakeFirst();
+          return { ended: deleted.numDeletedRows > 0n, value: 'recorded' };
+        })
+        .catch((error: unknown) => error);
+      outcomes.push(value);
+    });
+    await enqueue(Echo, { n: 1 });
+    worker.start();
+    try {
+      await waitFor(() => outcomes.length === 1);
+    } finally {
+      await worker.stop();
+    }
+    expect(outcomes).toEqual(['recorded']);
+    expect(await jobCount()).toBe(0);
+  });
+
   it('refuses a finish whose job was cancelled meanwhile: JobLeaseLostError, nothing recorded', async () => {
     const worker = newWorker();
     let finishError: unknown;

@@ -780,6 +780,18 @@ export class Worker {
     if (!job.completed) await this.settle(job, 'done');
   }
 
+  /**
+   * The handler hands its outcome over (finish, finishInOne): its slot goes to the next job while the
+   * outcome is recorded (on SQLite with the outcomes of others finishing meanwhile, in one commit), and
+   * its lease is no longer renewed. A renewal begun after the outcome's fence was taken would move the
+   * lease from under it (the outcome's statement runs on another connection on PostgreSQL) and the job
+   * would count as lost; one already under way is in the fence (fenceOf).
+   */
+  private handOver(job: Claimed): void {
+    job.settling = true;
+    job.freeSlot?.();
+  }
+
   /** complete()'s fence: both leases while a renewal is under way (either may be on the row). */
   private fenceOf(job: Claimed): JobFence {
     const leases = job.renewingTo === undefined ? [job.lease] : [job.lease, job.renewingTo];
@@ -790,7 +802,7 @@ export class Worker {
     job: Claimed,
     end: (fence: JobFence) => Promise<{ ended: boolean; value: T }>,
   ): Promise<T> {
-    job.freeSlot?.();
+    this.handOver(job);
     const { ended, value } = await end(this.fenceOf(job));
     if (!ended) throw new JobLeaseLostError(job.row.id);
     job.completed = true;
@@ -810,9 +822,7 @@ export class Worker {
 
   /** complete() fences by both leases while a renewal is under way, so finish need not wait for it. */
   private finish<T>(job: Claimed, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-    // The handler's own work is over: its slot goes to the next job while this outcome is recorded
-    // (on SQLite, with the outcomes of others that finish meanwhile, in one commit).
-    job.freeSlot?.();
+    this.handOver(job);
     return this.outcomes.run(async (trx) => {
       await this.complete(job, trx);
       return work(trx);
