@@ -4,28 +4,14 @@
  * these lines from their stdout.
  */
 import type { PairResult } from './load.js';
-import { RESULT_PREFIX } from './result.js';
+import { RESULT_PREFIX, type BenchResult } from './result.js';
 
 /** A throughput goal: the service against a baseline measured in the same run, alternating rounds. */
-export interface RatioGoal {
-  name: string;
-  /** For example ">=0.5". */
-  goal: string;
-  baseline: string;
-  service_rps: number;
-  baseline_rps: number;
-  rounds: number[];
-  median: number;
-}
+export type RatioGoal = BenchResult &
+  Required<Pick<BenchResult, 'service_rps' | 'baseline_rps' | 'rounds' | 'median'>>;
 
-/** A memory goal: a measured value in MB (10^6 bytes). */
-export interface MemoryGoal {
-  name: string;
-  goal: string;
-  unit: 'MB';
-  value: number;
-  [detail: string]: unknown;
-}
+/** A memory goal: a measured value in MB (10^6 bytes); its baseline says what the value is of. */
+export type MemoryGoal = BenchResult & { unit: 'MB'; value: number };
 
 export function ratioGoal(name: string, goal: string, baseline: string, pair: PairResult): RatioGoal {
   return {

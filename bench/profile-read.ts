@@ -7,7 +7,8 @@
  * (default 10), and prints the requests/s. With BENCH_PROFILE=<file> the main thread is profiled
  * during the measured run only (not the start-up) and the profile written there (Chrome's
  * .cpuprofile format); with BENCH_STATEMENTS=1 it prints instead the SQL statements one cold read
- * runs, by kind, and loads nothing.
+ * runs, by kind, and loads nothing. BENCH_PASS=polled loads the read as agents poll it instead (nothing
+ * committed between reads, If-None-Match with the answer's ETag: 304), as bench/run.ts's polled pass.
  *
  *   BENCH_READ=status BENCH_PROFILE=status.cpuprofile npx tsx bench/profile-read.ts
  */
@@ -35,6 +36,9 @@ async function main(): Promise<void> {
   const read = process.env.BENCH_READ || 'status';
   if (!(read in READS) && read !== 'create')
     throw new Error(`BENCH_READ: one of ${Object.keys(READS).join(', ')}`);
+  const pass = process.env.BENCH_PASS || 'cold';
+  if (pass !== 'cold' && pass !== 'polled') throw new Error('BENCH_PASS: cold or polled');
+  if (pass === 'polled' && read === 'create') throw new Error('BENCH_PASS=polled: a read, not create');
   const counter = process.env.BENCH_STATEMENTS === '1' ? countStatements() : undefined;
   const profile = process.env.BENCH_PROFILE;
   const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-profile-'));
@@ -80,13 +84,14 @@ async function main(): Promise<void> {
           .execute(),
       100,
     );
-    await withEveryReadAfterACommit(service, async () => {
-      await call(target, read === 'create' ? 201 : 200);
+    const run = async () => {
+      const expected = target.status ?? (read === 'create' ? 201 : 200);
+      await call(target, expected);
       if (counter) {
         counter.reset();
-        await call(target, read === 'create' ? 201 : 200);
+        await call(target, expected);
         const kinds = [...counter.byKind().entries()].map(([kind, n]) => `${n} × ${kind}`);
-        process.stdout.write(`${target.route}: ${counter.total()} statements cold: ${kinds.join(', ')}\n`);
+        process.stdout.write(`${target.route}: ${counter.total()} statements ${pass}: ${kinds.join(', ')}\n`);
         return;
       }
       const session = new Session();
@@ -104,7 +109,18 @@ async function main(): Promise<void> {
       process.stdout.write(
         `${result.requestsPerSecondMean.toFixed(0)} requests/s, p99 ${result.latencyP99Ms} ms\n`,
       );
-    });
+    };
+    if (pass === 'cold') await withEveryReadAfterACommit(service, run);
+    else {
+      // The answer's ETag, sent back as a polling agent does: every answer is a 304 from the kept one.
+      const first = await fetch(target.url, { headers: target.headers });
+      await first.arrayBuffer();
+      const etag = first.headers.get('etag');
+      if (!etag) throw new Error(`${target.route}: no ETag to poll with`);
+      target.headers = { ...target.headers, 'if-none-match': etag };
+      target.status = 304;
+      await run();
+    }
     clearInterval(quota);
   } finally {
     await service.stop();
