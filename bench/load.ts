@@ -82,7 +82,8 @@ export async function call(target: Target, expected: number): Promise<unknown> {
   if (response.status !== expected) {
     throw new Error(`${target.route} answered ${response.status} (expected ${expected}): ${text}`);
   }
-  return JSON.parse(text) as unknown;
+  // A 304 (a conditional poll) has no body.
+  return text === '' ? undefined : (JSON.parse(text) as unknown);
 }
 
 /** The string `field` of a parsed JSON object; throws if there is none. */

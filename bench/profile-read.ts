@@ -46,6 +46,7 @@ async function main(): Promise<void> {
   const service = await startServer(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' }), {
     logStream,
   });
+  let quota: NodeJS.Timeout | undefined;
   try {
     const account = await createAccount(
       service.services.db.kysely,
@@ -75,15 +76,18 @@ async function main(): Promise<void> {
           };
     // Live creations count against the plan's monthly quota: set back to zero every 100 ms (as bench/writes.ts).
     const db = service.services.db.kysely;
-    const quota = setInterval(
-      () =>
-        void db
-          .updateTable('usage_counters')
-          .set({ value: 0 })
-          .where('account_id', '=', account.account_id)
-          .execute(),
-      100,
-    );
+    quota =
+      read !== 'create'
+        ? undefined
+        : setInterval(
+            () =>
+              void db
+                .updateTable('usage_counters')
+                .set({ value: 0 })
+                .where('account_id', '=', account.account_id)
+                .execute(),
+            100,
+          );
     const run = async () => {
       const expected = target.status ?? (read === 'create' ? 201 : 200);
       await call(target, expected);
@@ -121,8 +125,8 @@ async function main(): Promise<void> {
       target.status = 304;
       await run();
     }
-    clearInterval(quota);
   } finally {
+    clearInterval(quota);
     await service.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
