@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
+import { SearchPathPostgresDialect } from './pg-introspector.js';
 import { registerDirectReader } from './prepared.js';
 import type { Database } from './schema.js';
 import { ensurePrivateDirectory, ensurePrivateFile } from '../lib/private-files.js';
@@ -131,7 +132,8 @@ function openPostgres(databaseUrl: string): Db {
   // The same for a connection dropped while checked out between two queries (inside a transaction):
   // its 'error' would have no listener; the next query fails instead, and the pool discards it.
   pool.on('connect', (connection) => connection.on('error', () => undefined));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // Its introspection (the migrator's) reads only this installation's schemas: see pg-introspector.ts.
+  const kysely = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool }) });
   return {
     kysely,
     dialect: 'postgres',
@@ -151,21 +153,9 @@ export async function migrateToLatest(db: Db, databaseUrl?: string): Promise<str
     provider: migrationProvider,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  let { error, results } = await migrator.migrateToLatest();
-  // The migrator first reads the whole database's catalog to find its own table; a schema another
-  // installation drops meanwhile (a shared test database) fails that read with "schema … does not
-  // exist". Nothing was applied then: read again.
-  for (let retry = 0; retry < 3 && droppedMeanwhile(error, schema); retry++) {
-    ({ error, results } = await migrator.migrateToLatest());
-  }
+  const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error('Database migration failed', { cause: error });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
-
-/** PostgreSQL's invalid_schema_name, about a schema other than ours. */
-function droppedMeanwhile(error: unknown, ours: string | null): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === '3F000' && typeof message === 'string' && (ours === null || !message.includes(`"${ours}"`));
 }
 
 export async function pingDatabase(db: Db): Promise<void> {
