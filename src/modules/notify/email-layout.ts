@@ -1,4 +1,5 @@
-import mjml2html from 'mjml';
+import { createRequire } from 'node:module';
+import type mjml2htmlFunction from 'mjml';
 import { readableOnWhite } from '../portal/page/colour.js';
 
 /**
@@ -148,9 +149,17 @@ function brandMjml(put: Put, branding: EmailBranding): string {
 const shapes = new Map<string, string>();
 const MAX_SHAPES = 500;
 
+/**
+ * MJML, loaded at the first email this process renders: about 25 MB of resident memory (its
+ * components, juice, html-minifier, uglify-js) that an API process, which sends no email itself,
+ * never pays.
+ */
+let mjml2html: typeof mjml2htmlFunction | undefined;
+
 function compiledShape(document: string): string {
   const kept = shapes.get(document);
   if (kept !== undefined) return kept;
+  mjml2html ??= createRequire(import.meta.url)('mjml') as typeof mjml2htmlFunction;
   const { html } = mjml2html(document, { validationLevel: 'strict', keepComments: false });
   if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value ?? '');
   shapes.set(document, html);
