@@ -5,7 +5,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { childEnv } from './helpers/env.js';
 
 /**
- * MJML (about 25 MB resident) is loaded by the first email a process renders. An API process loads the
+ * MJML (about 14 MB resident) is loaded by the first email a process renders. An API process loads the
  * whole server, the job handlers' modules included, and renders none: it never pays for MJML.
  */
 describe('MJML in a process of the compiled build', () => {

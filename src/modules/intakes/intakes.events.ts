@@ -50,7 +50,7 @@ declare module '../../kernel/domain-events.js' {
       input: { world: World; intake: IntakeRow; notice: ClientNotice; data: Record<string, unknown> };
       output: boolean;
     };
-    /** The people besides the client who are notified, as the intake shows them. */
+    /** Everyone notified (the client first), as the intake shows them. */
     intakeRecipients: { input: { world: World; intake: IntakeRow }; output: z.infer<typeof Recipient>[] };
     /** The intake's reminders and recipients, for its status object. */
     intakeReminders: {
