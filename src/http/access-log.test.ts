@@ -1,0 +1,112 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
+import { accessLine, registerAccessLog } from './access-log.js';
+import { requestForLog } from './log-safety.js';
+
+function collector(): { sink: Writable; lines: () => string[] } {
+  let written = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      written += chunk.toString();
+      done();
+    },
+  });
+  return { sink, lines: () => written.split('\n').filter(Boolean) };
+}
+
+/** What pino itself writes for the access log's fields, through the app's `req` serialiser. */
+function pinoLine(
+  base: Record<string, string | number>,
+  request: { id: string; method: string; url: string; ip: string },
+  statusCode: number,
+  responseTime: number,
+): string {
+  const { sink, lines } = collector();
+  const logger = pino({ base, serializers: { req: requestForLog } }, sink);
+  logger
+    .child({ request_id: request.id })
+    .info({ req: request, res: { statusCode }, responseTime }, 'request completed');
+  return lines().join('\n');
+}
+
+describe('accessLine', () => {
+  const base = { pid: 4242, hostname: 'web-1' };
+  const bindings = ',"pid":4242,"hostname":"web-1"';
+  const account = {
+    id: 'req_0f3a',
+    method: 'GET',
+    url: '/v1/account',
+    ip: '127.0.0.1',
+    status: 200,
+    time: 0.41,
+  };
+  const status = {
+    id: 'req_9b1c',
+    method: 'GET',
+    url: '/v1/intakes/int_4f9KqZ2mX8pL0aB3cD5eFg/status',
+    ip: '::1',
+    status: 304,
+    time: 1.25,
+  };
+  const signed = {
+    id: 'req_"quoted"\\',
+    method: 'POST',
+    url: '/files/f?exp=1&sig=0a1b2c&name=caf\u00e9 "x"\n',
+    ip: '10.0.0.7',
+    status: 500,
+    time: 12,
+  };
+  const cases = [account, status, signed];
+
+  it.each(cases)('writes the line pino writes for $method $url', (c) => {
+    const ours = JSON.parse(accessLine(bindings, 1_795_000_000_000, c, c.status, c.time)) as Record<
+      string,
+      unknown
+    >;
+    const theirs = JSON.parse(pinoLine(base, c, c.status, c.time)) as Record<string, unknown>;
+    expect(Object.keys(ours)).toEqual(Object.keys(theirs));
+    expect({ ...ours, time: 0 }).toEqual({ ...theirs, time: 0 });
+    expect(ours.time).toBe(1_795_000_000_000);
+  });
+
+  it('is one line, shortens capabilities and ends with a newline', () => {
+    const line = accessLine(bindings, 1, status, 304, 1.25);
+    expect(line.endsWith('}\n')).toBe(true);
+    expect(line.slice(0, -1)).not.toContain('\n');
+    expect(line).toContain('"url":"/v1/intakes/int_4f9K…/status"');
+    expect(accessLine(bindings, 1, signed, 500, 12)).not.toContain('0a1b2c');
+  });
+
+  it('writes null for a time that is not a number, as pino does', () => {
+    expect(JSON.parse(accessLine('', 1, account, 200, Number.NaN))).toMatchObject({ responseTime: null });
+  });
+});
+
+describe('registerAccessLog', () => {
+  async function served(level: string): Promise<string[]> {
+    const { sink, lines } = collector();
+    const app = Fastify();
+    registerAccessLog(app, { stream: sink, level, base: { pid: 1, hostname: 'h' } });
+    app.get('/v1/thing', () => ({ ok: true }));
+    app.get('/healthz', () => ({ ok: true }));
+    await app.inject('/v1/thing');
+    await app.inject('/v1/missing');
+    await app.inject('/healthz');
+    await app.close();
+    return lines();
+  }
+
+  it('writes one line per answered request at info and below, none for the probes', async () => {
+    for (const level of ['info', 'debug']) {
+      const lines = (await served(level)).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines.map((line) => line.res)).toEqual([{ statusCode: 200 }, { statusCode: 404 }]);
+      expect(lines[0]).toMatchObject({ level: 30, pid: 1, hostname: 'h', msg: 'request completed' });
+    }
+  });
+
+  it('writes nothing above info', async () => {
+    for (const level of ['warn', 'error', 'silent']) expect(await served(level)).toEqual([]);
+  });
+});
