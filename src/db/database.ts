@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
-import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import { SearchPathPostgresDialect } from './pg-introspector.js';
+import { pgModule } from './pg-module.js';
 import { registerDirectReader } from './prepared.js';
 import type { Database } from './schema.js';
 import { ensurePrivateDirectory, ensurePrivateFile } from '../lib/private-files.js';
@@ -24,9 +24,6 @@ export interface Db {
   poolUse(): { max: number; total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
-
-// int8 (bigint) as a JS number: our counters stay far below 2^53.
-pg.types.setTypeParser(20, (value) => Number(value));
 
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
@@ -118,7 +115,7 @@ function openPostgres(databaseUrl: string): Db {
     throw new Error('The schema parameter of DATABASE_URL must be a lower-case SQL identifier.');
   }
   const max = 10;
-  const pool = new pg.Pool({
+  const pool = new (pgModule().Pool)({
     connectionString: url.toString(),
     max,
     // A database that stops answering (no refusal, no reset) fails requests instead of hanging them.

@@ -1,5 +1,6 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { pgModule } from '../db/pg-module.js';
 import type { Database } from '../db/schema.js';
 
 /**
@@ -96,7 +97,7 @@ export function listenForDueJobs(
 
   const connect = async (): Promise<void> => {
     // The installation's search_path, as its pool has, so that the channel is its own.
-    const next = new pg.Client({
+    const next = new (pgModule().Client)({
       connectionString: url.toString(),
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });

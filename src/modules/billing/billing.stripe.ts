@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import type { Kysely } from 'kysely';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { StripeConfig } from '../../config.js';
 import type { Database } from '../../db/schema.js';
 import {
@@ -14,10 +15,15 @@ import type { BillingProvider, BillingRequest } from './billing.provider.js';
 import { accountIdByCustomer, billingOf, saveBilling } from './billing.repository.js';
 import { changePlan, type PlanChangeResult } from './billing.service.js';
 
-/** The Stripe client; STRIPE_API_URL points it elsewhere (stripe-mock, a loopback double in tests). */
+/**
+ * The Stripe client; STRIPE_API_URL points it elsewhere (stripe-mock, a loopback double in tests). Its
+ * library is loaded here, by the first client made (only with STRIPE_SECRET_KEY set): a service on the
+ * local provider never loads it (about 6 MB of resident memory).
+ */
 export function stripeClient(config: StripeConfig & { secretKey: string }): Stripe {
+  const StripeLibrary = createRequire(import.meta.url)('stripe') as typeof Stripe;
   const api = config.apiUrl ? new URL(config.apiUrl) : undefined;
-  return new Stripe(config.secretKey, {
+  return new StripeLibrary(config.secretKey, {
     maxNetworkRetries: 2,
     timeout: 20_000,
     telemetry: false,

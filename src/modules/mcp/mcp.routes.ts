@@ -1,4 +1,4 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type * as McpTransportModule from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AGENT_SCOPES } from '../../domain/scopes.js';
 import { ApiError } from '../../http/errors.js';
@@ -6,8 +6,19 @@ import type { AppServices } from '../../services.js';
 import { API_KEY_PATTERN, hashApiKey } from '../keys/keys.domain.js';
 import { findActiveKeyByHash } from '../keys/keys.service.js';
 import type { RestCaller } from './mcp.executor.js';
-import { createMcpServer } from './mcp.server.js';
+import type * as McpServerModule from './mcp.server.js';
 import { resourceMetadataUrl } from '../oauth/oauth.routes.js';
+
+/**
+ * The MCP SDK and the tools' server, loaded by the first POST /mcp a process answers: a process that
+ * serves no agent over HTTP never loads them (about 10 MB of resident memory).
+ */
+let mcpModules: Promise<[typeof McpServerModule, typeof McpTransportModule]> | undefined;
+const loadMcp = () =>
+  (mcpModules ??= Promise.all([
+    import('./mcp.server.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+  ]));
 
 /** The tools' REST requests, handed to this very app in process (no socket, same hooks). */
 function injectCaller(app: FastifyInstance, authorization: string, livemode: boolean): RestCaller {
@@ -112,6 +123,7 @@ export function mcpRoutes(app: FastifyInstance, services: AppServices): void {
   app.post('/mcp', { schema }, async (request, reply) => {
     checkOrigin(services, request);
     const { livemode } = await authenticate(services, request);
+    const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await loadMcp();
     const server = createMcpServer(injectCaller(app, request.headers.authorization ?? '', livemode));
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
