@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type { Kysely } from 'kysely';
 import type Stripe from 'stripe';
 import type { StripeConfig } from '../../config.js';
@@ -14,6 +13,9 @@ import { ApiError, conflict } from '../../http/errors.js';
 import type { BillingProvider, BillingRequest } from './billing.provider.js';
 import { accountIdByCustomer, billingOf, saveBilling } from './billing.repository.js';
 import { changePlan, type PlanChangeResult } from './billing.service.js';
+import { onFirstUse } from '../../lib/on-first-use.js';
+
+const loadStripe = onFirstUse<typeof Stripe>('stripe');
 
 /**
  * The Stripe client; STRIPE_API_URL points it elsewhere (stripe-mock, a loopback double in tests). Its
@@ -21,8 +23,8 @@ import { changePlan, type PlanChangeResult } from './billing.service.js';
  * local provider never loads it (about 6 MB of resident memory).
  */
 export function stripeClient(config: StripeConfig & { secretKey: string }): Stripe {
-  const StripeLibrary = createRequire(import.meta.url)('stripe') as typeof Stripe;
   const api = config.apiUrl ? new URL(config.apiUrl) : undefined;
+  const StripeLibrary = loadStripe();
   return new StripeLibrary(config.secretKey, {
     maxNetworkRetries: 2,
     timeout: 20_000,

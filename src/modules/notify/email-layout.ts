@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type mjml2htmlFunction from 'mjml';
+import { onFirstUse } from '../../lib/on-first-use.js';
 import { readableOnWhite } from '../portal/page/colour.js';
 
 /**
@@ -154,13 +154,12 @@ const MAX_SHAPES = 500;
  * components, juice, html-minifier, uglify-js) that an API process, which sends no email itself,
  * never pays.
  */
-let mjml2html: typeof mjml2htmlFunction | undefined;
+const mjml2html = onFirstUse<typeof mjml2htmlFunction>('mjml');
 
 function compiledShape(document: string): string {
   const kept = shapes.get(document);
   if (kept !== undefined) return kept;
-  mjml2html ??= createRequire(import.meta.url)('mjml') as typeof mjml2htmlFunction;
-  const { html } = mjml2html(document, { validationLevel: 'strict', keepComments: false });
+  const { html } = mjml2html()(document, { validationLevel: 'strict', keepComments: false });
   if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value ?? '');
   shapes.set(document, html);
   return html;

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type * as Undici from 'undici';
+import { onFirstUse } from '../../lib/on-first-use.js';
 import { AddressRefusedError, classifyAddress, guardedLookup, hostOf, refusedAmong } from './ssrf.js';
 
 /**
@@ -36,9 +36,7 @@ export interface SendOptions {
  * undici, loaded by the first webhook a process sends: a process that delivers none (an API process,
  * or any without endpoints) never loads it (about 5 MB of resident memory).
  */
-let undici: typeof Undici | undefined;
-const loadUndici = (): typeof Undici =>
-  (undici ??= createRequire(import.meta.url)('undici') as typeof Undici);
+const loadUndici = onFirstUse<typeof Undici>('undici');
 
 export class WebhookHttpClient {
   private agent: Undici.Agent | undefined;
