@@ -1,7 +1,7 @@
 /**
  * Memory of the API process (see bench/README.md, "Memory"): the service runs as in production, built
- * (`scripts/build.js` into dist/) and started with `node dist/main.js serve` in a child process of its
- * own (SQLite in a fresh temporary directory, its info log on stdout into a file), and its resident set
+ * (`scripts/build.js` into dist/) and started with `node dist/main.js serve` and the Node options of
+ * `npm start` (package.json's start script, so its heap limit too) in a child process of its own (SQLite in a fresh temporary directory, its info log on stdout into a file), and its resident set
  * (VmRSS from /proc) is sampled every 50 ms from here while
  *
  * 1. the four polled reads are loaded one after another with autocannon (whole answers, no
@@ -74,14 +74,30 @@ async function sampled<T>(
   }
 }
 
+/**
+ * The Node options `npm start` gives the service (`node <options> dist/main.js serve` in package.json's
+ * start script): this measures the process `npm start` runs.
+ */
+async function startOptions(root: string): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+    scripts?: { start?: string };
+  };
+  const command = /\bnode((?: --[\w-]+(?:=\S+)?)*) dist\/main\.js serve\b/.exec(
+    manifest.scripts?.start ?? '',
+  );
+  if (!command) throw new Error('package.json: the start script does not run `node … dist/main.js serve`');
+  return (command[1] ?? '').split(' ').filter((option) => option !== '');
+}
+
 /** `intake serve` from the compiled build, its log (stdout, at info) into a file, as in production. */
-async function startService(dir: string): Promise<{ child: ChildProcess; url: string }> {
+async function startService(dir: string): Promise<{ child: ChildProcess; url: string; options: string[] }> {
   const root = join(import.meta.dirname, '..');
   const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.js')], { stdio: 'inherit' });
   if (build.status !== 0) throw new Error('The build failed');
   const logPath = join(dir, 'service.log');
   const log = await open(logPath, 'w');
-  const child = spawn(process.execPath, [join(root, 'dist', 'main.js'), 'serve'], {
+  const options = await startOptions(root);
+  const child = spawn(process.execPath, [...options, join(root, 'dist', 'main.js'), 'serve'], {
     env: { ...process.env, PORT: '0', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'info' },
     stdio: ['ignore', log.fd, 'inherit'],
   });
@@ -89,7 +105,7 @@ async function startService(dir: string): Promise<{ child: ChildProcess; url: st
   for (let attempt = 0; attempt < 1200; attempt++) {
     if (child.exitCode !== null) throw new Error(`The service exited (${child.exitCode})`);
     const url = /listening on (http:\/\/[^\s"]+)/.exec(await readFile(logPath, 'utf8'))?.[1];
-    if (url) return { child, url };
+    if (url) return { child, url, options };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error('The service did not start within 120 s');
@@ -188,7 +204,7 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${key}` };
     const idle = await rssOf(pid);
     process.stderr.write(
-      `Service ready, RSS ${(idle / MB).toFixed(1)} MB; load average ${os.loadavg()[0]?.toFixed(2)}\n`,
+      `Service ready (node ${started.options.join(' ')}), RSS ${(idle / MB).toFixed(1)} MB; load average ${os.loadavg()[0]?.toFixed(2)}\n`,
     );
 
     // 1. Read load, with a creation every 100 ms so answers keep being built.
