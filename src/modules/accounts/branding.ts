@@ -147,17 +147,18 @@ export async function emailBranding(
   accountId: string,
   appUrl: string,
 ): Promise<{ logoUrl: string | null; accentColor: string | null }> {
-  const account = await db
+  // One read, the plan with its settings: every email a job sends asks for this.
+  const row = await db
     .selectFrom('accounts')
-    .select('plan')
-    .where('id', '=', accountId)
+    .leftJoin('account_branding', 'account_branding.account_id', 'accounts.id')
+    .select(['accounts.plan', 'account_branding.logo_url', 'account_branding.accent_color'])
+    .where('accounts.id', '=', accountId)
     .executeTakeFirst();
-  if (!account || !planOf(account.plan).features.custom_branding) return { logoUrl: null, accentColor: null };
-  const settings = await brandingSettingsOf(db, accountId);
+  if (!row || !planOf(row.plan).features.custom_branding) return { logoUrl: null, accentColor: null };
   return {
-    logoUrl: settings.logo_url
-      ? `${appUrl.replace(/\/+$/, '')}${emailLogoPath(accountId, settings.logo_url)}`
+    logoUrl: row.logo_url
+      ? `${appUrl.replace(/\/+$/, '')}${emailLogoPath(accountId, row.logo_url)}`
       : null,
-    accentColor: settings.accent_color,
+    accentColor: row.accent_color ?? null,
   };
 }
