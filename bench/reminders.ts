@@ -1,9 +1,13 @@
 /**
  * Reminder benchmark (see "Reminders" in bench/README.md):
  *
- * 1. Dispatch: BENCH_INTAKES live intakes, each with its first reminder due now, are dispatched by
- *    BENCH_WORKERS job workers in this process through the real path (claim, checks, render, SMTP,
- *    record, plan the next reminder) into an SMTP server on 127.0.0.1 that accepts and discards.
+ * 1. Dispatch: BENCH_INTAKES live intakes, each with its first reminder due now, are dispatched
+ *    through the real path (claim, checks, render, SMTP, record, plan the next reminder) into an SMTP
+ *    server on 127.0.0.1 that accepts and discards, BENCH_WORKERS reminders in flight: by one job
+ *    worker's poll loop with as many slots (WORKER_CONCURRENCY), as a `worker` or `serve` process runs
+ *    them, where a slot takes the next reminder once the last one's outcome is handed over for
+ *    recording. BENCH_REMINDER_RUN=due runs them instead as before 2026-11-28 (later): BENCH_WORKERS
+ *    workers each calling runDue, one reminder after another, each waiting for its outcome's commit.
  *    In BENCH_REMINDER_ROUNDS alternating rounds against the baseline: a plain nodemailer loop (pooled,
  *    as many connections, as many messages in flight as there are workers, Nagle off like the
  *    service's mailer) sending as many messages of the same size to the same server. The ratio of the
@@ -42,6 +46,8 @@ function positiveInt(name: string, fallback: number): number {
 const INTAKES = positiveInt('BENCH_INTAKES', QUICK ? 300 : 2_000);
 const ROUNDS = positiveInt('BENCH_REMINDER_ROUNDS', QUICK ? 1 : 3);
 const WORKERS = positiveInt('BENCH_WORKERS', 4);
+const RUN = process.env.BENCH_REMINDER_RUN || 'poll';
+if (RUN !== 'poll' && RUN !== 'due') throw new Error('BENCH_REMINDER_RUN: poll or due');
 const SCHEDULED_ROWS = positiveInt('BENCH_SCHEDULED_ROWS', QUICK ? 20_000 : 1_000_000);
 const CLAIM_SAMPLES = positiveInt('BENCH_CLAIM_SAMPLES', 200);
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -88,6 +94,15 @@ function reachable(url: string): Promise<boolean> {
 }
 
 type Sink = Awaited<ReturnType<typeof startSink>>;
+
+/** Resolves once `done()` holds (checked every 2 ms), or throws after two minutes. */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = performance.now() + 120_000;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error('The reminders were not all sent within two minutes');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
 
 /**
  * The baseline: `count` messages of `size` bytes (half HTML, half text) through a plain pooled
@@ -145,17 +160,27 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
   await seedDueReminders(db, account.account_id, INTAKES, -1000);
   const seedSeconds = (performance.now() - seedStart) / 1000;
 
-  const workers = Array.from({ length: WORKERS }, () => createWorker(services));
   const before = sink.received();
   const bytesBefore = sink.bytes();
   const started = performance.now();
-  await Promise.all(
-    workers.map(async (worker) => {
-      while ((await worker.runDue({ livemode: true, limit: 50 })) > 0) {
-        /* keep claiming until nothing is due */
-      }
-    }),
-  );
+  if (RUN === 'poll') {
+    // As a worker process runs them: its poll loop, WORKERS slots (the config's WORKER_CONCURRENCY).
+    const worker = createWorker(services);
+    worker.start();
+    await until(() => sink.received() - before >= INTAKES || Boolean(process.env.BENCH_NO_SMTP));
+    // Stopping lets the handlers running finish: the last outcomes are recorded when it returns.
+    await worker.stop();
+    if (process.env.BENCH_NO_SMTP) throw new Error('BENCH_NO_SMTP needs BENCH_REMINDER_RUN=due');
+  } else {
+    const workers = Array.from({ length: WORKERS }, () => createWorker(services));
+    await Promise.all(
+      workers.map(async (worker) => {
+        while ((await worker.runDue({ livemode: true, limit: 50 })) > 0) {
+          /* keep claiming until nothing is due */
+        }
+      }),
+    );
+  }
   const seconds = (performance.now() - started) / 1000;
   const delivered = sink.received() - before;
   const sent = await db
@@ -303,6 +328,7 @@ async function runOn(database: 'sqlite' | 'postgres') {
   const config = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
+    WORKER_CONCURRENCY: String(WORKERS),
     ...(process.env.BENCH_NO_SMTP ? {} : { SMTP_URL: sink.url }),
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
@@ -324,7 +350,7 @@ async function runOn(database: 'sqlite' | 'postgres') {
       );
     }
     const ratio = printRatio({
-      name: `reminders: due reminders sent over SMTP (${database === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${WORKERS} workers)`,
+      name: `reminders: due reminders sent over SMTP (${database === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${RUN === 'poll' ? `one worker, ${WORKERS} slots` : `${WORKERS} workers, runDue`})`,
       goal: '>=0.5',
       baseline: `plain nodemailer loop, ${WORKERS} in flight, same SMTP server and message size (messages/s)`,
       rounds,
