@@ -1,11 +1,11 @@
 /**
- * What an account's emails carry of its branding (emailBranding, read once per email a job sends):
- * the logo as an absolute address and the accent colour on a plan with custom branding, nothing on a
- * plan without it even where settings were saved, and nothing for an account without settings or
- * an account that does not exist. On both databases.
+ * What an account's emails carry of it (emailIdentity, read once per email a job sends): its name and
+ * address, and of its branding the logo as an absolute address and the accent colour on a plan with
+ * custom branding, nothing on a plan without it even where settings were saved, and nothing for an
+ * account without settings or an account that does not exist. On both databases.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emailBranding, updateBranding } from '../src/modules/accounts/branding.js';
+import { emailBranding, emailIdentity, updateBranding } from '../src/modules/accounts/branding.js';
 import { DATABASES } from './helpers/env.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -49,7 +49,22 @@ describe.each(DATABASES)('email branding on %s', (database) => {
 
   it('carries nothing for an account without settings, or one that does not exist', async () => {
     expect((await branded('agency', false)).branding).toEqual({ logoUrl: null, accentColor: null });
-    const missing = await emailBranding(server.server.services.db.kysely, 'acct_missing', APP_URL);
-    expect(missing).toEqual({ logoUrl: null, accentColor: null });
+    const missing = await emailIdentity(server.server.services.db.kysely, 'acct_missing', APP_URL);
+    expect(missing).toEqual({ account: undefined, branding: { logoUrl: null, accentColor: null } });
+  });
+
+  it("reads the account's name and address with its branding, on every plan", async () => {
+    const db = server.server.services.db.kysely;
+    for (const plan of ['agency', 'solo'] as const) {
+      const { account_id } = await server.createAccount({ plan });
+      const row = await db
+        .selectFrom('accounts')
+        .select(['name', 'email'])
+        .where('id', '=', account_id)
+        .executeTakeFirstOrThrow();
+      const identity = await emailIdentity(db, account_id, APP_URL);
+      expect(identity.account).toEqual({ name: row.name, email: row.email });
+      expect(identity.branding).toEqual(await emailBranding(db, account_id, APP_URL));
+    }
   });
 });

@@ -138,27 +138,52 @@ export async function accountLogo(
   return { type: match[1], bytes: Buffer.from(match[2], 'base64'), version: logoVersion(url) };
 }
 
+/** What an account's emails show of it: the logo as an absolute address and the accent colour. */
+export interface EmailBranding {
+  logoUrl: string | null;
+  accentColor: string | null;
+}
+
 /**
- * The branding of an account's emails: the logo as an absolute address and the accent colour, on
- * plans with custom branding; nothing otherwise.
+ * What an account's emails show of it, in one read (every email a job sends asks for it): its name
+ * and address (undefined: no such account), and its branding, on plans with custom branding only.
  */
+export async function emailIdentity(
+  db: Kysely<Database>,
+  accountId: string,
+  appUrl: string,
+): Promise<{ account: { name: string; email: string } | undefined; branding: EmailBranding }> {
+  const row = await db
+    .selectFrom('accounts')
+    .leftJoin('account_branding', 'account_branding.account_id', 'accounts.id')
+    .select([
+      'accounts.name',
+      'accounts.email',
+      'accounts.plan',
+      'account_branding.logo_url',
+      'account_branding.accent_color',
+    ])
+    .where('accounts.id', '=', accountId)
+    .executeTakeFirst();
+  if (!row) return { account: undefined, branding: { logoUrl: null, accentColor: null } };
+  const account = { name: row.name, email: row.email };
+  if (!planOf(row.plan).features.custom_branding) {
+    return { account, branding: { logoUrl: null, accentColor: null } };
+  }
+  return {
+    account,
+    branding: {
+      logoUrl: row.logo_url ? `${appUrl.replace(/\/+$/, '')}${emailLogoPath(accountId, row.logo_url)}` : null,
+      accentColor: row.accent_color ?? null,
+    },
+  };
+}
+
+/** The branding of an account's emails (emailIdentity's): nothing on plans without custom branding. */
 export async function emailBranding(
   db: Kysely<Database>,
   accountId: string,
   appUrl: string,
-): Promise<{ logoUrl: string | null; accentColor: string | null }> {
-  // One read, the plan with its settings: every email a job sends asks for this.
-  const row = await db
-    .selectFrom('accounts')
-    .leftJoin('account_branding', 'account_branding.account_id', 'accounts.id')
-    .select(['accounts.plan', 'account_branding.logo_url', 'account_branding.accent_color'])
-    .where('accounts.id', '=', accountId)
-    .executeTakeFirst();
-  if (!row || !planOf(row.plan).features.custom_branding) return { logoUrl: null, accentColor: null };
-  return {
-    logoUrl: row.logo_url
-      ? `${appUrl.replace(/\/+$/, '')}${emailLogoPath(accountId, row.logo_url)}`
-      : null,
-    accentColor: row.accent_color ?? null,
-  };
+): Promise<EmailBranding> {
+  return (await emailIdentity(db, accountId, appUrl)).branding;
 }

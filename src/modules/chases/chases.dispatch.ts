@@ -39,7 +39,6 @@ import {
   MAX_SEND_ATTEMPTS,
   messageContext,
   readContext,
-  senderOf,
   type ContextReads,
   type Sender,
   tenantOf,
@@ -360,15 +359,14 @@ async function readForDispatch(
     const tenant = tenantOf({ accountId: row.account_id, livemode: row.livemode === 1 });
     return [row, await isSuppressed(db, tenant, row.client_email)] as const;
   };
-  const [chase, [intake, clientSuppressed], plan, items, sender, context] = await Promise.all([
+  const [chase, [intake, clientSuppressed], plan, items, context] = await Promise.all([
     readAfterLock ? awaitIntakeLock(db, intakeId).then(() => findChase(db, chaseId)) : findChase(db, chaseId),
     intakeAndSuppression(),
     findPlan(db, intakeId),
     itemsOf(db, intakeId),
-    senderOf(db, accountId),
     readContext(services, db, accountId, intakeId),
   ]);
-  return { chase, readAfterLock, intake, clientSuppressed, plan, items, sender, context };
+  return { chase, readAfterLock, intake, clientSuppressed, plan, items, sender: context.sender, context };
 }
 
 /** Whether the chase is still scheduled, read under the intake's lock (after any call-off commits). */

@@ -18,7 +18,7 @@ import {
   type IntakeRow,
   type ItemRow,
 } from '../intakes/intakes.service.js';
-import { emailBranding } from '../accounts/branding.js';
+import { emailIdentity } from '../accounts/branding.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { MailError } from './mailer.js';
@@ -191,13 +191,19 @@ export async function senderOf(db: Kysely<Database>, accountId: string): Promise
     .select(['name', 'email'])
     .where('id', '=', accountId)
     .executeTakeFirst();
+  return senderFrom(account);
+}
+
+/** Who an account's emails come from (its name, else "Intake"), from its row (undefined: none). */
+function senderFrom(account: { name: string; email: string } | undefined): Sender {
   return { name: account?.name || 'Intake', email: account?.email ?? '' };
 }
 
-/** What messageContext reads besides the intake, its items and the sender. */
+/** What messageContext reads besides the intake and its items, and the sender read with the branding. */
 export interface ContextReads {
   files: readonly FileRow[];
   branding: MessageContext['branding'];
+  sender: Sender;
 }
 
 /**
@@ -211,11 +217,11 @@ export async function readContext(
   accountId: string,
   intakeId: string,
 ): Promise<ContextReads> {
-  const [files, branding] = await Promise.all([
+  const [files, identity] = await Promise.all([
     filesOf(db, intakeId),
-    emailBranding(db, accountId, services.config.appUrl),
+    emailIdentity(db, accountId, services.config.appUrl),
   ]);
-  return { files, branding };
+  return { files, branding: identity.branding, sender: senderFrom(identity.account) };
 }
 
 /** What a message to the intake's client says, read now so it is current when it goes out. */
