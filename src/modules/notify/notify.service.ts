@@ -418,7 +418,13 @@ export async function deliverMessage(services: AppServices, job: Job<{ message_i
     await record({ status: 'bounced', error: 'suppressed' });
     return;
   }
-  const sender = await senderOf(db, row.account_id);
+  // A templated email reads its sender with what it shows, side by side (one read of the account);
+  // a prepared one needs the sender alone.
+  const [reads, items] =
+    !prepared && intake
+      ? await Promise.all([readContext(services, db, row.account_id, intake.id), itemsOf(db, intake.id)])
+      : [undefined, undefined];
+  const sender = reads?.sender ?? (await senderOf(db, row.account_id));
   const { data } = row;
   const revision =
     row.template === 'revision' && data.item_key
@@ -432,6 +438,7 @@ export async function deliverMessage(services: AppServices, job: Job<{ message_i
           await messageContext(services, db, intake, sender, {
             revision,
             ...('recipient_name' in data ? { clientName: data.recipient_name ?? null } : {}),
+            ...(reads && items ? { reads, items } : {}),
           }),
         )
       : undefined);
