@@ -1,7 +1,8 @@
 /**
  * Memory of the API process (see bench/README.md, "Memory"): the service runs as in production, built
  * (`scripts/build.js` into dist/) and started with `node dist/main.js serve` and the Node options of
- * `npm start` (package.json's start script, so its heap limit too) in a child process of its own (SQLite in a fresh temporary directory, its info log on stdout into a file), and its resident set
+ * `npm start` (package.json's start script, so its heap limit too) in a child process of its own
+ * (SQLite in a fresh temporary directory, its info log on stdout into a file), and its resident set
  * (VmRSS from /proc) is sampled every 50 ms from here while
  *
  * 1. the four polled reads are loaded one after another with autocannon (whole answers, no

@@ -40,7 +40,6 @@ import {
   messageContext,
   readContext,
   type ContextReads,
-  type Sender,
   tenantOf,
   transmit,
   type Transmission,
@@ -191,7 +190,8 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
       chaseId,
     );
   }
-  const { chase, intake, plan, items, sender, context: contextReads } = reads;
+  const { chase, intake, plan, items, context: contextReads } = reads;
+  const { sender } = contextReads;
   if (!chase || chase.status !== 'scheduled' || !intake) return;
   const base = await worldOfIntake(db, intake, systemActor, services.clock);
   const settings = settingsOf(intake, plan);
@@ -332,7 +332,7 @@ interface DispatchReads {
   clientSuppressed: boolean;
   plan: ChasePlanRow | undefined;
   items: ItemRow[];
-  sender: Sender;
+  /** The sender, the files and the branding (readContext). */
   context: ContextReads;
 }
 
@@ -366,7 +366,7 @@ async function readForDispatch(
     itemsOf(db, intakeId),
     readContext(services, db, accountId, intakeId),
   ]);
-  return { chase, readAfterLock, intake, clientSuppressed, plan, items, sender: context.sender, context };
+  return { chase, readAfterLock, intake, clientSuppressed, plan, items, context };
 }
 
 /** Whether the chase is still scheduled, read under the intake's lock (after any call-off commits). */
