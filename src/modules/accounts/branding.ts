@@ -138,9 +138,11 @@ export async function accountLogo(
   return { type: match[1], bytes: Buffer.from(match[2], 'base64'), version: logoVersion(url) };
 }
 
-/** What an account's emails show of it: the logo as an absolute address and the accent colour. */
+/** What an account's emails show of its branding (the email layout adds the account's name). */
 export interface EmailBranding {
+  /** An absolute http(s) address of the logo image (mail clients do not show data: URLs). */
   logoUrl: string | null;
+  /** #rrggbb: the button and the band above the message; darkened if white text would not read on it. */
   accentColor: string | null;
 }
 
@@ -177,13 +179,4 @@ export async function emailIdentity(
       accentColor: row.accent_color ?? null,
     },
   };
-}
-
-/** The branding of an account's emails (emailIdentity's): nothing on plans without custom branding. */
-export async function emailBranding(
-  db: Kysely<Database>,
-  accountId: string,
-  appUrl: string,
-): Promise<EmailBranding> {
-  return (await emailIdentity(db, accountId, appUrl)).branding;
 }

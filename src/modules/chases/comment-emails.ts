@@ -8,7 +8,6 @@ import { supportedLanguage, translator } from '../../i18n/index.js';
 import { defineJob, enqueueJob, type Job } from '../../jobs/jobs.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import type { AppServices } from '../../services.js';
-import { emailBranding } from '../accounts/branding.js';
 import { markEmailed, waitingOwnerComments } from '../comments/comments.service.js';
 import {
   clientItems,
@@ -19,7 +18,7 @@ import {
 } from '../intakes/intakes.service.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { emailLayout, type EmailBlock } from '../notify/email-layout.js';
-import { queuePreparedEmail, senderOf } from '../notify/notify.service.js';
+import { queuePreparedEmail, senderAndBrandingOf } from '../notify/notify.service.js';
 import { settingsOf } from './chases.plan.js';
 import { optOutUrl } from './chases.dispatch.js';
 import { findPlan } from './chases.repository.js';
@@ -124,7 +123,7 @@ async function commentEmail(
   const t = translator(intake.client_language, 'email');
   // The reminders' opt-out: it stops reminders and these emails alike (the job reads the same opt-out).
   const unsubscribeUrl = optOutUrl(services, intake.id);
-  const sender = await senderOf(db, intake.account_id);
+  const { sender, branding } = await senderAndBrandingOf(services, db, intake.account_id);
   const vars = { account: sender.name, project: intake.project_name };
   const subject = t('comments.subject', vars);
   const intro = t('comments.intro', { ...vars, count: comments.length });
@@ -138,10 +137,7 @@ async function commentEmail(
     language: supportedLanguage(intake.client_language),
     subject,
     preheader: intro,
-    branding: {
-      accountName: sender.name,
-      ...(await emailBranding(db, intake.account_id, services.config.appUrl)),
-    },
+    branding: { accountName: sender.name, ...branding },
     greeting: intake.client_name ? t('greeting', { name: intake.client_name }) : t('greeting_anonymous'),
     blocks,
     signature: [t('thanks_sign'), sender.name],

@@ -1,4 +1,5 @@
 import type mjml2htmlFunction from 'mjml';
+import type { EmailBranding as AccountEmailBranding } from '../accounts/branding.js';
 import { onFirstUse } from '../../lib/on-first-use.js';
 import { readableOnWhite } from '../portal/page/colour.js';
 
@@ -9,13 +10,9 @@ import { readableOnWhite } from '../portal/page/colour.js';
  * and the sender's logo and accent colour are used when the account has them.
  */
 
-export interface EmailBranding {
+export interface EmailBranding extends AccountEmailBranding {
   /** Shown at the top when there is no logo, and as the logo's alt text. */
   accountName: string;
-  /** An absolute http(s) address of the logo image (mail clients do not show data: URLs). */
-  logoUrl: string | null;
-  /** #rrggbb: the button and the band above the message; darkened if white text would not read on it. */
-  accentColor: string | null;
 }
 
 export type EmailBlock =

@@ -199,6 +199,16 @@ function senderFrom(account: { name: string; email: string } | undefined): Sende
   return { name: account?.name || 'Intake', email: account?.email ?? '' };
 }
 
+/** Who an account's emails come from, and their branding: one read of the account (emailIdentity). */
+export async function senderAndBrandingOf(
+  services: AppServices,
+  db: Kysely<Database>,
+  accountId: string,
+): Promise<{ sender: Sender; branding: MessageContext['branding'] }> {
+  const { account, branding } = await emailIdentity(db, accountId, services.config.appUrl);
+  return { sender: senderFrom(account), branding };
+}
+
 /** What messageContext reads besides the intake and its items, and the sender read with the branding. */
 export interface ContextReads {
   files: readonly FileRow[];
@@ -217,11 +227,11 @@ export async function readContext(
   accountId: string,
   intakeId: string,
 ): Promise<ContextReads> {
-  const [files, identity] = await Promise.all([
+  const [files, { sender, branding }] = await Promise.all([
     filesOf(db, intakeId),
-    emailIdentity(db, accountId, services.config.appUrl),
+    senderAndBrandingOf(services, db, accountId),
   ]);
-  return { files, branding: identity.branding, sender: senderFrom(identity.account) };
+  return { files, branding, sender };
 }
 
 /** What a message to the intake's client says, read now so it is current when it goes out. */
