@@ -4,6 +4,7 @@ import { Kysely, Migrator, SqliteDialect, sql, type SqliteDatabase } from 'kysel
 import { migrationProvider } from './migrations/index.js';
 import { SearchPathPostgresDialect } from './pg-introspector.js';
 import { pgModule } from './pg-module.js';
+import { withNamedStatements } from './pg-named-statements.js';
 import { registerDirectReader } from './prepared.js';
 import type { Database } from './schema.js';
 import { ensurePrivateDirectory, ensurePrivateFile } from '../lib/private-files.js';
@@ -20,6 +21,8 @@ export interface Db {
    * engine offers one (SQLite's `PRAGMA data_version`); caches of rows are safe only where it exists.
    */
   changeVersion?: () => number;
+  /** Runs a migration: on PostgreSQL, with no statement prepared across it (see pg-named-statements.ts). */
+  whileMigrating?: <T>(task: () => Promise<T>) => Promise<T>;
   /** Connections of the pool now (metrics): open, idle, and queries waiting for one. */
   poolUse(): { max: number; total: number; idle: number; waiting: number };
   close(): Promise<void>;
@@ -130,10 +133,12 @@ function openPostgres(databaseUrl: string): Db {
   // its 'error' would have no listener; the next query fails instead, and the pool discards it.
   pool.on('connect', (connection) => connection.on('error', () => undefined));
   // Its introspection (the migrator's) reads only this installation's schemas: see pg-introspector.ts.
-  const kysely = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool }) });
+  const named = withNamedStatements(pool);
+  const kysely = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool: named }) });
   return {
     kysely,
     dialect: 'postgres',
+    whileMigrating: (task) => named.unnamedWhile(task),
     poolUse: () => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => kysely.destroy(),
   };
@@ -150,7 +155,9 @@ export async function migrateToLatest(db: Db, databaseUrl?: string): Promise<str
     provider: migrationProvider,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (db.whileMigrating
+    ? db.whileMigrating(() => migrator.migrateToLatest())
+    : migrator.migrateToLatest());
   if (error) throw error instanceof Error ? error : new Error('Database migration failed', { cause: error });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

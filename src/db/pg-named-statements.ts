@@ -1,0 +1,126 @@
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type { Pool, PoolClient } from 'pg';
+
+/**
+ * Distinct statements given a name (prepared once per connection) in one process. Kysely's SQL is
+ * parameterised, so the set is small; statements beyond it run unnamed, as before.
+ */
+export const MAX_NAMED_STATEMENTS = 500;
+
+/** PostgreSQL's answer to a named statement whose result columns changed since it was prepared (a migration). */
+function isStalePlan(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error as Error & { code?: unknown }).code === '0A000' &&
+    error.message.includes('cached plan must not change result type')
+  );
+}
+
+export interface NamedStatementsPool extends PostgresPool {
+  /**
+   * Runs `task` with every statement unnamed (migrations change the tables that named statements read),
+   * then retires every connection opened before it ends.
+   */
+  unnamedWhile<T>(run: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Kysely's pool, with every statement that takes parameters sent as a named statement: PostgreSQL
+ * parses it once per connection and, once it has seen that a generic plan costs no more than the
+ * custom ones (after five runs), plans it once too. Without a name, every statement is parsed and
+ * planned anew on every run, which on a small machine is much of a short statement's cost.
+ *
+ * A migration made by another process while this one runs can change the columns a prepared
+ * `select *` returns: PostgreSQL then refuses the statement ("cached plan must not change result type")
+ * before running it. Every connection opened before that moment is then retired (closed when it is
+ * next released or taken from the pool, so that its prepared statements go with it), and the statement
+ * is run again unnamed if no transaction was open; inside a transaction the error ends the
+ * transaction, as any error does.
+ */
+export function withNamedStatements(pool: Pool): NamedStatementsPool {
+  const names = new Map<string, string>();
+  /** Moves when a connection finds its prepared statements stale; older connections are retired. */
+  let generation = 0;
+  let migrations = 0;
+  const generationOf = new WeakMap<PoolClient, number>();
+  const wrappers = new WeakMap<PoolClient, PostgresPoolClient>();
+
+  const nameOf = (text: string): string | undefined => {
+    if (migrations > 0) return undefined;
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
+      name = `k${names.size.toString(36)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+
+  async function run<R>(
+    client: PoolClient,
+    text: string,
+    values: unknown[],
+  ): Promise<PostgresQueryResult<R>> {
+    const name = values.length > 0 ? nameOf(text) : undefined;
+    if (name === undefined) return (await client.query(text, values)) as unknown as PostgresQueryResult<R>;
+    try {
+      return (await client.query({ name, text, values })) as unknown as PostgresQueryResult<R>;
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      if (generationOf.get(client) === generation) generation += 1;
+      // Refused before it ran: outside a transaction, run it again without the stale statement.
+      if (client.getTransactionStatus() !== 'I') throw error;
+      return (await client.query(text, values)) as unknown as PostgresQueryResult<R>;
+    }
+  }
+
+  function wrap(client: PoolClient): PostgresPoolClient {
+    let wrapper = wrappers.get(client);
+    if (!wrapper) {
+      function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+      function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+      function query<R>(
+        sqlOrCursor: string | PostgresCursor<R>,
+        parameters?: ReadonlyArray<unknown>,
+      ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+        if (typeof sqlOrCursor !== 'string') {
+          // A cursor (Kysely's streams) is a submittable of pg's own: passed on as it is.
+          return client.query(sqlOrCursor as never);
+        }
+        return run<R>(client, sqlOrCursor, [...(parameters ?? [])]);
+      }
+      wrapper = {
+        query,
+        // A connection of an older generation is closed instead of returned (its statements are stale).
+        release: () => client.release(generationOf.get(client) !== generation),
+      };
+      wrappers.set(client, wrapper);
+    }
+    return wrapper;
+  }
+
+  return {
+    async connect() {
+      for (;;) {
+        const client = await pool.connect();
+        const born = generationOf.get(client);
+        if (born === undefined) generationOf.set(client, generation);
+        else if (born !== generation) {
+          client.release(true);
+          continue;
+        }
+        return wrap(client);
+      }
+    },
+    end: () => pool.end(),
+    async unnamedWhile(task) {
+      migrations += 1;
+      try {
+        return await task();
+      } finally {
+        migrations -= 1;
+        // Whatever was prepared before may read tables the migration changed: start afresh.
+        generation += 1;
+      }
+    },
+  };
+}

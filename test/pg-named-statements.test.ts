@@ -1,0 +1,79 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../src/db/database.js';
+import type { Database } from '../src/db/schema.js';
+import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
+
+/** The statements prepared on the connection that `db` runs on (a transaction keeps one connection). */
+async function preparedOn(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db);
+  return rows.map((row) => row.statement);
+}
+
+const PROBE_READ = 'select * from named_probe where a = $1';
+
+async function readProbe(db: Kysely<Database>): Promise<Record<string, unknown>[]> {
+  const { rows } = await sql<Record<string, unknown>>`select * from named_probe where a = ${1}`.execute(db);
+  return rows;
+}
+
+describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL', () => {
+  const schema = `named_${process.pid}`;
+  let dataDir: string;
+  let db: Db;
+  /** Another process's connection to the same schema: it makes the migration below. */
+  let other: Db;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'named-'));
+    const databaseUrl = `${TEST_POSTGRES_URL}?schema=${schema}`;
+    db = openDatabase({ databaseUrl, dataDir });
+    other = openDatabase({ databaseUrl, dataDir });
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(db.kysely);
+    await sql`create table named_probe (a int primary key)`.execute(db.kysely);
+    await sql`insert into named_probe (a) values (1)`.execute(db.kysely);
+  });
+
+  afterAll(async () => {
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db.kysely);
+    await other.close();
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('prepares a statement with parameters once per connection, and one without none', async () => {
+    await db.kysely.transaction().execute(async (trx) => {
+      await readProbe(trx);
+      await readProbe(trx);
+      await sql`select count(*) from named_probe`.execute(trx);
+      const prepared = await preparedOn(trx);
+      expect(prepared.filter((text) => text === PROBE_READ)).toHaveLength(1);
+      expect(prepared.some((text) => text.includes('count(*)'))).toBe(false);
+    });
+  });
+
+  it("runs a statement whose columns another process's migration changed, and retires the stale connections", async () => {
+    expect(await readProbe(db.kysely)).toEqual([{ a: 1 }]);
+    await sql`alter table named_probe add column b text`.execute(other.kysely);
+    // Refused by PostgreSQL as prepared ("cached plan must not change result type"): run again unnamed.
+    expect(await readProbe(db.kysely)).toEqual([{ a: 1, b: null }]);
+    // A transaction cannot run a refused statement again: it gets a connection prepared afresh.
+    const inTransaction = await db.kysely.transaction().execute((trx) => readProbe(trx));
+    expect(inTransaction).toEqual([{ a: 1, b: null }]);
+  });
+
+  it('names nothing while a migration runs', async () => {
+    const whileMigrating = db.whileMigrating;
+    if (!whileMigrating) throw new Error('PostgreSQL runs migrations with nothing named');
+    const seen = await whileMigrating(() =>
+      db.kysely.transaction().execute(async (trx) => {
+        await sql`select a from named_probe where a = ${2}`.execute(trx);
+        return preparedOn(trx);
+      }),
+    );
+    expect(seen.some((text) => text.includes('where a = $1') && text.startsWith('select a '))).toBe(false);
+  });
+});
