@@ -65,6 +65,25 @@ describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL',
     expect(inTransaction).toEqual([{ a: 1, b: null }]);
   });
 
+  it('names nothing with prepared_statements=false in the URL (for poolers that cannot keep them)', async () => {
+    const plain = openDatabase({
+      databaseUrl: `${TEST_POSTGRES_URL}?schema=${schema}&prepared_statements=false`,
+      dataDir,
+    });
+    try {
+      const seen = await plain.kysely.transaction().execute(async (trx) => {
+        await readProbe(trx);
+        return preparedOn(trx);
+      });
+      expect(seen).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+    expect(() =>
+      openDatabase({ databaseUrl: `${TEST_POSTGRES_URL}?prepared_statements=no`, dataDir }),
+    ).toThrow(/prepared_statements/);
+  });
+
   it('names nothing while a migration runs', async () => {
     const whileMigrating = db.whileMigrating;
     if (!whileMigrating) throw new Error('PostgreSQL runs migrations with nothing named');

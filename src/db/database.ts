@@ -117,6 +117,13 @@ function openPostgres(databaseUrl: string): Db {
   if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error('The schema parameter of DATABASE_URL must be a lower-case SQL identifier.');
   }
+  // A pooler that does not keep prepared statements per client (PgBouncer's transaction mode before
+  // 1.21, or without max_prepared_statements) needs every statement unnamed.
+  const prepared = url.searchParams.get('prepared_statements');
+  url.searchParams.delete('prepared_statements');
+  if (prepared !== null && prepared !== 'true' && prepared !== 'false') {
+    throw new Error('The prepared_statements parameter of DATABASE_URL must be true or false.');
+  }
   const max = 10;
   const pool = new (pgModule().Pool)({
     connectionString: url.toString(),
@@ -133,7 +140,7 @@ function openPostgres(databaseUrl: string): Db {
   // its 'error' would have no listener; the next query fails instead, and the pool discards it.
   pool.on('connect', (connection) => connection.on('error', () => undefined));
   // Its introspection (the migrator's) reads only this installation's schemas: see pg-introspector.ts.
-  const named = withNamedStatements(pool);
+  const named = withNamedStatements(pool, { enabled: prepared !== 'false' });
   const kysely = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool: named }) });
   return {
     kysely,

@@ -37,7 +37,7 @@ export interface NamedStatementsPool extends PostgresPool {
  * is run again unnamed if no transaction was open; inside a transaction the error ends the
  * transaction, as any error does.
  */
-export function withNamedStatements(pool: Pool): NamedStatementsPool {
+export function withNamedStatements(pool: Pool, options: { enabled: boolean }): NamedStatementsPool {
   const names = new Map<string, string>();
   /** Moves when a connection finds its prepared statements stale; older connections are retired. */
   let generation = 0;
@@ -46,7 +46,7 @@ export function withNamedStatements(pool: Pool): NamedStatementsPool {
   const wrappers = new WeakMap<PoolClient, PostgresPoolClient>();
 
   const nameOf = (text: string): string | undefined => {
-    if (migrations > 0) return undefined;
+    if (!options.enabled || migrations > 0) return undefined;
     let name = names.get(text);
     if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
       name = `k${names.size.toString(36)}`;
