@@ -29,14 +29,15 @@ export interface NamedStatementsPool extends PostgresPool {
    * Runs `task` with every statement unnamed (migrations change the tables that named statements read),
    * then retires every connection opened before it ends.
    */
-  unnamedWhile<T>(run: () => Promise<T>): Promise<T>;
+  unnamedWhile<T>(task: () => Promise<T>): Promise<T>;
 }
 
 /**
  * Kysely's pool, with every statement that takes parameters and runs often (RUNS_BEFORE_NAMING) sent
- * as a named statement: PostgreSQL parses it once per connection and, once it has seen that a generic plan costs no more than the
- * custom ones (after five runs), plans it once too. Without a name, every statement is parsed and
- * planned anew on every run, which on a small machine is much of a short statement's cost.
+ * as a named statement: PostgreSQL parses it once per connection and, once it has seen that a generic
+ * plan costs no more than the custom ones (after five runs), plans it once too. Without a name, every
+ * statement is parsed and planned anew on every run, which on a small machine is much of a short
+ * statement's cost.
  *
  * A migration made by another process while this one runs can change the columns a prepared
  * `select *` returns: PostgreSQL then refuses the statement ("cached plan must not change result type")
