@@ -107,6 +107,20 @@ describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL',
     }
   });
 
+  it('retires the connections opened before a migration, with the statements prepared on them', async () => {
+    const before = await db.kysely.transaction().execute(async (trx) => {
+      for (let run = 0; run < 4; run++) await readProbe(trx);
+      return preparedOn(trx);
+    });
+    expect(before).toContain(PROBE_READ);
+    const migrate = db.whileMigrating;
+    if (!migrate) throw new Error('PostgreSQL runs migrations with nothing named');
+    await migrate(() => Promise.resolve());
+    // The next transaction runs on a connection opened after the migration: nothing prepared on it yet.
+    const after = await db.kysely.transaction().execute((trx) => preparedOn(trx));
+    expect(after).toEqual([]);
+  });
+
   it('names nothing while a migration runs', async () => {
     const whileMigrating = db.whileMigrating;
     if (!whileMigrating) throw new Error('PostgreSQL runs migrations with nothing named');
