@@ -66,7 +66,10 @@ export async function createServices(config: Config): Promise<AppServices> {
   configureImageWork(config.images.concurrency);
   // Storage first: a wrong STORAGE_URL is refused before the database is opened.
   const storage = await chooseStorage(config);
-  const db = openDatabase(config);
+  const db = openDatabase({
+    ...config,
+    warn: (message) => pino({ level: config.logLevel, base: { component: 'database' } }).warn(message),
+  });
   await migrateToLatest(db, config.databaseUrl);
   return {
     config,

@@ -90,6 +90,108 @@ describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL',
     ).toThrow(/prepared_statements/);
   });
 
+  it('gives each process names of its own, so that behind a pooler no name runs another statement', async () => {
+    const namesIn = async (database: Db) =>
+      database.kysely.transaction().execute(async (trx) => {
+        for (let run = 0; run < RUNS_BEFORE_NAMING; run++) await readProbe(trx);
+        const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(trx);
+        return rows.map((row) => row.name);
+      });
+    const first = openDatabase({ databaseUrl: `${TEST_POSTGRES_URL}?schema=${schema}`, dataDir });
+    const second = openDatabase({ databaseUrl: `${TEST_POSTGRES_URL}?schema=${schema}`, dataDir });
+    try {
+      const [a, b] = [await namesIn(first), await namesIn(second)];
+      expect(a).toHaveLength(1);
+      expect(b).toHaveLength(1);
+      expect(a[0]).not.toEqual(b[0]);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  describe('behind a pooler that does not keep prepared statements', () => {
+    /** A process of its own (one connection at a time here), with what it warns of. */
+    function processWithWarnings() {
+      const warnings: string[] = [];
+      const database = openDatabase({
+        databaseUrl: `${TEST_POSTGRES_URL}?schema=${schema}`,
+        dataDir,
+        warn: (message) => warnings.push(message),
+      });
+      return { database, warnings };
+    }
+
+    it('runs a statement the server connection has lost unnamed, then names nothing more, and warns once', async () => {
+      const { database, warnings } = processWithWarnings();
+      try {
+        await database.kysely.transaction().execute(async (trx) => {
+          for (let run = 0; run < RUNS_BEFORE_NAMING; run++) await readProbe(trx);
+          expect(await preparedOn(trx)).toEqual([PROBE_READ]);
+          // As a pooler hands the client another server connection: the statement is not there.
+          await sql`deallocate all`.execute(trx);
+        });
+        expect(await readProbe(database.kysely)).toEqual([{ a: 1, b: null }]);
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toMatch(/does not exist.*prepared_statements=false/);
+        const preparedSince = await database.kysely.transaction().execute(async (trx) => {
+          for (let run = 0; run < RUNS_BEFORE_NAMING + 1; run++) {
+            await sql`select a from named_probe where a >= ${1}`.execute(trx);
+            await readProbe(trx);
+          }
+          return preparedOn(trx);
+        });
+        expect(preparedSince).toEqual([]);
+        expect(warnings).toHaveLength(1);
+      } finally {
+        await database.close();
+      }
+    });
+
+    it('fails a transaction whose statement was lost once, and names nothing afterwards', async () => {
+      const { database, warnings } = processWithWarnings();
+      try {
+        await database.kysely.transaction().execute(async (trx) => {
+          for (let run = 0; run < RUNS_BEFORE_NAMING; run++) await readProbe(trx);
+          await sql`deallocate all`.execute(trx);
+        });
+        await expect(database.kysely.transaction().execute((trx) => readProbe(trx))).rejects.toThrow(
+          /does not exist/,
+        );
+        expect(warnings).toHaveLength(1);
+        expect(await database.kysely.transaction().execute((trx) => readProbe(trx))).toEqual([
+          { a: 1, b: null },
+        ]);
+      } finally {
+        await database.close();
+      }
+    });
+
+    it('runs a statement whose name the server connection already holds unnamed, and warns once', async () => {
+      const { database, warnings } = processWithWarnings();
+      try {
+        await database.kysely.transaction().execute(async (trx) => {
+          for (let run = 0; run < RUNS_BEFORE_NAMING; run++) await readProbe(trx);
+          const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(trx);
+          const first = rows[0]?.name ?? '';
+          // The next name this process gives: another client of it prepared that on this server connection.
+          const next = first.replace(/0$/, '1');
+          expect(next).not.toEqual(first);
+          await sql`prepare ${sql.id(next)} as select 2`.execute(trx);
+        });
+        // Outside a transaction, on the same (the only) connection: the third run is named, and refused.
+        const total = () => sql<{ total: number }>`select a + ${1}::int as total from named_probe`;
+        for (let run = 0; run < RUNS_BEFORE_NAMING - 1; run++) await total().execute(database.kysely);
+        const answer = await total().execute(database.kysely);
+        expect(answer.rows).toEqual([{ total: 2 }]);
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toMatch(/already exists/);
+      } finally {
+        await database.close();
+      }
+    });
+  });
+
   it('names at most MAX_NAMED_STATEMENTS statements in a process; the rest run unnamed', async () => {
     const fresh = openDatabase({ databaseUrl: `${TEST_POSTGRES_URL}?schema=${schema}`, dataDir });
     try {

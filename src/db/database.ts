@@ -31,6 +31,8 @@ export interface Db {
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Told what an operator should know about the connection (PostgreSQL only). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -38,7 +40,7 @@ export interface DatabaseOptions {
  * A `schema` query parameter on the PostgreSQL URL selects (and creates) a schema: each test run uses its own.
  */
 export function openDatabase(options: DatabaseOptions): Db {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.warn);
   ensurePrivateDirectory(options.dataDir);
   const file = join(options.dataDir, 'intake.sqlite');
   ensurePrivateFile(file);
@@ -110,7 +112,7 @@ function withStatementCache(
   };
 }
 
-function openPostgres(databaseUrl: string): Db {
+function openPostgres(databaseUrl: string, warn?: (message: string) => void): Db {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema');
   url.searchParams.delete('schema');
@@ -140,7 +142,15 @@ function openPostgres(databaseUrl: string): Db {
   // its 'error' would have no listener; the next query fails instead, and the pool discards it.
   pool.on('connect', (connection) => connection.on('error', () => undefined));
   // Its introspection (the migrator's) reads only this installation's schemas: see pg-introspector.ts.
-  const named = withNamedStatements(pool, { enabled: prepared !== 'false' });
+  const named = withNamedStatements(pool, {
+    enabled: prepared !== 'false',
+    onPooledAway: (error) =>
+      warn?.(
+        `PostgreSQL answered "${error.message}": the connection goes through a pooler that does not keep ` +
+          'prepared statements, so this process now sends every statement unnamed. Add ' +
+          'prepared_statements=false to DATABASE_URL to start that way.',
+      ),
+  });
   const kysely = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool: named }) });
   return {
     kysely,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type { Pool, PoolClient } from 'pg';
 
@@ -24,6 +25,17 @@ function isStalePlan(error: unknown): boolean {
   );
 }
 
+/**
+ * PostgreSQL's answers when a connection does not hold what this process prepared on it: "prepared
+ * statement … does not exist" (26000) or "… already exists" (42P05). A direct connection never gives
+ * them; a pooler that hands each transaction to any server connection (PgBouncer's transaction mode
+ * without its own tracking of prepared statements) does.
+ */
+function isPooledAway(error: unknown): boolean {
+  const code = error instanceof Error ? (error as Error & { code?: unknown }).code : undefined;
+  return code === '26000' || code === '42P05';
+}
+
 export interface NamedStatementsPool extends PostgresPool {
   /**
    * Runs `task` with every statement unnamed (migrations change the tables that named statements read),
@@ -45,8 +57,19 @@ export interface NamedStatementsPool extends PostgresPool {
  * next released or taken from the pool, so that its prepared statements go with it), and the statement
  * is run again unnamed if no transaction was open; inside a transaction the error ends the
  * transaction, as any error does.
+ *
+ * Behind a pooler that does not keep a client's prepared statements (see isPooledAway), the first
+ * named statement sent to a server connection that lacks it fails: from then on nothing is named in
+ * this process, `onPooledAway` is told once, and that statement is run again unnamed if no
+ * transaction was open. Names carry a prefix drawn at random for each process, so that behind such a
+ * pooler one process's name never runs another process's statement.
  */
-export function withNamedStatements(pool: Pool, options: { enabled: boolean }): NamedStatementsPool {
+export function withNamedStatements(
+  pool: Pool,
+  options: { enabled: boolean; onPooledAway?: (error: Error) => void },
+): NamedStatementsPool {
+  const prefix = `k${randomBytes(4).toString('hex')}_`;
+  let pooledAway = false;
   const names = new Map<string, string>();
   const runs = new Map<string, number>();
   /** Moves when a connection finds its prepared statements stale; older connections are retired. */
@@ -56,7 +79,7 @@ export function withNamedStatements(pool: Pool, options: { enabled: boolean }): 
   const wrappers = new WeakMap<PoolClient, PostgresPoolClient>();
 
   const nameOf = (text: string): string | undefined => {
-    if (!options.enabled || migrations > 0) return undefined;
+    if (!options.enabled || pooledAway || migrations > 0) return undefined;
     const name = names.get(text);
     if (name !== undefined || names.size >= MAX_NAMED_STATEMENTS) return name;
     const ran = (runs.get(text) ?? 0) + 1;
@@ -66,7 +89,7 @@ export function withNamedStatements(pool: Pool, options: { enabled: boolean }): 
       return undefined;
     }
     runs.delete(text);
-    const named = `k${names.size.toString(36)}`;
+    const named = `${prefix}${names.size.toString(36)}`;
     names.set(text, named);
     return named;
   };
@@ -81,9 +104,15 @@ export function withNamedStatements(pool: Pool, options: { enabled: boolean }): 
     try {
       return (await client.query({ name, text, values })) as unknown as PostgresQueryResult<R>;
     } catch (error) {
-      if (!isStalePlan(error)) throw error;
-      if (generationOf.get(client) === generation) generation += 1;
-      // Refused before it ran: outside a transaction, run it again without the stale statement.
+      if (isPooledAway(error)) {
+        if (!pooledAway) {
+          pooledAway = true;
+          options.onPooledAway?.(error as Error);
+        }
+      } else if (isStalePlan(error)) {
+        if (generationOf.get(client) === generation) generation += 1;
+      } else throw error;
+      // Refused before it ran: outside a transaction, run it again unnamed.
       if (client.getTransactionStatus() !== 'I') throw error;
       return (await client.query(text, values)) as unknown as PostgresQueryResult<R>;
     }
