@@ -125,6 +125,17 @@ describe.skipIf(!available)('teams in a browser', () => {
     expect(await seriousAccessibilityProblems(memberPage)).toEqual([]);
     await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-switcher-360.png'), fullPage: true });
 
+    // A viewer who opens the builder by its address is told so at once, not after filling it in.
+    const builder = await memberPage.goto(`${app}/dashboard/intakes/new`);
+    expect(builder?.status()).toBe(403);
+    await memberPage.getByText('Your role (viewer) does not allow this.').first().waitFor();
+    expect(await seriousAccessibilityProblems(memberPage)).toEqual([]);
+    await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-viewer-builder-360.png'), fullPage: true });
+    await memberPage.setViewportSize({ width: 1280, height: 800 });
+    await memberPage.screenshot({ path: join(ARTIFACTS, 'teams-viewer-builder-1280.png'), fullPage: true });
+    await memberPage.setViewportSize({ width: 360, height: 800 });
+    await memberPage.goto(`${app}/dashboard/intakes`);
+
     await switcher.selectOption(account.account_id);
     await memberPage.getByRole('button', { name: 'Switch', exact: true }).click();
     await memberPage.getByText('Now in Northwind Studio.').waitFor();

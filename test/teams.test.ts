@@ -129,8 +129,11 @@ describe.each(DATABASES)('teams on %s', (database) => {
       ['viewer', 'active'],
     ]);
 
-    // The role applies from the next request: a viewer may not create, a member may.
-    const page = await browser.get('/dashboard/intakes/new');
+    // The role applies from the next request: a viewer may not create (nor open the builder), a member may.
+    const refused = await browser.get('/dashboard/intakes/new');
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('Your role (viewer) does not allow this.');
+    const page = await browser.get('/dashboard/intakes');
     expect(page.status).toBe(200);
     const asViewer = await browser.post('/dashboard/intakes', { _csrf: csrfOf(page.text) });
     expect(asViewer.status).toBe(403);
@@ -139,6 +142,7 @@ describe.each(DATABASES)('teams on %s', (database) => {
     expect(changed.body.role).toBe('member');
     const asMember = await browser.post('/dashboard/intakes', { _csrf: csrfOf(page.text) });
     expect(asMember.status).not.toBe(403);
+    expect((await browser.get('/dashboard/intakes/new')).status).toBe(200);
 
     // Ownership: exactly one owner, handed over by the owner only.
     const adminId = (await invite(api, 'admin')).id;
@@ -246,6 +250,8 @@ describe.each(DATABASES)('teams on %s', (database) => {
       ['members page', 'GET', '/dashboard/members', {}],
       ['create key', 'POST', '/dashboard/keys', { name: 'from dashboard', scopes: 'intakes:read' }],
       ['new intake', 'POST', '/dashboard/intakes', {}],
+      ['builder page', 'GET', '/dashboard/intakes/new', {}],
+      ['template builder page', 'GET', '/dashboard/templates/new', {}],
       ['settings', 'POST', '/dashboard/settings/notifications', { frequency: 'off' }],
       ['billing', 'POST', '/dashboard/billing/portal', {}],
     ];
@@ -266,6 +272,8 @@ describe.each(DATABASES)('teams on %s', (database) => {
       'members page': { owner: 0, admin: 0, member: 403, viewer: 403 },
       'create key': { owner: 0, admin: 0, member: 403, viewer: 403 },
       'new intake': { owner: 0, admin: 0, member: 0, viewer: 403 },
+      'builder page': { owner: 0, admin: 0, member: 0, viewer: 403 },
+      'template builder page': { owner: 0, admin: 0, member: 0, viewer: 403 },
       settings: { owner: 0, admin: 0, member: 0, viewer: 0 },
       billing: { owner: 0, admin: 403, member: 403, viewer: 403 },
     });

@@ -38,6 +38,12 @@ describe('dashboardPermission and roleAllows', () => {
   const cases: [string, string, 'read' | 'write' | 'secrets' | 'manage' | 'billing'][] = [
     ['GET', '/dashboard/intakes', 'read'],
     ['GET', '/dashboard/intakes/:id', 'read'],
+    ['GET', '/dashboard/intakes/:id/preview', 'read'],
+    ['GET', '/dashboard/intakes/new', 'write'],
+    ['GET', '/dashboard/intakes/:id/edit', 'write'],
+    ['GET', '/dashboard/intakes/in_abc/edit', 'write'],
+    ['GET', '/dashboard/templates/new', 'write'],
+    ['GET', '/dashboard/templates', 'read'],
     ['GET', '/dashboard/keys', 'manage'],
     ['GET', '/dashboard/webhooks/:id', 'manage'],
     ['GET', '/dashboard/members', 'manage'],

@@ -69,14 +69,20 @@ export function scopesOfRole(role: Role): Scope[] {
 
 /**
  * The permission a dashboard route needs, from its method and route pattern (or a concrete path: the
- * patterns only test fixed parts). Reading is open to every role; a POST changes intakes unless it is
- * listed here. Pages of keys, webhooks and members are for those who manage them; a person's own
+ * patterns only test fixed parts). Reading is open to every role, but for the builder's pages (a new
+ * intake or template, an intake's edit page); a POST changes intakes unless it is listed here. Pages of keys, webhooks and members are for those who manage them; a person's own
  * notification choice, the live/test switch and the account switcher are anyone's.
  */
 export function dashboardPermission(method: string, route: string): Permission {
   if (route.startsWith('/dashboard/billing')) return 'billing';
   const managed = /^\/dashboard\/(keys|webhooks|members)(\/|$)/.test(route);
-  if (method === 'GET' || method === 'HEAD') return managed ? 'manage' : 'read';
+  if (method === 'GET' || method === 'HEAD') {
+    if (managed) return 'manage';
+    // The builder's pages are forms whose only use is to write: a role that may not is told on opening them.
+    return /^\/dashboard\/(intakes\/new|intakes\/[^/]+\/edit|templates\/new)\/?$/.test(route)
+      ? 'write'
+      : 'read';
+  }
   if (
     route === '/dashboard/mode' ||
     route === '/dashboard/settings/notifications' ||
