@@ -111,26 +111,36 @@ describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL',
   });
 
   describe('behind a pooler that does not keep prepared statements', () => {
-    /** A process of its own (one connection at a time here), with what it warns of. */
-    function processWithWarnings() {
+    /** Runs `task` in a process of its own (one connection at a time here), with what it warns of. */
+    async function inProcess(task: (database: Db, warnings: string[]) => Promise<void>): Promise<void> {
       const warnings: string[] = [];
       const database = openDatabase({
         databaseUrl: `${TEST_POSTGRES_URL}?schema=${schema}`,
         dataDir,
         warn: (message) => warnings.push(message),
       });
-      return { database, warnings };
+      try {
+        await task(database, warnings);
+      } finally {
+        await database.close();
+      }
     }
 
-    it('runs a statement the server connection has lost unnamed, then names nothing more, and warns once', async () => {
-      const { database, warnings } = processWithWarnings();
-      try {
-        await database.kysely.transaction().execute(async (trx) => {
-          for (let run = 0; run < RUNS_BEFORE_NAMING; run++) await readProbe(trx);
-          expect(await preparedOn(trx)).toEqual([PROBE_READ]);
-          // As a pooler hands the client another server connection: the statement is not there.
-          await sql`deallocate all`.execute(trx);
-        });
+    /** The probe's read named on the process's connection; with `then` run before the transaction ends. */
+    function probeNamed(database: Db, then: (trx: Kysely<Database>) => Promise<unknown>): Promise<unknown> {
+      return database.kysely.transaction().execute(async (trx) => {
+        for (let run = 0; run < RUNS_BEFORE_NAMING; run++) await readProbe(trx);
+        expect(await preparedOn(trx)).toEqual([PROBE_READ]);
+        return then(trx);
+      });
+    }
+
+    /** As a pooler hands the client another server connection: what it prepared is not there. */
+    const dropPrepared = (trx: Kysely<Database>) => sql`deallocate all`.execute(trx);
+
+    it('runs a statement the server connection has lost unnamed, then names nothing more, and warns once', () =>
+      inProcess(async (database, warnings) => {
+        await probeNamed(database, dropPrepared);
         expect(await readProbe(database.kysely)).toEqual([{ a: 1, b: null }]);
         expect(warnings).toHaveLength(1);
         expect(warnings[0]).toMatch(/does not exist.*prepared_statements=false/);
@@ -143,18 +153,11 @@ describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL',
         });
         expect(preparedSince).toEqual([]);
         expect(warnings).toHaveLength(1);
-      } finally {
-        await database.close();
-      }
-    });
+      }));
 
-    it('fails a transaction whose statement was lost once, and names nothing afterwards', async () => {
-      const { database, warnings } = processWithWarnings();
-      try {
-        await database.kysely.transaction().execute(async (trx) => {
-          for (let run = 0; run < RUNS_BEFORE_NAMING; run++) await readProbe(trx);
-          await sql`deallocate all`.execute(trx);
-        });
+    it('fails a transaction whose statement was lost once, and names nothing afterwards', () =>
+      inProcess(async (database, warnings) => {
+        await probeNamed(database, dropPrepared);
         await expect(database.kysely.transaction().execute((trx) => readProbe(trx))).rejects.toThrow(
           /does not exist/,
         );
@@ -162,16 +165,11 @@ describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL',
         expect(await database.kysely.transaction().execute((trx) => readProbe(trx))).toEqual([
           { a: 1, b: null },
         ]);
-      } finally {
-        await database.close();
-      }
-    });
+      }));
 
-    it('runs a statement whose name the server connection already holds unnamed, and warns once', async () => {
-      const { database, warnings } = processWithWarnings();
-      try {
-        await database.kysely.transaction().execute(async (trx) => {
-          for (let run = 0; run < RUNS_BEFORE_NAMING; run++) await readProbe(trx);
+    it('runs a statement whose name the server connection already holds unnamed, and warns once', () =>
+      inProcess(async (database, warnings) => {
+        await probeNamed(database, async (trx) => {
           const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(trx);
           const first = rows[0]?.name ?? '';
           // The next name this process gives: another client of it prepared that on this server connection.
@@ -186,10 +184,7 @@ describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL',
         expect(answer.rows).toEqual([{ total: 2 }]);
         expect(warnings).toHaveLength(1);
         expect(warnings[0]).toMatch(/already exists/);
-      } finally {
-        await database.close();
-      }
-    });
+      }));
   });
 
   it('names at most MAX_NAMED_STATEMENTS statements in a process; the rest run unnamed', async () => {
