@@ -198,6 +198,46 @@ describe.each(DATABASES)(
       expect(jobs).toEqual([]);
     });
 
+    it('logs an attempt whose job another worker took over while it was out, then the takeover’s attempt', async () => {
+      const db = server.server.services.db.kysely;
+      let endpointId = '';
+      const attemptJob = () =>
+        db
+          .updateTable('jobs')
+          .where('kind', '=', 'webhook.attempt')
+          .where('concurrency_key', '=', endpointId);
+      const stealing = await receiver((n, request, response) => {
+        if (n > 1) return answer(200)(n, request, response);
+        // While this request is out, another worker holds the job (its own lease on the row), as after
+        // this worker stalled past its lease.
+        void attemptJob()
+          .set((eb) => ({ locked_until: eb('locked_until', '+', 1) }))
+          .execute()
+          .then(() => answer(200)(n, request, response));
+        return 'hang';
+      });
+      const endpoint = await register(test, stealing.url);
+      endpointId = endpoint.id;
+      await createIntake(test, 'Taken over');
+      const [first] = await waitForAttempts(test, endpoint.id, 1);
+      expect(first).toMatchObject({
+        attempt: 1,
+        outcome: 'succeeded',
+        response_status: 200,
+        next_attempt_at: null,
+        delivery_status: 'pending',
+      });
+      // The other worker dies in turn: once its lease has run out, the attempt is made again and settles.
+      await attemptJob().set({ locked_until: 0 }).execute();
+      const log = await waitForAttempts(test, endpoint.id, 2);
+      expect(log.map((a) => [a.attempt, a.outcome, a.response_status])).toEqual([
+        [1, 'succeeded', 200],
+        [1, 'succeeded', 200],
+      ]);
+      expect(log.every((a) => a.delivery_status === 'succeeded')).toBe(true);
+      expect(stealing.requests).toHaveLength(2);
+    });
+
     it('succeeds on a later attempt when the endpoint recovers', async () => {
       const flaky = await receiver(failingTimes(2));
       const endpoint = await register(test, flaky.url);

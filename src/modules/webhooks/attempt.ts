@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { pino, type Logger } from 'pino';
 import type { Database } from '../../db/schema.js';
-import { cancelJobs, enqueueJob, type Job } from '../../jobs/jobs.js';
+import { cancelJobs, enqueueJob, JobLeaseLostError, type Job } from '../../jobs/jobs.js';
 import { webhookAttempts, webhookDeliveries } from '../../lib/metrics.js';
 import { BatchLoader } from '../../lib/batch-loader.js';
 import { newId } from '../../lib/ids.js';
@@ -323,27 +323,40 @@ async function record(
   };
   // On PostgreSQL a final outcome (no next attempt to queue, no endpoint to deregister) is one
   // statement; any other outcome, and every outcome on SQLite, a transaction.
-  const recorded =
-    status !== 'pending' && http.outcome !== 'gone' && ending.inOne && services.db.dialect === 'postgres'
-      ? await ending.inOne(async (job) => {
-          const done = await settleAttemptInOne(
-            services.db.kysely,
-            job,
-            { id: delivery.id, attempt },
-            { status, completed_at: endedAt },
+  let recorded: AttemptRow | 'stale';
+  try {
+    recorded =
+      status !== 'pending' && http.outcome !== 'gone' && ending.inOne && services.db.dialect === 'postgres'
+        ? await ending.inOne(async (job) => {
+            const done = await settleAttemptInOne(
+              services.db.kysely,
+              job,
+              { id: delivery.id, attempt },
+              { status, completed_at: endedAt },
+              row,
+            );
+            return { ended: done.ended, value: done.settled ? row : ('stale' as const) };
+          })
+        : await recordInTransaction(
+            context,
+            endpoint,
+            delivery,
+            world,
             row,
+            { status, nextAttemptAt, endedAt },
+            ending.endWith,
           );
-          return { ended: done.ended, value: done.settled ? row : ('stale' as const) };
-        })
-      : await recordInTransaction(
-          context,
-          endpoint,
-          delivery,
-          world,
-          row,
-          { status, nextAttemptAt, endedAt },
-          ending.endWith,
-        );
+  } catch (error) {
+    if (error instanceof JobLeaseLostError) {
+      // The request went out, but the job is another worker's now (this one stalled past its lease):
+      // the log keeps the attempt as it happened; settling the delivery is the other worker's.
+      await insertAttempt(services.db.kysely, { ...row, next_attempt_at: null }).catch((logged: unknown) =>
+        context.logger.warn({ err: logged }, 'webhooks: an attempt taken over could not be logged'),
+      );
+      webhookAttempts.inc({ outcome: http.outcome });
+    }
+    throw error;
+  }
   if (recorded !== 'stale') {
     webhookAttempts.inc({ outcome: http.outcome });
     if (status !== 'pending') webhookDeliveries.inc({ outcome: status });
