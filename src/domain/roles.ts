@@ -70,8 +70,9 @@ export function scopesOfRole(role: Role): Scope[] {
 /**
  * The permission a dashboard route needs, from its method and route pattern (or a concrete path: the
  * patterns only test fixed parts). Reading is open to every role, but for the builder's pages (a new
- * intake or template, an intake's edit page); a POST changes intakes unless it is listed here. Pages of keys, webhooks and members are for those who manage them; a person's own
- * notification choice, the live/test switch and the account switcher are anyone's.
+ * intake or template, an intake's edit page); a POST changes intakes unless it is listed here. Pages
+ * of keys, webhooks and members are for those who manage them; a person's own notification choice,
+ * the live/test switch and the account switcher are anyone's.
  */
 export function dashboardPermission(method: string, route: string): Permission {
   if (route.startsWith('/dashboard/billing')) return 'billing';

@@ -323,45 +323,50 @@ async function record(
   };
   // On PostgreSQL a final outcome (no next attempt to queue, no endpoint to deregister) is one
   // statement; any other outcome, and every outcome on SQLite, a transaction.
-  let recorded: AttemptRow | 'stale';
-  try {
-    recorded =
-      status !== 'pending' && http.outcome !== 'gone' && ending.inOne && services.db.dialect === 'postgres'
-        ? await ending.inOne(async (job) => {
-            const done = await settleAttemptInOne(
-              services.db.kysely,
-              job,
-              { id: delivery.id, attempt },
-              { status, completed_at: endedAt },
-              row,
-            );
-            return { ended: done.ended, value: done.settled ? row : ('stale' as const) };
-          })
-        : await recordInTransaction(
-            context,
-            endpoint,
-            delivery,
-            world,
+  const settling =
+    status !== 'pending' && http.outcome !== 'gone' && ending.inOne && services.db.dialect === 'postgres'
+      ? ending.inOne(async (job) => {
+          const done = await settleAttemptInOne(
+            services.db.kysely,
+            job,
+            { id: delivery.id, attempt },
+            { status, completed_at: endedAt },
             row,
-            { status, nextAttemptAt, endedAt },
-            ending.endWith,
           );
-  } catch (error) {
-    if (error instanceof JobLeaseLostError) {
-      // The request went out, but the job is another worker's now (this one stalled past its lease):
-      // the log keeps the attempt as it happened; settling the delivery is the other worker's.
-      await insertAttempt(services.db.kysely, { ...row, next_attempt_at: null }).catch((logged: unknown) =>
-        context.logger.warn({ err: logged }, 'webhooks: an attempt taken over could not be logged'),
-      );
-      webhookAttempts.inc({ outcome: http.outcome });
-    }
+          return { ended: done.ended, value: done.settled ? row : ('stale' as const) };
+        })
+      : recordInTransaction(
+          context,
+          endpoint,
+          delivery,
+          world,
+          row,
+          { status, nextAttemptAt, endedAt },
+          ending.endWith,
+        );
+  const recorded = await settling.catch(async (error: unknown) => {
+    if (error instanceof JobLeaseLostError) await logTakenOver(services, context, row);
     throw error;
-  }
+  });
   if (recorded !== 'stale') {
     webhookAttempts.inc({ outcome: http.outcome });
     if (status !== 'pending') webhookDeliveries.inc({ outcome: status });
   }
   return recorded;
+}
+
+/**
+ * An attempt whose job became another worker's while its request was out (this one stalled past its
+ * lease): the log keeps it as it happened, without a next attempt; settling the delivery is the other
+ * worker's.
+ */
+async function logTakenOver(services: AppServices, context: DeliveryContext, row: AttemptRow): Promise<void> {
+  webhookAttempts.inc({ outcome: row.outcome });
+  try {
+    await insertAttempt(services.db.kysely, { ...row, next_attempt_at: null });
+  } catch (error) {
+    context.logger.warn({ err: error }, 'webhooks: an attempt taken over could not be logged');
+  }
 }
 
 /** What an attempt settles its delivery to. */
