@@ -146,6 +146,13 @@ export interface EmailBranding {
   accentColor: string | null;
 }
 
+/** What an account's emails show of it: its name and address, and its branding (see emailIdentity). */
+export interface EmailIdentity {
+  /** Undefined: no such account. */
+  account: { name: string; email: string } | undefined;
+  branding: EmailBranding;
+}
+
 /**
  * What an account's emails show of it, in one read (every email a job sends asks for it): its name
  * and address (undefined: no such account), and its branding, on plans with custom branding only.
@@ -154,29 +161,43 @@ export async function emailIdentity(
   db: Kysely<Database>,
   accountId: string,
   appUrl: string,
-): Promise<{ account: { name: string; email: string } | undefined; branding: EmailBranding }> {
-  const row = await db
+): Promise<EmailIdentity> {
+  const identities = await emailIdentities(db, [accountId], appUrl);
+  return identities.get(accountId) ?? { account: undefined, branding: NO_BRANDING };
+}
+
+/** emailIdentity of several accounts in one statement (reminders dispatched together); unknown ones have no entry. */
+export async function emailIdentities(
+  db: Kysely<Database>,
+  accountIds: readonly string[],
+  appUrl: string,
+): Promise<Map<string, EmailIdentity>> {
+  const rows = await db
     .selectFrom('accounts')
     .leftJoin('account_branding', 'account_branding.account_id', 'accounts.id')
     .select([
+      'accounts.id',
       'accounts.name',
       'accounts.email',
       'accounts.plan',
       'account_branding.logo_url',
       'account_branding.accent_color',
     ])
-    .where('accounts.id', '=', accountId)
-    .executeTakeFirst();
-  if (!row) return { account: undefined, branding: { logoUrl: null, accentColor: null } };
-  const account = { name: row.name, email: row.email };
-  if (!planOf(row.plan).features.custom_branding) {
-    return { account, branding: { logoUrl: null, accentColor: null } };
+    .where('accounts.id', 'in', accountIds)
+    .execute();
+  const identities = new Map<string, EmailIdentity>();
+  for (const row of rows) {
+    const account = { name: row.name, email: row.email };
+    if (!planOf(row.plan).features.custom_branding) {
+      identities.set(row.id, { account, branding: NO_BRANDING });
+      continue;
+    }
+    const logoUrl = row.logo_url
+      ? `${appUrl.replace(/\/+$/, '')}${emailLogoPath(row.id, row.logo_url)}`
+      : null;
+    identities.set(row.id, { account, branding: { logoUrl, accentColor: row.accent_color ?? null } });
   }
-  return {
-    account,
-    branding: {
-      logoUrl: row.logo_url ? `${appUrl.replace(/\/+$/, '')}${emailLogoPath(accountId, row.logo_url)}` : null,
-      accentColor: row.accent_color ?? null,
-    },
-  };
+  return identities;
 }
+
+const NO_BRANDING: EmailBranding = Object.freeze({ logoUrl: null, accentColor: null });

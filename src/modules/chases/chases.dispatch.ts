@@ -38,7 +38,6 @@ import {
 import {
   MAX_SEND_ATTEMPTS,
   messageContext,
-  readContext,
   type ContextReads,
   tenantOf,
   transmit,
@@ -57,6 +56,7 @@ import {
   type ChaseRow,
   type SeriesId,
 } from './chases.repository.js';
+import { dispatchLoaders, suppressionKey } from './dispatch-reads.js';
 import { findRecipientById, markRecipientStalled } from '../recipients/recipients.service.js';
 import {
   cancelPending,
@@ -337,9 +337,11 @@ interface DispatchReads {
 }
 
 /**
- * Everything a dispatch reads before it decides, side by side: on PostgreSQL one round trip's wait
- * (two for the chase, read after waiting for the intake's lock) instead of one per read. The intake is
- * the one named by the job's subject, the sender the job's account (both the chase's own).
+ * Everything a dispatch reads before it decides, side by side, and together with the dispatches that
+ * start in the same pass (dispatchLoaders): on PostgreSQL one round trip's wait (two for the chase,
+ * read after waiting for the intake's lock) instead of one per read, and one statement per kind of
+ * row for the reminders one claim took. The intake is the one named by the job's subject, the sender
+ * the job's account (both the chase's own).
  */
 async function readForDispatch(
   services: AppServices,
@@ -348,25 +350,33 @@ async function readForDispatch(
   chaseId: string,
 ): Promise<DispatchReads> {
   const db = services.db.kysely;
+  const load = dispatchLoaders(services);
   // Waiting for the intake's lock here is the check stillScheduled makes on SQLite: a call-off, an
   // intake's deletion or a cut-off chase recorded by another worker holds the lock until it commits,
   // and the chase read after it sees what it did.
   const readAfterLock = services.db.dialect === 'postgres';
   // The intake, then whether its client's address is suppressed (what the client's series needs).
   const intakeAndSuppression = async () => {
-    const row = await findIntakeById(db, intakeId);
+    const row = await load.intakes.load(intakeId);
     if (!row) return [undefined, false] as const;
-    const tenant = tenantOf({ accountId: row.account_id, livemode: row.livemode === 1 });
-    return [row, await isSuppressed(db, tenant, row.client_email)] as const;
+    const key = suppressionKey(row.account_id, row.livemode === 1, row.client_email);
+    return [row, (await load.suppressed.load(key)) === true] as const;
   };
-  const [chase, [intake, clientSuppressed], plan, items, context] = await Promise.all([
-    readAfterLock ? awaitIntakeLock(db, intakeId).then(() => findChase(db, chaseId)) : findChase(db, chaseId),
+  const context = async (): Promise<ContextReads> => {
+    const [files, who] = await Promise.all([load.files.load(intakeId), load.senders.load(accountId)]);
+    if (!who) throw new Error(`no sender read for account ${accountId}`);
+    return { files: files ?? [], ...who };
+  };
+  const [chase, [intake, clientSuppressed], plan, items, reads] = await Promise.all([
+    readAfterLock
+      ? awaitIntakeLock(db, intakeId).then(() => load.chases.load(chaseId))
+      : load.chases.load(chaseId),
     intakeAndSuppression(),
-    findPlan(db, intakeId),
-    itemsOf(db, intakeId),
-    readContext(services, db, accountId, intakeId),
+    load.plans.load(intakeId),
+    load.items.load(intakeId).then((rows) => rows ?? []),
+    context(),
   ]);
-  return { chase, readAfterLock, intake, clientSuppressed, plan, items, context };
+  return { chase, readAfterLock, intake, clientSuppressed, plan, items, context: reads };
 }
 
 /** Whether the chase is still scheduled, read under the intake's lock (after any call-off commits). */

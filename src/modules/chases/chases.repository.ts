@@ -16,6 +16,24 @@ export async function findChase(db: Kysely<Database>, id: string): Promise<Chase
   return db.selectFrom('chases').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Chases by id, in one statement (reminders dispatched together, see BatchLoader). */
+export async function findChasesByIds(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<Map<string, ChaseRow>> {
+  const rows = await db.selectFrom('chases').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** The chase plans of these intakes, in one statement (see findChasesByIds). */
+export async function findPlansOf(
+  db: Kysely<Database>,
+  intakeIds: readonly string[],
+): Promise<Map<string, ChasePlanRow>> {
+  const rows = await db.selectFrom('chase_plans').selectAll().where('intake_id', 'in', intakeIds).execute();
+  return new Map(rows.map((row) => [row.intake_id, row]));
+}
+
 // Read by every status read: compiled once (like the plan below).
 const selectChasesOf = preparedQuery(
   (db: Kysely<Database>, intakeId: string) =>

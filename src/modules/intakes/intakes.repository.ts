@@ -180,6 +180,15 @@ export async function findIntakeById(db: Kysely<Database>, id: string): Promise<
   return db.selectFrom('intakes').selectAll().where('id', '=', canonicalIntakeId(id)).executeTakeFirst();
 }
 
+/** Intakes by (canonical) id, in one statement (reminders dispatched together, see BatchLoader). */
+export async function findIntakesByIds(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<Map<string, IntakeRow>> {
+  const rows = await db.selectFrom('intakes').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
 export interface IntakeFilters {
   status?: IntakeStatus | undefined;
   clientEmail?: string | undefined;
@@ -364,6 +373,24 @@ export async function itemsOf(db: Kysely<Database>, intakeId: string): Promise<I
   return (await selectItemsOf(db, intakeId)).map(itemOf);
 }
 
+/**
+ * The items of each of these intakes, in their order, with one statement (reminders dispatched
+ * together, see BatchLoader). An intake without items, or unknown, has no entry.
+ */
+export async function itemsByIntake(
+  db: Kysely<Database>,
+  intakeIds: readonly string[],
+): Promise<Map<string, ItemRow[]>> {
+  const rows = await db
+    .selectFrom('intake_items')
+    .selectAll()
+    .where('intake_id', 'in', intakeIds)
+    .orderBy('intake_id')
+    .orderBy('position')
+    .execute();
+  return groupBy(rows.map(itemOf), (item) => item.intake_id);
+}
+
 export async function findItem(
   db: Kysely<Database>,
   intakeId: string,
@@ -382,6 +409,32 @@ export async function filesOf(db: Kysely<Database>, intakeId: string, itemKey?: 
   let query = db.selectFrom('item_files').selectAll().where('intake_id', '=', intakeId);
   if (itemKey !== undefined) query = query.where('item_key', '=', itemKey);
   return query.orderBy('created_at').orderBy('id').execute();
+}
+
+/** The files of each of these intakes, as filesOf orders them, with one statement (see itemsByIntake). */
+export async function filesByIntake(
+  db: Kysely<Database>,
+  intakeIds: readonly string[],
+): Promise<Map<string, FileRow[]>> {
+  const rows = await db
+    .selectFrom('item_files')
+    .selectAll()
+    .where('intake_id', 'in', intakeIds)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return groupBy(rows, (file) => file.intake_id);
+}
+
+function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const key = keyOf(row);
+    const group = groups.get(key);
+    if (group) group.push(row);
+    else groups.set(key, [row]);
+  }
+  return groups;
 }
 
 /** A file by its id alone (a signed download URL names only the file). */

@@ -98,6 +98,26 @@ export async function isSuppressed(db: Kysely<Database>, tenant: Tenant, address
   return row !== undefined;
 }
 
+/** Which of these addresses (lower-cased) are suppressed for the account and mode, in one statement. */
+export async function suppressedAmong(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  addresses: readonly string[],
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('suppressions')
+    .select('address')
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', tenant.livemode ? 1 : 0)
+    .where(
+      'address',
+      'in',
+      addresses.map((address) => address.toLowerCase()),
+    )
+    .execute();
+  return new Set(rows.map((row) => row.address));
+}
+
 /** Suppresses an address for the account and mode; a second report changes nothing. */
 export async function suppressAddress(
   db: Kysely<Database>,

@@ -18,7 +18,7 @@ import {
   type IntakeRow,
   type ItemRow,
 } from '../intakes/intakes.service.js';
-import { emailIdentity } from '../accounts/branding.js';
+import { emailIdentities, emailIdentity } from '../accounts/branding.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { MailError } from './mailer.js';
@@ -207,6 +207,22 @@ export async function senderAndBrandingOf(
 ): Promise<{ sender: Sender; branding: MessageContext['branding'] }> {
   const { account, branding } = await emailIdentity(db, accountId, services.config.appUrl);
   return { sender: senderFrom(account), branding };
+}
+
+/** senderAndBrandingOf for several accounts, in one statement: every account asked for has an entry. */
+export async function sendersAndBrandingOf(
+  services: AppServices,
+  db: Kysely<Database>,
+  accountIds: readonly string[],
+): Promise<Map<string, { sender: Sender; branding: MessageContext['branding'] }>> {
+  const identities = await emailIdentities(db, accountIds, services.config.appUrl);
+  return new Map(
+    accountIds.map((id) => {
+      const identity = identities.get(id);
+      const branding = identity?.branding ?? { logoUrl: null, accentColor: null };
+      return [id, { sender: senderFrom(identity?.account), branding }];
+    }),
+  );
 }
 
 /** What messageContext reads besides the intake and its items, and the sender read with the branding. */
@@ -572,6 +588,7 @@ export {
   findMessage,
   isSuppressed,
   liftSuppression,
+  suppressedAmong,
   outboxMessages,
   suppressAddress,
 } from './notify.repository.js';

@@ -1,0 +1,196 @@
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { suppressAddress } from '../src/modules/notify/notify.service.js';
+import { DATABASES } from './helpers/env.js';
+import { client, type Client } from './helpers/http.js';
+import { startSmtpServer } from './helpers/mail.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+type Body = Record<string, unknown>;
+
+/** One statement the database driver ran: its SQL and how many parameters it took. */
+interface Statement {
+  sql: string;
+  parameters: number;
+}
+
+/**
+ * Records every statement this process sends to SQLite (better-sqlite3's statement methods) and to
+ * PostgreSQL (pg's Client.query) until `stop` is called.
+ */
+function recordStatements(): { statements: Statement[]; stop(): void } {
+  const statements: Statement[] = [];
+  const restore: Array<() => void> = [];
+  const probe = new SQLite(':memory:');
+  const sqlitePrototype = Object.getPrototypeOf(probe.prepare('select 1')) as Record<
+    string,
+    (this: { source: string }, ...args: unknown[]) => unknown
+  >;
+  probe.close();
+  for (const method of ['run', 'get', 'all', 'iterate']) {
+    const original = sqlitePrototype[method];
+    if (!original) continue;
+    sqlitePrototype[method] = function (this: { source: string }, ...args: unknown[]) {
+      statements.push({
+        sql: this.source,
+        parameters: Array.isArray(args[0]) ? args[0].length : args.length,
+      });
+      return original.apply(this, args);
+    };
+    restore.push(() => (sqlitePrototype[method] = original));
+  }
+  const pgPrototype = pg.Client.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const query = pgPrototype.query;
+  if (query) {
+    pgPrototype.query = function (this: unknown, ...args: unknown[]) {
+      const [config, values] = args;
+      const text = typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text;
+      const params =
+        (Array.isArray(values) ? values : (config as { values?: unknown[] } | undefined)?.values) ?? [];
+      if (text) statements.push({ sql: text, parameters: params.length });
+      return query.apply(this, args);
+    };
+    restore.push(() => (pgPrototype.query = query));
+  }
+  return { statements, stop: () => restore.forEach((undo) => undo()) };
+}
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.each(DATABASES)('reminders that fall due together on %s', (database) => {
+  let server: TestServer;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    server = await startTestServer(database, { SMTP_URL: smtp.url });
+  });
+  afterAll(async () => {
+    await server.stop();
+    await smtp.close();
+  });
+
+  async function account(name: string): Promise<{ id: string; live: Client }> {
+    const created = await server.createAccount({ plan: 'agency' });
+    const live = client(server.url, created.live_key);
+    expect((await live.patch('/v1/account', { name })).status).toBe(200);
+    return { id: created.account_id, live };
+  }
+
+  async function intake(api: Client, project: string, email: string, items: Body[]): Promise<string> {
+    const created = await api.post<Body>('/v1/intakes', {
+      project_name: project,
+      client: { email, name: 'Dana' },
+      items,
+    });
+    expect(created.status, created.text).toBe(201);
+    return created.body.intake_id as string;
+  }
+
+  it('are read together, one statement per kind of row, and each goes out as its own', async () => {
+    const nord = await account('Studio Nord');
+    const sud = await account('Atelier Sud');
+    const tag = Math.random().toString(36).slice(2, 8);
+    const first = await intake(nord.live, 'Bakery website', `first-${tag}@example.test`, [
+      { key: 'logo_text', label: 'Text for the logo', type: 'text' },
+    ]);
+    const blocked = await intake(nord.live, 'Bakery menu', `blocked-${tag}@example.test`, [
+      { key: 'menu', label: 'Your menu', type: 'longtext' },
+    ]);
+    const other = await intake(sud.live, 'Gallery catalogue', `other-${tag}@example.test`, [
+      { key: 'artists', label: 'Artists shown', type: 'longtext' },
+      { key: 'dates', label: 'Opening dates', type: 'text' },
+    ]);
+    const db = server.server.services.db.kysely;
+    await suppressAddress(
+      db,
+      { accountId: nord.id, livemode: true },
+      {
+        address: `blocked-${tag}@example.test`,
+        reason: 'hard_bounce',
+        messageId: null,
+        at: new Date().toISOString(),
+      },
+    );
+    const intakes = [first, blocked, other];
+    // The invitations go out first (their jobs read senders too): the recording starts after them.
+    const invited = () =>
+      ['first', 'blocked', 'other'].every((who) =>
+        smtp.received.some((mail) => mail.envelopeTo.includes(`${who}-${tag}@example.test`)),
+      );
+    await until(invited);
+
+    // Each intake's first reminder falls due now, all three at once: the worker's next poll claims them together.
+    const recording = recordStatements();
+    try {
+      const now = Date.now();
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('chases')
+          .set({ scheduled_for: new Date(now - 1_000).toISOString() })
+          .where('intake_id', 'in', intakes)
+          .where('status', '=', 'scheduled')
+          .execute();
+        for (const id of intakes) {
+          await trx
+            .updateTable('jobs')
+            .set({ due_at: now - 1_000 })
+            .where('kind', '=', 'dispatch_chase')
+            .where('subject_id', 'like', `${id}/%`)
+            .execute();
+        }
+      });
+      const settled = async () =>
+        db
+          .selectFrom('chases')
+          .select(['intake_id', 'status', 'error'])
+          .where('intake_id', 'in', intakes)
+          .where('status', '!=', 'scheduled')
+          .execute();
+      await until(async () => (await settled()).length === 3);
+      const outcomes = new Map((await settled()).map((row) => [row.intake_id, row]));
+      expect(outcomes.get(first)).toMatchObject({ status: 'sent' });
+      expect(outcomes.get(other)).toMatchObject({ status: 'sent' });
+      expect(outcomes.get(blocked)).toMatchObject({
+        status: 'bounced',
+        error: 'suppressed: the address bounced before',
+      });
+    } finally {
+      recording.stop();
+    }
+
+    // Each reminder carries its own account's name, project and items, to its own client.
+    const reminders = smtp.received.filter((mail) => mail.parsed.subject?.startsWith('Reminder:'));
+    const to = (email: string) => reminders.filter((mail) => mail.envelopeTo.includes(email));
+    expect(to(`blocked-${tag}@example.test`)).toHaveLength(0);
+    const [toFirst] = to(`first-${tag}@example.test`);
+    const [toOther] = to(`other-${tag}@example.test`);
+    expect(toFirst?.parsed.subject).toBe('Reminder: Bakery website');
+    expect(toFirst?.parsed.from?.value[0]?.name).toBe('Studio Nord');
+    expect(toFirst?.parsed.text).toContain('Text for the logo');
+    expect(toFirst?.parsed.text).not.toContain('Artists shown');
+    expect(toOther?.parsed.subject).toBe('Reminder: Gallery catalogue');
+    expect(toOther?.parsed.from?.value[0]?.name).toBe('Atelier Sud');
+    expect(toOther?.parsed.text).toContain('Artists shown');
+    expect(toOther?.parsed.text).toContain('Opening dates');
+    expect(toOther?.parsed.text).not.toContain('Text for the logo');
+
+    // Read together: the three intakes, their items and files, and the two senders, each in one statement.
+    const reads = (pattern: RegExp) =>
+      recording.statements.filter((s) => pattern.test(s.sql.replace(/\s+/g, ' '))).map((s) => s.parameters);
+    expect(reads(/^select \* from "intakes" where "id" in /)).toEqual([3]);
+    expect(reads(/^select \* from "intake_items" where "intake_id" in /)).toEqual([3]);
+    expect(reads(/^select \* from "item_files" where "intake_id" in /)).toEqual([3]);
+    expect(reads(/^select \* from "chase_plans" where "intake_id" in /)).toEqual([3]);
+    expect(reads(/from "accounts" left join "account_branding"/)).toEqual([2]);
+    // One read of suppressions per account: Studio Nord's two clients, Atelier Sud's one.
+    expect(reads(/^select "address" from "suppressions"/).sort()).toEqual([3, 4]);
+  });
+});
