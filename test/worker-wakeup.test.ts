@@ -20,6 +20,9 @@ const Ping = defineJob('test_wakeup.ping', z.strictObject({ n: z.number().int() 
 const LocalPing = defineJob('test_wakeup.local_ping', z.strictObject({ n: z.number().int() }), {
   testOnly: true,
 });
+const BurstPing = defineJob('test_wakeup.burst_ping', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+});
 const ready = await serviceAvailable('postgres');
 
 describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
@@ -80,6 +83,52 @@ describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
       5_000,
     );
     expect(ran).toEqual([1, 2]);
+  });
+
+  it.each([
+    [0, 'a claim for most jobs', 8, 30],
+    [500, 'the first job claimed at once, the rest together once the spacing has passed', 2, 3],
+  ])('claims a burst of wake-ups with spacing %i ms: %s', async (spacing, _what, least, most) => {
+    const spaced = new Worker({
+      db: server.server.services.db,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      pollIntervalMs: 60_000,
+      nudgeSpacingMs: spacing,
+      // Room for the whole burst in one claim: no claims for a backlog.
+      concurrency: 40,
+      batchSize: 40,
+    });
+    const burst: number[] = [];
+    spaced.register(BurstPing, (job) => {
+      burst.push(job.payload.n);
+      return Promise.resolve();
+    });
+    spaced.start();
+    const stopWaking = onLocalJobDue(server.server.services.db.kysely, () => spaced.nudge());
+    try {
+      // Its first poll (at start) finds nothing; a quiet spell longer than the spacing follows.
+      await new Promise((resolve) => setTimeout(resolve, spacing + 100));
+      const before = spaced.pollClaims();
+      // Thirty jobs, each committed on its own and each waking the worker, as thirty requests would
+      // (all within the 500 ms spacing: a few milliseconds each).
+      const db = server.server.services.db.kysely;
+      for (let n = 0; n < 30; n++) {
+        await enqueueJob(db, { ...job(n), kind: BurstPing, subjectId: `burst${spacing}/${n}` });
+      }
+      await eventually(
+        () => Promise.resolve(burst.length === 30 ? true : undefined),
+        'the woken worker to run the thirty jobs',
+        5_000,
+      );
+      expect(burst.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+      const claims = spaced.pollClaims() - before;
+      expect(claims).toBeGreaterThanOrEqual(least);
+      expect(claims).toBeLessThanOrEqual(most);
+    } finally {
+      stopWaking();
+      await spaced.stop();
+    }
   });
 
   it('wakes for nothing after a rollback, and runs what comes next', async () => {

@@ -42,6 +42,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Jobs of a kind claimed beyond its free slots, to start at once when a slot frees (default DEFAULT_PREFETCH). */
   prefetch?: number;
+  /** Wake-ups start a claim at most this often (default NUDGE_SPACING_MS). */
+  nudgeSpacingMs?: number;
 }
 
 export interface RunDueOptions {
@@ -183,6 +185,13 @@ class ShutdownError extends Error {
   }
 }
 
+/**
+ * Wake-ups (nudge) start a claim at most this often: a burst of jobs enqueued one per request is then
+ * claimed a few at a time, each claim taking all that is due, while a job enqueued after a quiet spell
+ * is claimed at once. Backlog claims (slots freed with more due) are not spaced.
+ */
+export const NUDGE_SPACING_MS = 5;
+
 /** How long stop() lets running handlers finish before it aborts them. */
 export const DEFAULT_STOP_GRACE_MS = 5_000;
 
@@ -212,6 +221,7 @@ export class Worker {
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly prefetch: number;
+  private readonly nudgeSpacingMs: number;
   /** Jobs the poll loop is running now, per kind, and per kind and concurrency key (keyOf). */
   private readonly active = new Map<string, number>();
   private readonly activeByKey = new Map<string, number>();
@@ -225,8 +235,13 @@ export class Worker {
   private loop: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
-  /** A wake-up arrived while the worker was busy: the next sleep is skipped. */
+  /** A wake-up arrived while the worker was busy: the next sleep is cut to what is left of the spacing. */
   private nudged = false;
+  /** When the poll loop's last claim ended (performance.now()): wake-ups keep NUDGE_SPACING_MS from it. */
+  private lastClaimEnd = Number.NEGATIVE_INFINITY;
+  /** A wake-up that came within the spacing, due when the spacing has passed. */
+  private nudgeTimer: NodeJS.Timeout | undefined;
+  private pollClaimCount = 0;
   /** Jobs whose handlers are running (poll loop and runDue): their leases are renewed, stop() aborts them. */
   private readonly runningJobs = new Set<Claimed>();
   /** Jobs this worker has started and not yet finished, by id: runNow and whenSettled wait for them. */
@@ -256,6 +271,7 @@ export class Worker {
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
     this.prefetch = Math.max(0, Math.floor(options.prefetch ?? DEFAULT_PREFETCH));
+    this.nudgeSpacingMs = Math.max(0, options.nudgeSpacingMs ?? NUDGE_SPACING_MS);
     this.outcomes = new GroupCommit(this.db.kysely, this.db.dialect === 'sqlite');
   }
 
@@ -342,6 +358,11 @@ export class Worker {
       !except.has(row.kind);
   }
 
+  /** Claims its poll loop has made (for tests and benchmarks). */
+  pollClaims(): number {
+    return this.pollClaimCount;
+  }
+
   /** Outcome transactions this worker committed, and the outcomes they held (group commit; for metrics and tests). */
   outcomeCommits(): { commits: number; works: number } {
     return { ...this.outcomes.stats };
@@ -365,6 +386,8 @@ export class Worker {
   async stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.nudgeTimer);
+    this.nudgeTimer = undefined;
     this.wake?.();
     await this.loop;
     this.loop = undefined;
@@ -479,7 +502,8 @@ export class Worker {
       if (picks.length > 0) {
         this.claiming = new Promise<void>((resolve) => (claimDone = resolve));
         try {
-          const claimed = await this.claim({}, picks);
+          this.pollClaimCount++;
+          const claimed = await this.claim({}, picks).finally(() => (this.lastClaimEnd = performance.now()));
           this.queue.push(...claimed);
           for (const pick of picks) {
             const got = claimed.filter((job) => pick.kinds.includes(job.row.kind)).length;
@@ -562,16 +586,35 @@ export class Worker {
     }
   }
 
-  /** A job became due (a wake-up, see wakeup.ts): an idle worker polls at once instead of at its next tick. */
+  /**
+   * A job became due (a wake-up, see wakeup.ts): an idle worker polls at once instead of at its next
+   * tick, or, when its last claim ended less than the spacing (NUDGE_SPACING_MS) ago, once it has: the
+   * jobs of a burst (one per request) are claimed a few at a time instead of with a claim each.
+   */
   nudge(): void {
     this.nudged = true;
-    this.wake?.();
+    const wait = this.spacingLeft();
+    if (wait <= 0) {
+      this.wake?.();
+      return;
+    }
+    this.nudgeTimer ??= setTimeout(() => {
+      this.nudgeTimer = undefined;
+      this.wake?.();
+    }, wait);
+  }
+
+  /** How long until a wake-up may start a claim (the spacing after the last claim ended). */
+  private spacingLeft(): number {
+    return this.lastClaimEnd + this.nudgeSpacingMs - performance.now();
   }
 
   private sleep(ms: number): Promise<void> {
+    let wait = ms;
     if (this.nudged) {
       this.nudged = false;
-      return Promise.resolve();
+      wait = Math.min(ms, this.spacingLeft());
+      if (wait <= 0) return Promise.resolve();
     }
     return new Promise((resolve) => {
       const done = () => {
@@ -579,7 +622,7 @@ export class Worker {
         resolve();
       };
       this.wake = done;
-      this.timer = setTimeout(done, ms);
+      this.timer = setTimeout(done, wait);
     });
   }
 
