@@ -18,6 +18,10 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must start with postgres:// (leave it unset for SQLite)')
     .optional(),
+  LISTEN_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'LISTEN_DATABASE_URL must start with postgres://')
+    .optional(),
   STORAGE_URL: z.string().optional(),
   REDIS_URL: z
     .string()
@@ -66,6 +70,12 @@ export interface Config {
   appUrl: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /**
+   * Where workers LISTEN for wake-ups (jobs due at once): LISTEN_DATABASE_URL, a direct connection for
+   * an installation whose DATABASE_URL goes through a transaction-mode pooler, with DATABASE_URL's
+   * schema unless it names its own; else DATABASE_URL. Undefined on SQLite.
+   */
+  listenDatabaseUrl: string | undefined;
   storageUrl: string | undefined;
   redisUrl: string | undefined;
   smtpUrl: string | undefined;
@@ -173,12 +183,26 @@ export function loadDataLocation(env: NodeJS.ProcessEnv = process.env): {
   return { dataDir: resolve(e.DATA_DIR), databaseUrl: e.DATABASE_URL, storageUrl: e.STORAGE_URL };
 }
 
+/** LISTEN_DATABASE_URL with DATABASE_URL's schema (the channel is the schema's), or DATABASE_URL. */
+function listenUrl(databaseUrl: string | undefined, listen: string | undefined): string | undefined {
+  if (!databaseUrl || !listen) return databaseUrl;
+  const schema = new URL(databaseUrl).searchParams.get('schema');
+  const url = new URL(listen);
+  if (schema !== null && !url.searchParams.has('schema')) url.searchParams.set('schema', schema);
+  return url.toString();
+}
+
 /** Reads the environment once, at start; an invalid value stops the process with a message naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parseEnv(env);
   const production = e.NODE_ENV === 'production';
   const dataDir = resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
+  if (e.LISTEN_DATABASE_URL && !e.DATABASE_URL) {
+    throw new ConfigError(
+      'LISTEN_DATABASE_URL is for PostgreSQL: set DATABASE_URL too (unset, the service runs on SQLite).',
+    );
+  }
   if (production && !e.SECRET_KEY) {
     throw new ConfigError('SECRET_KEY is required when NODE_ENV=production (at least 32 characters).');
   }
@@ -202,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appUrl: stripTrailingSlash(e.APP_URL ?? baseUrl),
     dataDir,
     databaseUrl: e.DATABASE_URL,
+    listenDatabaseUrl: listenUrl(e.DATABASE_URL, e.LISTEN_DATABASE_URL),
     storageUrl: e.STORAGE_URL,
     redisUrl: e.REDIS_URL,
     smtpUrl: e.SMTP_URL,

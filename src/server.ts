@@ -114,12 +114,13 @@ export function createWorker(services: AppServices): Worker {
 
 /**
  * Starts polling, and wakes the worker for jobs due at once to skip the wait: on PostgreSQL by
- * LISTEN/NOTIFY (jobs enqueued by any process), on SQLite when this process enqueues one.
+ * LISTEN/NOTIFY (jobs enqueued by any process; LISTEN_DATABASE_URL, else DATABASE_URL), on SQLite when
+ * this process enqueues one.
  */
 function startPolling(services: AppServices, worker: Worker): JobListener {
   worker.start();
-  const { databaseUrl } = services.config;
-  if (services.db.dialect !== 'postgres' || !databaseUrl) {
+  const { listenDatabaseUrl } = services.config;
+  if (services.db.dialect !== 'postgres' || !listenDatabaseUrl) {
     const unsubscribe = onLocalJobDue(services.db.kysely, () => worker.nudge());
     return {
       ready: Promise.resolve(),
@@ -130,7 +131,7 @@ function startPolling(services: AppServices, worker: Worker): JobListener {
     };
   }
   const logger = pino({ level: services.config.logLevel, base: { component: 'worker' } });
-  return listenForDueJobs(databaseUrl, () => worker.nudge(), logger);
+  return listenForDueJobs(listenDatabaseUrl, () => worker.nudge(), logger);
 }
 
 function startMetrics(services: AppServices): Promise<MetricsServer | undefined> {

@@ -1,3 +1,4 @@
+import { createServer, connect, type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +150,20 @@ describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
   });
 });
 
+/** NotificationResponse messages ('A': length, process id, channel) on `channel` in a server's byte stream. */
+function notifications(stream: Buffer, channel: string): number {
+  let count = 0;
+  for (let at = 0; at + 5 <= stream.length;) {
+    const length = stream.readInt32BE(at + 1);
+    if (stream[at] === 0x41) {
+      const name = stream.subarray(at + 9, stream.indexOf(0, at + 9)).toString();
+      if (name === channel) count++;
+    }
+    at += 1 + length;
+  }
+  return count;
+}
+
 describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
   let server: TestServer;
   let worker: Worker;
@@ -251,6 +266,77 @@ describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
       await Promise.all(listeners.map((l) => l.close()));
       await admin.query(`drop schema if exists "${otherSchema}" cascade`);
       await admin.end();
+    }
+  });
+
+  it('reads LISTEN_DATABASE_URL with the schema of DATABASE_URL, for PostgreSQL only', () => {
+    const dir = { DATA_DIR: server.dataDir };
+    const database = 'postgres://app@pooler:6432/intake?schema=tenant_a&prepared_statements=false';
+    const direct = 'postgres://app@db:5432/intake';
+    expect(loadConfig({ ...dir, DATABASE_URL: database }).listenDatabaseUrl).toBe(database);
+    expect(
+      loadConfig({ ...dir, DATABASE_URL: database, LISTEN_DATABASE_URL: direct }).listenDatabaseUrl,
+    ).toBe(`${direct}?schema=tenant_a`);
+    const own = `${direct}?schema=tenant_b`;
+    expect(loadConfig({ ...dir, DATABASE_URL: database, LISTEN_DATABASE_URL: own }).listenDatabaseUrl).toBe(
+      own,
+    );
+    expect(loadConfig(dir).listenDatabaseUrl).toBeUndefined();
+    expect(() => loadConfig({ ...dir, LISTEN_DATABASE_URL: direct })).toThrow(/set DATABASE_URL too/);
+    expect(() => loadConfig({ ...dir, DATABASE_URL: database, LISTEN_DATABASE_URL: 'mysql://db' })).toThrow(
+      /LISTEN_DATABASE_URL must start with postgres/,
+    );
+  });
+
+  it('LISTENs through LISTEN_DATABASE_URL: the wake-ups of its schema reach the worker there', async () => {
+    // A TCP relay in front of PostgreSQL stands in for the direct address; DATABASE_URL stays direct.
+    const relayed: Buffer[] = [];
+    let connections = 0;
+    const target = new URL(TEST_POSTGRES_URL);
+    const relay = createServer((socket) => {
+      connections++;
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      socket.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => relayed.push(chunk));
+      upstream.pipe(socket);
+      const close = () => {
+        socket.destroy();
+        upstream.destroy();
+      };
+      socket.on('error', close).on('close', close);
+      upstream.on('error', close).on('close', close);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const listenUrl = new URL(TEST_POSTGRES_URL);
+    listenUrl.host = `127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const other = await startTestServer('postgres', { LISTEN_DATABASE_URL: listenUrl.toString() });
+    try {
+      await eventually(
+        () => Promise.resolve(connections > 0 ? true : undefined),
+        'the listener to connect',
+        15_000,
+      );
+      const schema = new URL(other.env.DATABASE_URL ?? '').searchParams.get('schema') ?? '';
+      const channel = `intake_jobs_${schema}`;
+      const before = notifications(Buffer.concat(relayed), channel);
+      await enqueueJob(other.server.services.db.kysely, {
+        accountId: 'acct_wakeup',
+        livemode: true,
+        kind: Ping,
+        subjectId: 'relayed',
+        payload: { n: 9 },
+        dueAt: Date.now(),
+      });
+      await eventually(
+        () => Promise.resolve(notifications(Buffer.concat(relayed), channel) > before ? true : undefined),
+        `a notification on ${channel}`,
+        15_000,
+      );
+      // Only the listener goes through it: the service's own queries use DATABASE_URL.
+      expect(connections).toBe(1);
+    } finally {
+      await other.stop();
+      await new Promise((resolve) => relay.close(resolve));
     }
   });
 
