@@ -30,6 +30,7 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/schema.js';
 import { notifyJobDue } from '../src/jobs/wakeup.js';
+import { Worker } from '../src/jobs/worker.js';
 import { emitEvent } from '../src/kernel/public-events.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { WEBHOOK_ATTEMPT, WEBHOOK_ENDPOINT_CONCURRENCY } from '../src/modules/webhooks/webhooks.jobs.js';
@@ -352,12 +353,16 @@ async function measure(setup: Setup, receiver: Receiver): Promise<BenchResult[]>
     };
     let burst = 0;
     let apart = { sends: 0, bare: 0 };
+    // The embedded worker's claims during the burst (SQLite; on PostgreSQL the workers are processes).
+    const worker = setup.api.services.jobs instanceof Worker ? setup.api.services.jobs : undefined;
     if (baselineFirst) apart = await backToBack();
+    const claimsBefore = worker?.pollClaims() ?? 0;
     burst = await serviceBurst();
+    const claims = (worker?.pollClaims() ?? 0) - claimsBefore;
     if (!baselineFirst) apart = await backToBack();
     burstRounds.push({ service: rate(EVENTS, burst), baseline: rate(EVENTS, apart.sends + apart.bare) });
     process.stderr.write(
-      `  ${name} burst round ${round + 1}: send → delivered ${Math.round(burst * 1000)} ms; sends alone ${Math.round(apart.sends * 1000)} ms + bare deliveries ${Math.round(apart.bare * 1000)} ms\n`,
+      `  ${name} burst round ${round + 1}: send → delivered ${Math.round(burst * 1000)} ms; sends alone ${Math.round(apart.sends * 1000)} ms + bare deliveries ${Math.round(apart.bare * 1000)} ms${worker ? `; ${claims} claims by the embedded worker during the burst` : ''}\n`,
     );
     // Arrived is not yet recorded: nothing of this round may be left for the next.
     await untilNoAttempts(db);
