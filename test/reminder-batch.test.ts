@@ -5,6 +5,7 @@ import { suppressAddress } from '../src/modules/notify/notify.service.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { startSmtpServer } from './helpers/mail.js';
+import { eventually } from './helpers/receivers.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 type Body = Record<string, unknown>;
@@ -54,14 +55,6 @@ function recordStatements(): { statements: Statement[]; stop(): void } {
     restore.push(() => (pgPrototype.query = query));
   }
   return { statements, stop: () => restore.forEach((undo) => undo()) };
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe.each(DATABASES)('reminders that fall due together on %s', (database) => {
@@ -125,7 +118,7 @@ describe.each(DATABASES)('reminders that fall due together on %s', (database) =>
       ['first', 'blocked', 'other'].every((who) =>
         smtp.received.some((mail) => mail.envelopeTo.includes(`${who}-${tag}@example.test`)),
       );
-    await until(invited);
+    await eventually(() => Promise.resolve(invited() || undefined), 'the three invitations', 15_000);
 
     // Each intake's first reminder falls due now, all three at once: the worker's next poll claims them together.
     const recording = recordStatements();
@@ -154,7 +147,11 @@ describe.each(DATABASES)('reminders that fall due together on %s', (database) =>
           .where('intake_id', 'in', intakes)
           .where('status', '!=', 'scheduled')
           .execute();
-      await until(async () => (await settled()).length === 3);
+      await eventually(
+        async () => ((await settled()).length === 3 ? true : undefined),
+        'the three reminders settled',
+        15_000,
+      );
       const outcomes = new Map((await settled()).map((row) => [row.intake_id, row]));
       expect(outcomes.get(first)).toMatchObject({ status: 'sent' });
       expect(outcomes.get(other)).toMatchObject({ status: 'sent' });
