@@ -163,7 +163,7 @@ export async function emailIdentity(
   appUrl: string,
 ): Promise<EmailIdentity> {
   const identities = await emailIdentities(db, [accountId], appUrl);
-  return identities.get(accountId) ?? { account: undefined, branding: NO_BRANDING };
+  return identities.get(accountId) ?? { account: undefined, branding: NO_EMAIL_BRANDING };
 }
 
 /** emailIdentity of several accounts in one statement (reminders dispatched together); unknown ones have no entry. */
@@ -189,7 +189,7 @@ export async function emailIdentities(
   for (const row of rows) {
     const account = { name: row.name, email: row.email };
     if (!planOf(row.plan).features.custom_branding) {
-      identities.set(row.id, { account, branding: NO_BRANDING });
+      identities.set(row.id, { account, branding: NO_EMAIL_BRANDING });
       continue;
     }
     const logoUrl = row.logo_url
@@ -200,4 +200,5 @@ export async function emailIdentities(
   return identities;
 }
 
-const NO_BRANDING: EmailBranding = Object.freeze({ logoUrl: null, accentColor: null });
+/** The branding of an account without custom branding (or of no account): none. */
+export const NO_EMAIL_BRANDING: EmailBranding = Object.freeze({ logoUrl: null, accentColor: null });

@@ -18,7 +18,7 @@ import {
   type IntakeRow,
   type ItemRow,
 } from '../intakes/intakes.service.js';
-import { emailIdentities, emailIdentity } from '../accounts/branding.js';
+import { emailIdentities, emailIdentity, NO_EMAIL_BRANDING } from '../accounts/branding.js';
 import { portalUrl } from '../intakes/intakes.mappers.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { MailError } from './mailer.js';
@@ -219,8 +219,10 @@ export async function sendersAndBrandingOf(
   return new Map(
     accountIds.map((id) => {
       const identity = identities.get(id);
-      const branding = identity?.branding ?? { logoUrl: null, accentColor: null };
-      return [id, { sender: senderFrom(identity?.account), branding }];
+      return [
+        id,
+        { sender: senderFrom(identity?.account), branding: identity?.branding ?? NO_EMAIL_BRANDING },
+      ];
     }),
   );
 }
