@@ -229,6 +229,29 @@ export interface CpuFigures {
   secondsPer1000: number | null;
   /** CPUs each process used on average over the stretch (at most the quota, if any); null without /proc. */
   perProcess: number | null;
+  /**
+   * Times the processes' main threads went off a CPU (context switches, voluntary or not) per unit of
+   * work: each is a wake-up that costs the kernel's work on top of the JavaScript; null without /proc.
+   */
+  switchesPerUnit: number | null;
+}
+
+/** Context switches of a process's main thread so far (its status: voluntary and not). */
+async function switchesOf(pid: number): Promise<number | undefined> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    let total = 0;
+    for (const match of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm))
+      total += Number(match[1]);
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
+async function totalSwitches(pids: number[]): Promise<number | undefined> {
+  const each = await Promise.all(pids.map(switchesOf));
+  return each.some((n) => n === undefined) ? undefined : each.reduce<number>((sum, n) => sum + (n ?? 0), 0);
 }
 
 /**
@@ -240,11 +263,22 @@ export async function cpuMeter(
   pids: number[],
 ): Promise<(units: number, wallSeconds: number) => Promise<CpuFigures>> {
   const before = await totalCpuSeconds(pids);
+  const switchesBefore = await totalSwitches(pids);
   return async (units, wallSeconds) => {
     const after = await totalCpuSeconds(pids);
-    if (before === undefined || after === undefined) return { secondsPer1000: null, perProcess: null };
+    const switchesAfter = await totalSwitches(pids);
+    const switchesPerUnit =
+      switchesBefore === undefined || switchesAfter === undefined
+        ? null
+        : (switchesAfter - switchesBefore) / units;
+    if (before === undefined || after === undefined)
+      return { secondsPer1000: null, perProcess: null, switchesPerUnit };
     const seconds = after - before;
-    return { secondsPer1000: (seconds / units) * 1000, perProcess: seconds / wallSeconds / pids.length };
+    return {
+      secondsPer1000: (seconds / units) * 1000,
+      perProcess: seconds / wallSeconds / pids.length,
+      switchesPerUnit,
+    };
   };
 }
 

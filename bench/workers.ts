@@ -116,6 +116,8 @@ interface Drained {
   workerCpuSecondsPer1000Jobs: number | null;
   /** CPUs each worker process used on average while draining (at most the quota, if any). */
   workerCpuPerProcess: number | null;
+  /** The worker processes' main-thread context switches per job (null without /proc). */
+  workerSwitchesPerJob: number | null;
 }
 
 /** An account with a webhook endpoint on the receiver, `events` deliveries and `reminders` reminders, all held. */
@@ -173,6 +175,7 @@ async function drain(
       (cpu.perProcess === null || cpu.secondsPer1000 === null
         ? ''
         : `, ${cpu.perProcess.toFixed(2)} CPU per worker process, ${cpu.secondsPer1000.toFixed(2)} CPU s per 1,000`) +
+      (cpu.switchesPerUnit === null ? '' : `, ${cpu.switchesPerUnit.toFixed(1)} wake-ups per job`) +
       '\n',
   );
   return {
@@ -181,6 +184,7 @@ async function drain(
     perSecond: count / seconds,
     workerCpuSecondsPer1000Jobs: cpu.secondsPer1000,
     workerCpuPerProcess: cpu.perProcess,
+    workerSwitchesPerJob: cpu.switchesPerUnit,
   };
 }
 
