@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../src/config.js';
-import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
+import { defineJob, enqueueJob, type NewJob } from '../src/jobs/jobs.js';
 import { listenForDueJobs, onLocalJobDue } from '../src/jobs/wakeup.js';
 import { Worker } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -25,6 +25,13 @@ const BurstPing = defineJob('test_wakeup.burst_ping', z.strictObject({ n: z.numb
   testOnly: true,
 });
 const ready = await serviceAvailable('postgres');
+
+type PingKind = typeof Ping;
+
+/** A job of one of the kinds above, due now, for the wake-up tests' account. */
+function pingDueNow(kind: PingKind, subjectId: string, n: number): NewJob<{ n: number }> {
+  return { accountId: 'acct_wakeup', livemode: true, kind, subjectId, payload: { n }, dueAt: Date.now() };
+}
 
 describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
   let server: TestServer;
@@ -55,14 +62,7 @@ describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
     await server?.stop();
   });
 
-  const job = (n: number) => ({
-    accountId: 'acct_wakeup',
-    livemode: true,
-    kind: LocalPing,
-    subjectId: `local${n}`,
-    payload: { n },
-    dueAt: Date.now(),
-  });
+  const job = (n: number) => pingDueNow(LocalPing, `local${n}`, n);
 
   it('runs a job due now right after its commit, not before, without waiting for the poll', async () => {
     const db = server.server.services.db.kysely;
@@ -115,7 +115,7 @@ describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
       // (all within the 500 ms spacing: a few milliseconds each).
       const db = server.server.services.db.kysely;
       for (let n = 0; n < 30; n++) {
-        await enqueueJob(db, { ...job(n), kind: BurstPing, subjectId: `burst${spacing}/${n}` });
+        await enqueueJob(db, pingDueNow(BurstPing, `burst${spacing}/${n}`, n));
       }
       await eventually(
         () => Promise.resolve(burst.length === 30 ? true : undefined),
@@ -202,25 +202,8 @@ describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
 
   it('runs a job due now at its commit, without waiting for the poll', async () => {
     const db = server.server.services.db.kysely;
-    const enqueue = (n: number) =>
-      enqueueJob(db, {
-        accountId: 'acct_wakeup',
-        livemode: true,
-        kind: Ping,
-        subjectId: `s${n}`,
-        payload: { n },
-        dueAt: Date.now(),
-      });
-    await db.transaction().execute((trx) =>
-      enqueueJob(trx, {
-        accountId: 'acct_wakeup',
-        livemode: true,
-        kind: Ping,
-        subjectId: 's1',
-        payload: { n: 1 },
-        dueAt: Date.now(),
-      }),
-    );
+    const enqueue = (n: number) => enqueueJob(db, pingDueNow(Ping, `s${n}`, n));
+    await db.transaction().execute((trx) => enqueueJob(trx, pingDueNow(Ping, 's1', 1)));
     await eventually(
       () => Promise.resolve(ran.includes(1) ? true : undefined),
       'the woken worker to run job 1',
@@ -251,14 +234,7 @@ describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
     ];
     try {
       await Promise.all(listeners.map((l) => l.ready));
-      await enqueueJob(server.server.services.db.kysely, {
-        accountId: 'acct_wakeup',
-        livemode: true,
-        kind: Ping,
-        subjectId: 's3',
-        payload: { n: 3 },
-        dueAt: Date.now(),
-      });
+      await enqueueJob(server.server.services.db.kysely, pingDueNow(Ping, 's3', 3));
       await eventually(() => Promise.resolve(woken.own > 0 ? true : undefined), 'the own wake-up', 15_000);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(woken.other).toBe(0);
@@ -319,14 +295,7 @@ describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
       const schema = new URL(other.env.DATABASE_URL ?? '').searchParams.get('schema') ?? '';
       const channel = `intake_jobs_${schema}`;
       const before = notifications(Buffer.concat(relayed), channel);
-      await enqueueJob(other.server.services.db.kysely, {
-        accountId: 'acct_wakeup',
-        livemode: true,
-        kind: Ping,
-        subjectId: 'relayed',
-        payload: { n: 9 },
-        dueAt: Date.now(),
-      });
+      await enqueueJob(other.server.services.db.kysely, pingDueNow(Ping, 'relayed', 9));
       await eventually(
         () => Promise.resolve(notifications(Buffer.concat(relayed), channel) > before ? true : undefined),
         `a notification on ${channel}`,
