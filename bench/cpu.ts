@@ -214,12 +214,15 @@ async function tickSecondsOf(pid: number): Promise<number | undefined> {
   }
 }
 
-/** The CPU seconds of the processes together; undefined when any one cannot be read. */
-async function totalCpuSeconds(pids: number[]): Promise<number | undefined> {
+/** A count read from each process (CPU seconds, context switches), summed; undefined when any one cannot be read. */
+async function totalOf(
+  pids: number[],
+  read: (pid: number) => Promise<number | undefined>,
+): Promise<number | undefined> {
   let total = 0;
-  for (const seconds of await Promise.all(pids.map(cpuSecondsOf))) {
-    if (seconds === undefined) return undefined;
-    total += seconds;
+  for (const value of await Promise.all(pids.map(read))) {
+    if (value === undefined) return undefined;
+    total += value;
   }
   return total;
 }
@@ -249,11 +252,6 @@ async function switchesOf(pid: number): Promise<number | undefined> {
   }
 }
 
-async function totalSwitches(pids: number[]): Promise<number | undefined> {
-  const each = await Promise.all(pids.map(switchesOf));
-  return each.some((n) => n === undefined) ? undefined : each.reduce<number>((sum, n) => sum + (n ?? 0), 0);
-}
-
 /**
  * Starts counting the processes' CPU time. The function it returns reads it again and gives the
  * figures for the stretch since then, from the work done and the wall time it took: read just around
@@ -262,11 +260,11 @@ async function totalSwitches(pids: number[]): Promise<number | undefined> {
 export async function cpuMeter(
   pids: number[],
 ): Promise<(units: number, wallSeconds: number) => Promise<CpuFigures>> {
-  const before = await totalCpuSeconds(pids);
-  const switchesBefore = await totalSwitches(pids);
+  const before = await totalOf(pids, cpuSecondsOf);
+  const switchesBefore = await totalOf(pids, switchesOf);
   return async (units, wallSeconds) => {
-    const after = await totalCpuSeconds(pids);
-    const switchesAfter = await totalSwitches(pids);
+    const after = await totalOf(pids, cpuSecondsOf);
+    const switchesAfter = await totalOf(pids, switchesOf);
     const switchesPerUnit =
       switchesBefore === undefined || switchesAfter === undefined
         ? null
