@@ -4,7 +4,7 @@ import { enqueueAttempt } from '../src/modules/webhooks/attempt.js';
 import {
   insertDelivery,
   insertEndpoint,
-  settleAttemptInOne,
+  settleAttemptsInOne,
   type AttemptRow,
   type DeliveryRow,
 } from '../src/modules/webhooks/webhooks.repository.js';
@@ -12,10 +12,11 @@ import { DATABASES } from './helpers/env.js';
 import { openTestDatabase } from './helpers/server.js';
 
 /**
- * The one-statement record of a webhook attempt's final outcome on PostgreSQL: each part (the job's
- * end under its lease, the delivery's final state, the log row) happens only if the one before it did.
+ * The one-statement record of webhook attempts' final outcomes on PostgreSQL: for each attempt, each
+ * part (the job's end under its lease, the delivery's final state, the log row) happens only if the
+ * one before it did, whatever became of the other attempts in the statement.
  */
-describe.runIf(DATABASES.includes('postgres'))('settleAttemptInOne on postgres', () => {
+describe.runIf(DATABASES.includes('postgres'))('settleAttemptsInOne on postgres', () => {
   let opened: Awaited<ReturnType<typeof openTestDatabase>>;
   let db: Db;
   const at = '2030-01-01T00:00:00.000Z';
@@ -123,13 +124,14 @@ describe.runIf(DATABASES.includes('postgres'))('settleAttemptInOne on postgres',
 
   it('ends the job, settles the delivery and logs the attempt, typed as the table is', async () => {
     const { delivery, jobId } = await claimedDelivery('whd_settle_ok');
-    const done = await settleAttemptInOne(
-      db.kysely,
-      { id: jobId, leases: [LEASE - 1, LEASE] },
-      { id: delivery.id, attempt: 1 },
-      { status: 'succeeded', completed_at: at },
-      attemptOf(delivery),
-    );
+    const [done] = await settleAttemptsInOne(db.kysely, [
+      {
+        job: { id: jobId, leases: [LEASE - 1, LEASE] },
+        delivery: { id: delivery.id, attempt: 1 },
+        patch: { status: 'succeeded', completed_at: at },
+        row: attemptOf(delivery),
+      },
+    ]);
     expect(done).toEqual({ ended: true, settled: true });
     const after = await state(delivery.id, jobId);
     expect(after.job).toBeUndefined();
@@ -139,13 +141,14 @@ describe.runIf(DATABASES.includes('postgres'))('settleAttemptInOne on postgres',
 
   it('records nothing when the job carries another lease (taken over)', async () => {
     const { delivery, jobId } = await claimedDelivery('whd_settle_lost');
-    const done = await settleAttemptInOne(
-      db.kysely,
-      { id: jobId, leases: [LEASE + 1] },
-      { id: delivery.id, attempt: 1 },
-      { status: 'succeeded', completed_at: at },
-      attemptOf(delivery),
-    );
+    const [done] = await settleAttemptsInOne(db.kysely, [
+      {
+        job: { id: jobId, leases: [LEASE + 1] },
+        delivery: { id: delivery.id, attempt: 1 },
+        patch: { status: 'succeeded', completed_at: at },
+        row: attemptOf(delivery),
+      },
+    ]);
     expect(done).toEqual({ ended: false, settled: false });
     const after = await state(delivery.id, jobId);
     expect(after.job?.id).toBe(jobId);
@@ -160,17 +163,82 @@ describe.runIf(DATABASES.includes('postgres'))('settleAttemptInOne on postgres',
       .set({ status: 'cancelled', completed_at: at })
       .where('id', '=', delivery.id)
       .execute();
-    const done = await settleAttemptInOne(
-      db.kysely,
-      { id: jobId, leases: [LEASE] },
-      { id: delivery.id, attempt: 1 },
-      { status: 'failed', completed_at: at },
-      attemptOf(delivery),
-    );
+    const [done] = await settleAttemptsInOne(db.kysely, [
+      {
+        job: { id: jobId, leases: [LEASE] },
+        delivery: { id: delivery.id, attempt: 1 },
+        patch: { status: 'failed', completed_at: at },
+        row: attemptOf(delivery),
+      },
+    ]);
     expect(done).toEqual({ ended: true, settled: false });
     const after = await state(delivery.id, jobId);
     expect(after.job).toBeUndefined();
     expect(after.delivery.status).toBe('cancelled');
     expect(after.attempts).toEqual([]);
+  });
+  it('records several outcomes in one statement, each on its own terms', async () => {
+    const ok = await claimedDelivery('whd_batch_ok');
+    const renewing = await claimedDelivery('whd_batch_renewing');
+    const lost = await claimedDelivery('whd_batch_lost');
+    const stale = await claimedDelivery('whd_batch_stale');
+    // A renewal landed while the outcome was taken: the row carries the second of the fence's leases.
+    await db.kysely
+      .updateTable('jobs')
+      .set({ locked_until: LEASE + 5 })
+      .where('id', '=', renewing.jobId)
+      .execute();
+    await db.kysely
+      .updateTable('webhook_deliveries')
+      .set({ status: 'cancelled', completed_at: at })
+      .where('id', '=', stale.delivery.id)
+      .execute();
+    const failedRow = {
+      ...attemptOf(renewing.delivery),
+      response_status: 500,
+      outcome: 'failed',
+      error: "it's 'quoted', {braced}, \\ and \"double\"",
+    };
+    const settle = (
+      { delivery, jobId }: { delivery: DeliveryRow; jobId: string },
+      leases: number[],
+      status: 'succeeded' | 'failed',
+      row = attemptOf(delivery),
+    ) => ({
+      job: { id: jobId, leases },
+      delivery: { id: delivery.id, attempt: 1 },
+      patch: { status, completed_at: at },
+      row,
+    });
+    const done = await settleAttemptsInOne(db.kysely, [
+      settle(ok, [LEASE], 'succeeded'),
+      settle(renewing, [LEASE, LEASE + 5], 'failed', failedRow),
+      settle(lost, [LEASE + 1], 'succeeded'),
+      settle(stale, [LEASE], 'succeeded'),
+    ]);
+    expect(done).toEqual([
+      { ended: true, settled: true },
+      { ended: true, settled: true },
+      { ended: false, settled: false },
+      { ended: true, settled: false },
+    ]);
+    expect(await state(ok.delivery.id, ok.jobId)).toEqual({
+      job: undefined,
+      delivery: { status: 'succeeded', attempts: 1, completed_at: at },
+      attempts: [attemptOf(ok.delivery)],
+    });
+    expect(await state(renewing.delivery.id, renewing.jobId)).toEqual({
+      job: undefined,
+      delivery: { status: 'failed', attempts: 1, completed_at: at },
+      attempts: [failedRow],
+    });
+    const afterLost = await state(lost.delivery.id, lost.jobId);
+    expect(afterLost.job?.id).toBe(lost.jobId);
+    expect(afterLost.delivery).toEqual({ status: 'pending', attempts: 0, completed_at: null });
+    expect(afterLost.attempts).toEqual([]);
+    const afterStale = await state(stale.delivery.id, stale.jobId);
+    expect(afterStale.job).toBeUndefined();
+    expect(afterStale.delivery.status).toBe('cancelled');
+    expect(afterStale.attempts).toEqual([]);
   });
 });

@@ -1,23 +1,18 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { Batcher, type BatchOutcome } from '../lib/batcher.js';
 
 /** Work recorded in a shared transaction: its statements, run in the order they were handed in. */
 export type GroupWork<T> = (trx: Kysely<Database>) => Promise<T>;
-
-interface Entry {
-  work: GroupWork<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
 
 /** Outcomes recorded at most by one transaction: bounds how long one commit holds its rows. */
 export const GROUP_COMMIT_MAX = 64;
 
 /**
- * Group commit: many small transactions recorded as one, where that is cheaper. The first work handed
- * in is recorded at the end of the current turn of the event loop (outcomes read in the same turn join
- * it); whatever is handed in while that transaction runs waits for it and is recorded together in the
- * next.
+ * Group commit: many small transactions recorded as one, where that is cheaper, batched as Batcher
+ * batches: the first work handed in is recorded at the end of the current turn of the event loop
+ * (outcomes read in the same turn join it); whatever is handed in while that transaction runs waits
+ * for it and is recorded together in the next.
  *
  * Shared (SQLite): its one connection runs one transaction at a time anyway, and a commit (its pages
  * written to the WAL) is the largest part of a small transaction, so many outcomes pay one commit.
@@ -33,8 +28,7 @@ export const GROUP_COMMIT_MAX = 64;
  * and rejects with the work's own error, or the commit's.
  */
 export class GroupCommit {
-  private pending: Entry[] = [];
-  private flushing = false;
+  private readonly batches: Batcher<GroupWork<unknown>, unknown>;
   /** Transactions committed, and the works they recorded (a batch that fell back counts each alone). */
   readonly stats = { commits: 0, works: 0 };
 
@@ -42,35 +36,24 @@ export class GroupCommit {
     private readonly db: Kysely<Database>,
     /** Whether works share transactions (see above); when not, each runs at once in its own. */
     readonly shared: boolean,
-    private readonly max = GROUP_COMMIT_MAX,
-  ) {}
+    max = GROUP_COMMIT_MAX,
+  ) {
+    this.batches = new Batcher((works) => this.commit(works), max);
+  }
 
   run<T>(work: GroupWork<T>): Promise<T> {
     if (!this.shared) return this.alone(work);
-    return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushing) void this.flushAll();
-    });
+    return this.batches.run(work) as Promise<T>;
   }
 
-  /** Records batches until nothing is pending. Never rejects: each outcome goes to its own promise. */
-  private async flushAll(): Promise<void> {
-    this.flushing = true;
-    await new Promise((resolve) => setImmediate(resolve));
-    try {
-      while (this.pending.length > 0) await this.flush(this.pending.splice(0, this.max));
-    } finally {
-      this.flushing = false;
-    }
-  }
-
-  private async flush(batch: Entry[]): Promise<void> {
-    if (batch.length > 1) {
+  /** The works in one transaction; if that fails, each again in one of its own, so it fails alone. */
+  private async commit(works: GroupWork<unknown>[]): Promise<BatchOutcome<unknown>[]> {
+    if (works.length > 1) {
       const values: unknown[] = [];
       const together = await this.db
         .transaction()
         .execute(async (trx) => {
-          for (const entry of batch) values.push(await entry.work(trx));
+          for (const work of works) values.push(await work(trx));
         })
         .then(
           () => true,
@@ -78,12 +61,20 @@ export class GroupCommit {
         );
       if (together) {
         this.stats.commits++;
-        this.stats.works += batch.length;
-        batch.forEach((entry, i) => entry.resolve(values[i]));
-        return;
+        this.stats.works += works.length;
+        return values.map((value) => ({ ok: true, value }));
       }
     }
-    for (const entry of batch) await this.alone(entry.work).then(entry.resolve, entry.reject);
+    const outcomes: BatchOutcome<unknown>[] = [];
+    for (const work of works) {
+      outcomes.push(
+        await this.alone(work).then(
+          (value) => ({ ok: true, value }) as const,
+          (error: unknown) => ({ ok: false, error }) as const,
+        ),
+      );
+    }
+    return outcomes;
   }
 
   private async alone<T>(work: GroupWork<T>): Promise<T> {

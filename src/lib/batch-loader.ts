@@ -1,47 +1,28 @@
+import { Batcher } from './batcher.js';
+
 /**
- * Coalesces look-ups by key that are asked for in the same synchronous pass (jobs a worker starts
- * together) into one query: four webhook attempts starting at once read their four deliveries with
- * one `where id in (…)` instead of four statements, one round trip on PostgreSQL instead of four.
- * Nothing is kept between passes: every look-up reads the database as it is now.
+ * Coalesces look-ups by key into one query: those asked for in the same turn of the event loop (jobs
+ * a worker starts together), and those asked for while the last query ran (jobs starting one after
+ * another as slots free). Four webhook attempts starting at once read their four deliveries with one
+ * `where id in (…)` instead of four statements, one round trip on PostgreSQL instead of four. Nothing
+ * is kept between queries: every look-up reads the database as it is at or after the moment it was
+ * asked for.
  */
 export class BatchLoader<V> {
-  private waiting = new Map<
-    string,
-    Array<{ resolve: (row: V | undefined) => void; reject: (e: unknown) => void }>
-  >();
-  private scheduled = false;
+  private readonly batches: Batcher<string, V | undefined>;
 
   constructor(
     /** Reads the rows of these keys (at most `max`), each under its key. */
-    private readonly loadMany: (keys: string[]) => Promise<Map<string, V>>,
-    private readonly max = 100,
-  ) {}
-
-  load(key: string): Promise<V | undefined> {
-    return new Promise((resolve, reject) => {
-      const list = this.waiting.get(key);
-      if (list) list.push({ resolve, reject });
-      else this.waiting.set(key, [{ resolve, reject }]);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        process.nextTick(() => void this.flush());
-      }
-    });
+    loadMany: (keys: string[]) => Promise<Map<string, V>>,
+    max = 100,
+  ) {
+    this.batches = new Batcher(async (keys) => {
+      const rows = await loadMany([...new Set(keys)]);
+      return keys.map((key) => ({ ok: true, value: rows.get(key) }));
+    }, max);
   }
 
-  private async flush(): Promise<void> {
-    const waiting = this.waiting;
-    this.waiting = new Map();
-    this.scheduled = false;
-    const keys = [...waiting.keys()];
-    for (let start = 0; start < keys.length; start += this.max) {
-      const chunk = keys.slice(start, start + this.max);
-      try {
-        const rows = await this.loadMany(chunk);
-        for (const key of chunk) for (const { resolve } of waiting.get(key) ?? []) resolve(rows.get(key));
-      } catch (error) {
-        for (const key of chunk) for (const { reject } of waiting.get(key) ?? []) reject(error);
-      }
-    }
+  load(key: string): Promise<V | undefined> {
+    return this.batches.run(key);
   }
 }

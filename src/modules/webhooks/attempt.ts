@@ -4,13 +4,14 @@ import type { Database } from '../../db/schema.js';
 import { cancelJobs, enqueueJob, JobLeaseLostError, type Job } from '../../jobs/jobs.js';
 import { webhookAttempts, webhookDeliveries } from '../../lib/metrics.js';
 import { BatchLoader } from '../../lib/batch-loader.js';
+import { Batcher } from '../../lib/batcher.js';
 import { newId } from '../../lib/ids.js';
 import type { AppServices } from '../../services.js';
 import { realTimeOf, worldOfIntake, type World } from '../../kernel/world.js';
 import { USER_AGENT, WebhookHttpClient, type HttpAttempt } from './delivery.js';
 import { secretBox, signatureHeader, type SecretBox } from './signing.js';
 import { renderBody } from './webhooks.format.js';
-import { WEBHOOK_ATTEMPT, WEBHOOK_TIMEOUT_MS } from './webhooks.jobs.js';
+import { WEBHOOK_ATTEMPT, WEBHOOK_CONCURRENCY, WEBHOOK_TIMEOUT_MS } from './webhooks.jobs.js';
 import {
   cancelDelivery,
   deregisterUrl,
@@ -18,10 +19,11 @@ import {
   findEndpointById,
   findEndpointsByIds,
   insertAttempt,
-  settleAttemptInOne,
+  settleAttemptsInOne,
   insertDelivery,
   settleDelivery,
   type AttemptRow,
+  type AttemptSettlement,
   type DeliveryRow,
   type EndpointRow,
 } from './webhooks.repository.js';
@@ -72,6 +74,11 @@ interface DeliveryContext {
   /** Attempts starting together read their deliveries, and their endpoints, in one statement each. */
   deliveries: BatchLoader<DeliveryRow>;
   endpoints: BatchLoader<EndpointRow>;
+  /**
+   * Final outcomes on PostgreSQL: those ready in the same turn, or while the last statement ran, are
+   * recorded by one statement (settleAttemptsInOne).
+   */
+  settles: Batcher<AttemptSettlement, { ended: boolean; settled: boolean }>;
 }
 
 const contexts = new WeakMap<AppServices, DeliveryContext>();
@@ -88,6 +95,11 @@ function contextOf(services: AppServices): DeliveryContext {
       shutdown: new AbortController(),
       deliveries: new BatchLoader((ids) => findDeliveries(services.db.kysely, ids)),
       endpoints: new BatchLoader((ids) => findEndpointsByIds(services.db.kysely, ids)),
+      settles: new Batcher(
+        async (settlements) =>
+          (await settleAttemptsInOne(services.db.kysely, settlements)).map((value) => ({ ok: true, value })),
+        WEBHOOK_CONCURRENCY,
+      ),
     };
     contexts.set(services, context);
   }
@@ -191,7 +203,7 @@ type EndWith = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
 
 /**
  * How an attempt ends its job: `endWith` in every case; `inOne` (a job's finishInOne), where there is
- * a job, for an outcome PostgreSQL records in one statement (settleAttemptInOne).
+ * a job, for an outcome PostgreSQL records in one statement with others (settleAttemptsInOne).
  */
 interface Ending {
   endWith: EndWith;
@@ -321,18 +333,17 @@ async function record(
     outcome: http.outcome,
     next_attempt_at: nextAttemptAt,
   };
-  // On PostgreSQL a final outcome (no next attempt to queue, no endpoint to deregister) is one
-  // statement; any other outcome, and every outcome on SQLite, a transaction.
+  // On PostgreSQL a final outcome (no next attempt to queue, no endpoint to deregister) is a share of
+  // one statement; any other outcome, and every outcome on SQLite, a transaction.
   const settling =
     status !== 'pending' && http.outcome !== 'gone' && ending.inOne && services.db.dialect === 'postgres'
       ? ending.inOne(async (job) => {
-          const done = await settleAttemptInOne(
-            services.db.kysely,
+          const done = await context.settles.run({
             job,
-            { id: delivery.id, attempt },
-            { status, completed_at: endedAt },
+            delivery: { id: delivery.id, attempt },
+            patch: { status, completed_at: endedAt },
             row,
-          );
+          });
           return { ended: done.ended, value: done.settled ? row : ('stale' as const) };
         })
       : recordInTransaction(

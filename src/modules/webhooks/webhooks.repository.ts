@@ -250,7 +250,7 @@ export async function insertAttempt(db: Kysely<Database>, row: AttemptRow): Prom
   await db.insertInto('webhook_attempts').values(row).execute();
 }
 
-/** The attempt log's columns with their PostgreSQL types, for settleAttemptInOne's typed VALUES. */
+/** The attempt log's columns with their PostgreSQL types, for settleAttemptsInOne's typed arrays. */
 const ATTEMPT_COLUMNS = [
   ['id', 'text'],
   ['account_id', 'text'],
@@ -272,44 +272,71 @@ const ATTEMPT_COLUMNS = [
 const everyAttemptColumn: Record<Exclude<keyof AttemptRow, (typeof ATTEMPT_COLUMNS)[number][0]>, never> = {};
 void everyAttemptColumn;
 
+/** One attempt's final outcome, as settleAttemptsInOne records it. */
+export interface AttemptSettlement {
+  /** The attempt's job: its row is deleted only while it carries one of these leases. */
+  job: { id: string; leases: readonly number[] };
+  /** The delivery, settled only if still pending at the attempt before this one. */
+  delivery: { id: string; attempt: number };
+  patch: { status: 'succeeded' | 'failed'; completed_at: string };
+  row: AttemptRow;
+}
+
 /**
- * PostgreSQL only: the end of an attempt's job, the delivery's final state (succeeded, or failed for
- * good) and the attempt's log row in one statement, one round trip instead of a transaction's five.
- * Each part happens only if the one before it did: the job's row is deleted where this worker's lease
- * is still on it (`job`), the delivery settled only then and only if still pending at this attempt,
- * and the log row written only then. `ended` false: the job was not this worker's any more and
- * nothing was recorded; `settled` false: the delivery had been settled meanwhile (the job is ended).
+ * PostgreSQL only: the final outcomes (succeeded, or failed for good) of several attempts in one
+ * statement, one round trip instead of a transaction's five for each. For each attempt, each part
+ * happens only if the one before it did: its job's row is deleted where the lease is still on it, its
+ * delivery settled only then and only if still pending at this attempt, and its log row written only
+ * then. The attempts travel as one array per column (unnest), so the statement's text is the same
+ * whatever their number. Says for each attempt, in order: `ended` false, the job was not this worker's
+ * any more and nothing was recorded; `settled` false, the delivery had been settled meanwhile (the job
+ * is ended). A job holds at most two leases (one being renewed).
  */
-export async function settleAttemptInOne(
+export async function settleAttemptsInOne(
   db: Kysely<Database>,
-  job: { id: string; leases: readonly number[] },
-  fence: { id: string; attempt: number },
-  patch: { status: 'succeeded' | 'failed'; completed_at: string },
-  row: AttemptRow,
-): Promise<{ ended: boolean; settled: boolean }> {
-  const values = ATTEMPT_COLUMNS.map(([column, type]) => sql`cast(${row[column]} as ${sql.raw(type)})`);
-  const columns = ATTEMPT_COLUMNS.map(([column]) => sql.id(column));
-  const result = await sql<{ ended: number; settled: number }>`
-    with ended as (
-      delete from jobs where id = ${job.id} and locked_until in (${sql.join([...job.leases])}) returning id
+  settlements: readonly AttemptSettlement[],
+): Promise<{ ended: boolean; settled: boolean }[]> {
+  const column = <T>(pick: (s: AttemptSettlement) => T) => settlements.map(pick);
+  const logColumns = ATTEMPT_COLUMNS.map(
+    ([name, type]) => sql`cast(${column((s) => s.row[name])} as ${sql.raw(type)}[])`,
+  );
+  const result = await sql<{ job_id: string; ended: boolean; settled: boolean }>`
+    with input as (
+      select * from unnest(
+        cast(${column((s) => s.job.id)} as text[]),
+        cast(${column((s) => s.job.leases[0] ?? null)} as bigint[]),
+        cast(${column((s) => s.job.leases[1] ?? null)} as bigint[]),
+        cast(${column((s) => s.patch.status)} as text[]),
+        cast(${column((s) => s.patch.completed_at)} as text[]),
+        ${sql.join(logColumns)}
+      ) as i(job_id, lease, renewing_lease, status, completed_at, ${sql.join(ATTEMPT_COLUMNS.map(([name]) => sql.id(name)))})
+    ), ended as (
+      delete from jobs using input
+      where jobs.id = input.job_id and jobs.locked_until in (input.lease, input.renewing_lease)
+      returning jobs.id
     ), settled as (
       update webhook_deliveries
-      set status = ${patch.status}, next_attempt_at = null, completed_at = ${patch.completed_at},
-          attempts = ${fence.attempt}
-      where id = ${fence.id} and attempts = ${fence.attempt - 1} and status = 'pending'
-        and exists (select 1 from ended)
-      returning id
+      set status = input.status, next_attempt_at = null, completed_at = input.completed_at,
+          attempts = input.attempt
+      from input
+      where webhook_deliveries.id = input.delivery_id and webhook_deliveries.attempts = input.attempt - 1
+        and webhook_deliveries.status = 'pending' and input.job_id in (select id from ended)
+      returning webhook_deliveries.id
     ), logged as (
-      insert into webhook_attempts (${sql.join(columns)})
-      select * from (values (${sql.join(values)})) as attempt
-      where exists (select 1 from settled)
-      returning id
+      insert into webhook_attempts (${sql.join(ATTEMPT_COLUMNS.map(([name]) => sql.id(name)))})
+      select ${sql.join(ATTEMPT_COLUMNS.map(([name]) => sql.id(name)))} from input
+      where input.delivery_id in (select id from settled)
+      returning delivery_id
     )
-    select (select count(*) from ended)::int as ended, (select count(*) from logged)::int as settled`.execute(
-    db,
-  );
-  const counts = result.rows[0];
-  return { ended: (counts?.ended ?? 0) > 0, settled: (counts?.settled ?? 0) > 0 };
+    select input.job_id,
+      input.job_id in (select id from ended) as ended,
+      input.delivery_id in (select delivery_id from logged) as settled
+    from input`.execute(db);
+  const byJob = new Map(result.rows.map((row) => [row.job_id, row]));
+  return settlements.map((s) => {
+    const row = byJob.get(s.job.id);
+    return { ended: row?.ended === true, settled: row?.settled === true };
+  });
 }
 
 export type AttemptWithStatus = AttemptRow & { delivery_status: string; test: number };
