@@ -41,6 +41,12 @@ const Once = defineJob('test_worker.once', z.strictObject({ n: z.number().int() 
   testOnly: true,
   atMostOnce: true,
 });
+/** At most once from where its handler says the send begins. */
+const OnceMarked = defineJob('test_worker.once_marked', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+  atMostOnce: true,
+  marksIrreversible: true,
+});
 /** At most once, two at a time. */
 const OnceTwo = defineJob('test_worker.once_two', z.strictObject({ n: z.number().int() }), {
   testOnly: true,
@@ -218,11 +224,12 @@ describe.each(DATABASES)('job worker on %s', (database) => {
   it('runs a due job once, with its parsed payload, and deletes it', async () => {
     const worker = newWorker();
     const seen: unknown[] = [];
-    worker.register(Echo, async ({ signal, complete, finish, finishInOne, ...job }) => {
+    worker.register(Echo, async ({ signal, complete, finish, finishInOne, beginIrreversible, ...job }) => {
       await tick();
       expect(complete).toBeTypeOf('function');
       expect(finish).toBeTypeOf('function');
       expect(finishInOne).toBeTypeOf('function');
+      expect(beginIrreversible).toBeTypeOf('function');
       expect(signal).toBeInstanceOf(AbortSignal);
       expect(signal.aborted).toBe(false);
       seen.push(job);
@@ -1293,6 +1300,57 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(aborted).toBe(true);
     expect(Date.now() - before).toBeGreaterThanOrEqual(90);
     expect(await jobRow(id)).toMatchObject({ attempts: 0, locked_until: null, last_error: null });
+  });
+
+  it('stop() hands back an at-most-once run cut short before its send began, and gives up one cut short after', async () => {
+    const worker = newWorker();
+    const started: number[] = [];
+    const sent: number[] = [];
+    // n 1 is still reading when the shutdown comes; n 2 (another kind) and n 3 are mid-send.
+    const cutShort = (job: { signal: AbortSignal }) =>
+      new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()));
+    worker.register(OnceMarked, async (job) => {
+      started.push(job.payload.n);
+      if (job.payload.n === 1) await cutShort(job);
+      job.beginIrreversible();
+      sent.push(job.payload.n);
+      await cutShort(job);
+      throw new Error('the send was abandoned');
+    });
+    worker.register(Once, async (job) => {
+      started.push(job.payload.n);
+      // No mark: the whole run counts as the send.
+      await cutShort(job);
+      throw new Error('the send was abandoned');
+    });
+    const beforeSend = await enqueue(OnceMarked, { n: 1 });
+    const unmarked = await enqueue(Once, { n: 2 });
+    const midSend = await enqueue(OnceMarked, { n: 3 });
+    worker.start();
+    await waitFor(() => started.length === 3 && sent.length === 1);
+    await worker.stop(50);
+    expect(sent).toEqual([3]);
+    expect(await jobRow(beforeSend)).toMatchObject({ attempts: 0, locked_until: null, last_error: null });
+    expect(await jobRow(unmarked)).toMatchObject({ attempts: 1, locked_until: GAVE_UP_LOCKED_UNTIL });
+    expect(await jobRow(midSend)).toMatchObject({ attempts: 1, locked_until: GAVE_UP_LOCKED_UNTIL });
+    // The run handed back runs again, whole, on the next worker.
+    const next = newWorker();
+    const ran: number[] = [];
+    next.register(OnceMarked, (job) => {
+      job.beginIrreversible();
+      ran.push(job.payload.n);
+      return Promise.resolve();
+    });
+    next.register(Once, async () => {});
+    expect(await next.runDue()).toBe(1);
+    expect(ran).toEqual([1]);
+    expect(await jobRow(beforeSend)).toBeUndefined();
+  });
+
+  it('refuses a kind that marks where its send begins without being at most once', () => {
+    expect(() =>
+      defineJob('test_worker.marked_only', z.strictObject({}), { testOnly: true, marksIrreversible: true }),
+    ).toThrow(/marksIrreversible needs atMostOnce/);
   });
 
   it('renews the lease of a running job: a handler longer than the lease is not taken over', async () => {

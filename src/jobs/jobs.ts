@@ -32,6 +32,13 @@ export interface JobDefinition<Input = unknown, Output = Input> {
    */
   readonly atMostOnce: boolean;
   /**
+   * With atMostOnce: the handler says where the part that must not run twice begins, by calling
+   * Job.beginIrreversible() just before it (the send). A run cut short by a shutdown before that call
+   * sent nothing, and is handed back like any job's, to run again; after it, the job is given up. Without
+   * this, the whole run counts as irreversible.
+   */
+  readonly marksIrreversible: boolean;
+  /**
    * Jobs of this kind with one concurrency key (NewJob.concurrencyKey) one worker runs at once;
    * undefined: no limit per key.
    */
@@ -49,6 +56,7 @@ export interface JobKindOptions {
   concurrency?: number;
   timeoutMs?: number;
   atMostOnce?: boolean;
+  marksIrreversible?: boolean;
   keyConcurrency?: number;
   keyPrefetch?: number;
 }
@@ -87,6 +95,8 @@ export function defineJob<S extends z.ZodType>(
     throw new Error(`Job kind "${kind}": keyPrefetch must be a whole number`);
   if (keyPrefetch !== undefined && options.keyConcurrency === undefined)
     throw new Error(`Job kind "${kind}": keyPrefetch needs keyConcurrency`);
+  if (options.marksIrreversible && !options.atMostOnce)
+    throw new Error(`Job kind "${kind}": marksIrreversible needs atMostOnce`);
   const definition: JobDefinition<z.input<S>, z.output<S>> = {
     kind,
     schema: payloadSchema as z.ZodType<z.output<S>, z.input<S>>,
@@ -94,6 +104,7 @@ export function defineJob<S extends z.ZodType>(
     concurrency: options.concurrency,
     timeoutMs: options.timeoutMs,
     atMostOnce: options.atMostOnce ?? false,
+    marksIrreversible: options.marksIrreversible ?? false,
     keyConcurrency: options.keyConcurrency,
     keyPrefetch,
   };
@@ -329,6 +340,12 @@ export interface Job<P> {
    * round trip of its own. Throws JobLeaseLostError when the row was not deleted.
    */
   finishInOne: <T>(end: (fence: JobFence) => Promise<{ ended: boolean; value: T }>) => Promise<T>;
+  /**
+   * For a kind that marksIrreversible: call just before the part that must not run twice (the send).
+   * Throws the signal's reason when the run was already cut short: nothing irreversible has happened,
+   * and a run cut short by a shutdown is handed back. A no-op for other kinds.
+   */
+  beginIrreversible: () => void;
 }
 
 /** What makes a job's row this worker's: its id, and a lease value it carries (any of them). */

@@ -169,6 +169,8 @@ interface Claimed {
   renewingTo?: number;
   /** The handler ended the job itself (Job.complete), in its own transaction. */
   completed?: boolean;
+  /** The handler began the part that must not run twice (Job.beginIrreversible). */
+  irreversible?: boolean;
   /**
    * Gives the job's slot (of its kind, and of its key) back to the poll loop; set while the job holds
    * one. Called once the handler hands its outcome over (Job.finish), so the next job starts while
@@ -798,6 +800,10 @@ export class Worker {
             complete: (trx) => this.complete(job, trx),
             finish: (work) => this.finish(job, work),
             finishInOne: (end) => this.finishInOne(job, end),
+            beginIrreversible: () => {
+              controller.signal.throwIfAborted();
+              job.irreversible = true;
+            },
           }),
           controller,
           registration.definition.timeoutMs ?? this.jobTimeoutMs,
@@ -805,8 +811,13 @@ export class Worker {
       );
     } catch (error) {
       this.runningJobs.delete(job);
-      if (controller.signal.reason instanceof ShutdownError && !atMostOnce) {
-        // Cut short by the shutdown: nothing is known of the attempt, so it is not counted.
+      // An at-most-once run may be handed back only if its kind marks where the send begins and it
+      // had not begun.
+      const repeatable =
+        !atMostOnce || (registration?.definition.marksIrreversible === true && !job.irreversible);
+      if (controller.signal.reason instanceof ShutdownError && repeatable) {
+        // Cut short by the shutdown: nothing is known of the attempt (or, at most once, nothing was
+        // sent), so it is not counted.
         this.logger.info(context, 'job interrupted by shutdown; handed back');
         await this.release([job]);
         return;

@@ -251,6 +251,7 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
   const to = address ?? '';
   const email = chase.channel === 'email' ? renderEmail('reminder', context) : null;
   const text = email ? email.text : renderSmsReminder(context);
+  job.beginIrreversible();
   const result: Transmission = await transmit(
     services,
     world.livemode,

@@ -8,6 +8,8 @@ import { defineJob } from '../../jobs/jobs.js';
  */
 export const DISPATCH_CHASE = defineJob('dispatch_chase', z.object({ chase_id: z.string() }), {
   atMostOnce: true,
+  // Cut short by a shutdown before the send begins (reading, rendering): handed back, sent later.
+  marksIrreversible: true,
   // The provider's own time-outs (SMTP 10 s to connect and 30 s of silence, SMS 15 s) end a send first.
   timeoutMs: 60_000,
 });

@@ -9,6 +9,8 @@ import { defineJob } from '../../jobs/jobs.js';
  */
 export const DELIVER_MESSAGE = defineJob('deliver_message', z.object({ message_id: z.string() }), {
   atMostOnce: true,
+  // Cut short by a shutdown before the send begins (reading, rendering): handed back, sent later.
+  marksIrreversible: true,
   // SMTP's own time-outs (10 s to connect, 30 s of silence) end a send first; the lease is renewed meanwhile.
   timeoutMs: 60_000,
 });

@@ -474,6 +474,7 @@ export async function deliverMessage(services: AppServices, job: Job<{ message_i
     await record({ status: 'failed', error: 'The intake no longer exists.' });
     return;
   }
+  job.beginIrreversible();
   const result = await transmit(
     services,
     world.livemode,
