@@ -290,16 +290,17 @@ export interface AttemptSettlement {
  * then. The attempts travel as one array per column (unnest), so the statement's text is the same
  * whatever their number. Says for each attempt, in order: `ended` false, the job was not this worker's
  * any more and nothing was recorded; `settled` false, the delivery had been settled meanwhile (the job
- * is ended). A job holds at most two leases (one being renewed).
+ * is ended). A job's fence holds at most two leases (the second while a renewal is under way).
  */
 export async function settleAttemptsInOne(
   db: Kysely<Database>,
   settlements: readonly AttemptSettlement[],
 ): Promise<{ ended: boolean; settled: boolean }[]> {
   const column = <T>(pick: (s: AttemptSettlement) => T) => settlements.map(pick);
-  const logColumns = ATTEMPT_COLUMNS.map(
+  const logArrays = ATTEMPT_COLUMNS.map(
     ([name, type]) => sql`cast(${column((s) => s.row[name])} as ${sql.raw(type)}[])`,
   );
+  const logColumns = sql.join(ATTEMPT_COLUMNS.map(([name]) => sql.id(name)));
   const result = await sql<{ job_id: string; ended: boolean; settled: boolean }>`
     with input as (
       select * from unnest(
@@ -308,8 +309,8 @@ export async function settleAttemptsInOne(
         cast(${column((s) => s.job.leases[1] ?? null)} as bigint[]),
         cast(${column((s) => s.patch.status)} as text[]),
         cast(${column((s) => s.patch.completed_at)} as text[]),
-        ${sql.join(logColumns)}
-      ) as i(job_id, lease, renewing_lease, status, completed_at, ${sql.join(ATTEMPT_COLUMNS.map(([name]) => sql.id(name)))})
+        ${sql.join(logArrays)}
+      ) as i(job_id, lease, renewing_lease, status, completed_at, ${logColumns})
     ), ended as (
       delete from jobs using input
       where jobs.id = input.job_id and jobs.locked_until in (input.lease, input.renewing_lease)
@@ -323,8 +324,8 @@ export async function settleAttemptsInOne(
         and webhook_deliveries.status = 'pending' and input.job_id in (select id from ended)
       returning webhook_deliveries.id
     ), logged as (
-      insert into webhook_attempts (${sql.join(ATTEMPT_COLUMNS.map(([name]) => sql.id(name)))})
-      select ${sql.join(ATTEMPT_COLUMNS.map(([name]) => sql.id(name)))} from input
+      insert into webhook_attempts (${logColumns})
+      select ${logColumns} from input
       where input.delivery_id in (select id from settled)
       returning delivery_id
     )
