@@ -10,8 +10,8 @@ function recordingBatcher(max = 64) {
     writes.push(inputs);
     if (held) await held;
     if (inputs.includes(999)) throw new Error('the write failed');
-    return inputs.map(
-      (n): BatchOutcome<number> => (n < 0 ? { ok: false, error: new Error(`refused ${n}`) } : { ok: true, value: 2 * n }),
+    return inputs.map((n): BatchOutcome<number> =>
+      n < 0 ? { ok: false, error: new Error(`refused ${n}`) } : { ok: true, value: 2 * n },
     );
   }, max);
   return {
