@@ -343,7 +343,7 @@ export interface Job<P> {
   /**
    * For a kind that marksIrreversible: call just before the part that must not run twice (the send).
    * Throws the signal's reason when the run was already cut short: nothing irreversible has happened,
-   * and a run cut short by a shutdown is handed back. A no-op for other kinds.
+   * and a run cut short by a shutdown is handed back. For other kinds it only throws when cut short.
    */
   beginIrreversible: () => void;
 }

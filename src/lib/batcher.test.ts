@@ -35,7 +35,7 @@ describe('Batcher', () => {
     expect(writes).toEqual([[1, 2, 3]]);
   });
 
-  it('waits for the turn to end: an input handed in after an await of the same turn joins', async () => {
+  it('an input handed in after an await in the same pass joins the batch', async () => {
     const { batcher, writes } = recordingBatcher();
     const first = batcher.run(1);
     await Promise.resolve();
@@ -86,7 +86,7 @@ describe('Batcher', () => {
     expect(await batcher.run(4)).toBe(8);
   });
 
-  it('rejects an input the write gave no outcome for', async () => {
+  it('rejects an input the batch gave no outcome for', async () => {
     const batcher = new Batcher<number, number>(() => Promise.resolve([{ ok: true, value: 1 }]), 8);
     const results = await Promise.allSettled([batcher.run(1), batcher.run(2)]);
     expect(results[0]).toEqual({ status: 'fulfilled', value: 1 });

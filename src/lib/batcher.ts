@@ -8,46 +8,47 @@ interface Waiting<I, O> {
 }
 
 /**
- * Many small writes recorded together, where one write of many costs about what one write of one does
- * (a commit, a round trip). The first input handed in is written at the end of the current turn of
- * the event loop, so inputs handed in during the same turn (outcomes read in one pass) join it;
- * whatever is handed in while a batch is written waits for it and goes into the next. One batch is
- * written at a time, of at most `max` inputs.
+ * Many small database operations done as one, where one of many costs about what one of one does (a
+ * commit, a round trip): outcomes written together (group commit, webhook settles), look-ups read
+ * together (BatchLoader). The first input handed in is handled at the end of the current turn of the
+ * event loop, so inputs handed in during the same turn (replies read in one pass) join it; whatever is
+ * handed in while a batch runs waits for it and goes into the next. One batch runs at a time, of at
+ * most `max` inputs.
  *
- * `writeMany` says what became of each input, in the order handed in; when it throws, every input of
+ * `runMany` says what became of each input, in the order handed in; when it throws, every input of
  * the batch is rejected with its error.
  */
 export class Batcher<I, O> {
   private pending: Waiting<I, O>[] = [];
-  private writing = false;
+  private running = false;
 
   constructor(
-    private readonly writeMany: (inputs: I[]) => Promise<BatchOutcome<O>[]>,
+    private readonly runMany: (inputs: I[]) => Promise<BatchOutcome<O>[]>,
     private readonly max: number,
   ) {}
 
   run(input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.pending.push({ input, resolve, reject });
-      if (!this.writing) void this.writeAll();
+      if (!this.running) void this.runAll();
     });
   }
 
-  /** Writes batches until nothing is pending. Never rejects: each outcome goes to its own promise. */
-  private async writeAll(): Promise<void> {
-    this.writing = true;
+  /** Runs batches until nothing is pending. Never rejects: each outcome goes to its own promise. */
+  private async runAll(): Promise<void> {
+    this.running = true;
     await new Promise((resolve) => setImmediate(resolve));
     try {
-      while (this.pending.length > 0) await this.write(this.pending.splice(0, this.max));
+      while (this.pending.length > 0) await this.runBatch(this.pending.splice(0, this.max));
     } finally {
-      this.writing = false;
+      this.running = false;
     }
   }
 
-  private async write(batch: Waiting<I, O>[]): Promise<void> {
+  private async runBatch(batch: Waiting<I, O>[]): Promise<void> {
     let outcomes: BatchOutcome<O>[];
     try {
-      outcomes = await this.writeMany(batch.map((waiting) => waiting.input));
+      outcomes = await this.runMany(batch.map((waiting) => waiting.input));
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
       return;
@@ -55,7 +56,7 @@ export class Batcher<I, O> {
     batch.forEach((waiting, i) => {
       const outcome = outcomes[i];
       if (outcome === undefined)
-        waiting.reject(new Error('the batch wrote fewer outcomes than it was given'));
+        waiting.reject(new Error('the batch gave fewer outcomes than it was given inputs'));
       else if (outcome.ok) waiting.resolve(outcome.value);
       else waiting.reject(outcome.error);
     });
