@@ -268,3 +268,82 @@ describe.each(DATABASES)('SMTP down while reminders are due on %s', (database) =
     expect((await reminder()).map((chase) => chase.status)).toEqual(['sent']);
   });
 });
+
+describe.each(DATABASES)('the database failing while a reminder is read, on %s', (database) => {
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let server: TestServer;
+  let api: Client;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    server = await startTestServer(database, { SMTP_URL: smtp.url });
+    const account = await server.createAccount({ plan: 'agency', rateLimitPerHour: 100_000 });
+    api = client(server.url, account.live_key);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await smtp?.close();
+  });
+
+  it('retries a reminder whose reads failed before its send, and sends it exactly once', async () => {
+    const to = `read-fault-${database}@example.com`;
+    const db = server.server.services.db.kysely;
+    const worker = server.server.worker;
+    const mailsTo = () => smtp.received.filter((mail) => mail.envelopeTo.includes(to)).length;
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      ...intakeBody('read fault'),
+      client: { email: to },
+      chase_schedule: 'off',
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.intake_id;
+    await worker.runDue();
+    expect(await smtp.waitFor(to, 1)).toHaveLength(1);
+    const reminder = () =>
+      db
+        .selectFrom('chases')
+        .select(['status'])
+        .where('intake_id', '=', id)
+        .where('trigger', '=', 'manual')
+        .execute();
+    const dispatchJob = () =>
+      db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('kind', '=', 'dispatch_chase')
+        .where('subject_id', 'like', `${id}/%`)
+        .execute();
+
+    // A reminder is asked for; while its dispatch reads, a table it reads is gone (a real error of the
+    // database, as a dropped connection or a failed-over server gives).
+    await db.schema.alterTable('item_files').renameTo('item_files_away').execute();
+    let asked: Awaited<ReturnType<typeof api.post>>;
+    try {
+      asked = await api.post(`/v1/intakes/${id}/chase`, { channel: 'email' });
+    } finally {
+      await db.schema.alterTable('item_files_away').renameTo('item_files').execute();
+    }
+    // The answer says what a transient failure says: still scheduled.
+    expect(asked.status).toBe(200);
+    expect(asked.body).toMatchObject({ status: 'scheduled', sent_at: null });
+    // Nothing was sent, and the job knows it: due again after the backoff, not given up.
+    const [failed] = await dispatchJob();
+    expect(failed).toMatchObject({ attempts: 1, unsent_attempts: 1, locked_until: null });
+    expect(failed?.last_error).toMatch(/item_files/);
+    expect((await reminder()).map((chase) => chase.status)).toEqual(['scheduled']);
+    expect(mailsTo()).toBe(1);
+
+    // The retry falls due (the backoff delay is moved, not waited for) and sends the reminder once.
+    await db
+      .updateTable('jobs')
+      .set({ due_at: Date.now() - 1 })
+      .where('kind', '=', 'dispatch_chase')
+      .execute();
+    await worker.runDue();
+    expect(await smtp.waitFor(to, 2)).toHaveLength(2);
+    await worker.runDue();
+    expect(mailsTo()).toBe(2);
+    expect((await reminder()).map((chase) => chase.status)).toEqual(['sent']);
+    expect(await dispatchJob()).toEqual([]);
+  });
+});

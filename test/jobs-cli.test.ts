@@ -127,7 +127,16 @@ describe.each(DATABASES)('jobs CLI on %s', (database) => {
 
     // Only a failed job can be retried.
     await expect(cli('retry', queued)).rejects.toThrow(/No failed job/);
+    // An at-most-once job's attempts that ended before their send are counted from zero too, so that a
+    // retried run that dies mid-send is never run again.
+    await db().updateTable('jobs').set({ unsent_attempts: 3 }).where('id', '=', failed).execute();
     expect(await cli('retry', failed)).toContain(`Retried 1 job: ${failed}`);
+    const retried = await db()
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', failed)
+      .executeTakeFirstOrThrow();
+    expect(Number(retried.unsent_attempts)).toBe(0);
     // Due at once with its attempts from zero: the worker runs it again (and it fails again, once).
     const rerun = await eventually(async () => {
       const job = (await list()).find((j) => j.id === failed);

@@ -450,6 +450,93 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     ).toBe(true);
   });
 
+  it('retries an at-most-once run that failed before its send; gives up one that failed after, or whose retry died', async () => {
+    const logger = recordingLogger();
+    const sent: number[] = [];
+    const runs: number[] = [];
+    let releaseHung: () => void = () => {};
+    let hungStarted = false;
+    const a = newWorker(dbs.a, logger);
+    a.register(OnceMarked, async (job) => {
+      runs.push(job.payload.n);
+      const first = job.attempts === 0;
+      // n 1 and 2 fail while reading on their first run; n 3 fails once its send has begun.
+      if (first && job.payload.n !== 3) throw new Error('connection reset while reading');
+      job.beginIrreversible();
+      sent.push(job.payload.n);
+      if (job.payload.n === 3) throw new Error('the relay hung up mid-send');
+      if (job.payload.n === 2) {
+        // Its retry's worker hangs mid-send, as if dead.
+        hungStarted = true;
+        await new Promise<void>((resolve) => (releaseHung = resolve));
+      }
+    });
+    const b = newWorker(dbs.b, logger);
+    b.register(OnceMarked, (job) => {
+      job.beginIrreversible();
+      sent.push(job.payload.n);
+      return Promise.resolve();
+    });
+
+    const retried = await enqueue(OnceMarked, { n: 1 });
+    expect(await a.runDue()).toBe(1);
+    // Failed before its send: due again after the backoff, its attempt counted as unsent.
+    expect(await jobRow(retried)).toMatchObject({
+      attempts: 1,
+      unsent_attempts: 1,
+      locked_until: null,
+      due_at: clock.now().getTime() + 60_000,
+    });
+    expect((await jobRow(retried))?.last_error).toContain('connection reset while reading');
+    clock.advance(1);
+    const retryDied = await enqueue(OnceMarked, { n: 2 });
+    const failedMidSend = await enqueue(OnceMarked, { n: 3 });
+    expect(await a.runDue()).toBe(2);
+    expect(await jobRow(retryDied)).toMatchObject({ attempts: 1, unsent_attempts: 1, locked_until: null });
+    // Failed after its send began: given up, as before.
+    expect(await jobRow(failedMidSend)).toMatchObject({
+      attempts: 1,
+      unsent_attempts: 0,
+      locked_until: GAVE_UP_LOCKED_UNTIL,
+    });
+    expect(sent).toEqual([3]);
+
+    // After the backoff: n 1 runs whole and is sent once; then n 2's worker hangs mid-send.
+    clock.advance(59_999);
+    expect(await a.runDue()).toBe(1);
+    expect(await jobRow(retried)).toBeUndefined();
+    clock.advance(1);
+    const aRun = a.runDue();
+    await waitFor(() => hungStarted);
+    // Once the hung run's lease ran out, B takes the job over but does not run it: that run may have sent.
+    clock.advance(DEFAULT_LEASE_MS + 1);
+    expect(await b.runDue()).toBe(1);
+    expect(await jobRow(retryDied)).toMatchObject({ attempts: 3, locked_until: GAVE_UP_LOCKED_UNTIL });
+    expect((await jobRow(retryDied))?.last_error).toMatch(/at most once/);
+    releaseHung();
+    await aRun;
+    expect(sent).toEqual([3, 1, 2]);
+    expect(runs.sort()).toEqual([1, 1, 2, 2, 3]);
+  });
+
+  it('gives up an at-most-once run that fails before its send on every attempt, after the last', async () => {
+    const worker = newWorker();
+    let runs = 0;
+    worker.register(OnceMarked, async () => {
+      runs++;
+      await tick();
+      throw new Error('the database is down');
+    });
+    const id = await enqueue(OnceMarked, { n: 1 });
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      expect(await worker.runDue()).toBe(1);
+      clock.advance(RETRY_DELAYS_MS[attempt - 1] ?? 0);
+    }
+    expect(runs).toBe(MAX_ATTEMPTS);
+    expect(await jobRow(id)).toMatchObject({ attempts: MAX_ATTEMPTS, locked_until: GAVE_UP_LOCKED_UNTIL });
+    expect(await worker.runDue()).toBe(0);
+  });
+
   it("records what giving up means through the kind's hook, in the give-up transaction", async () => {
     const a = newWorker();
     let hungStarted = false;

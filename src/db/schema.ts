@@ -199,6 +199,12 @@ export interface JobsTable {
   concurrency_key: Generated<string | null>;
   /** The W3C traceparent of the enqueueing request's span (tracing on), for the job's span to join. */
   trace_context: Generated<string | null>;
+  /**
+   * At most once: the attempts known to have ended before their send began (retried, not given up).
+   * Set from `attempts` when such a failure is recorded; a claim with more attempts behind it than
+   * these follows one that may have sent.
+   */
+  unsent_attempts: Generated<number>;
 }
 
 export interface EventsTable {

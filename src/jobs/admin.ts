@@ -88,7 +88,7 @@ export async function retryFailedJobs(
   return db.transaction().execute(async (trx) => {
     let query = trx
       .updateTable('jobs')
-      .set({ locked_until: null, attempts: 0, due_at: now })
+      .set({ locked_until: null, attempts: 0, unsent_attempts: 0, due_at: now })
       .where('locked_until', '>=', GAVE_UP_LOCKED_UNTIL);
     if ('id' in target) query = query.where('id', '=', target.id);
     else if (target.kind !== undefined) query = query.where('kind', '=', target.kind);

@@ -33,9 +33,11 @@ export interface JobDefinition<Input = unknown, Output = Input> {
   readonly atMostOnce: boolean;
   /**
    * With atMostOnce: the handler says where the part that must not run twice begins, by calling
-   * Job.beginIrreversible() just before it (the send). A run cut short by a shutdown before that call
-   * sent nothing, and is handed back like any job's, to run again; after it, the job is given up. Without
-   * this, the whole run counts as irreversible.
+   * Job.beginIrreversible() just before it (the send). A run that ends before that call sent nothing:
+   * cut short by a shutdown, it is handed back like any job's, to run again; failed (a database error
+   * while reading, a timeout while rendering), it is retried after a backoff like any job's, and given
+   * up after the last attempt. After the call, the job is given up. Without this, the whole run counts
+   * as irreversible.
    */
   readonly marksIrreversible: boolean;
   /**

@@ -770,8 +770,9 @@ export class Worker {
       return;
     }
     const atMostOnce = registration?.definition.atMostOnce ?? false;
-    if (atMostOnce && row.attempts > 1) {
-      // An earlier claim was never handed back: its handler may have run, so this one must not.
+    if (atMostOnce && row.attempts - 1 > Number(row.unsent_attempts)) {
+      // An earlier claim was neither handed back nor recorded as failed before its send: its handler
+      // may have sent, so this one must not.
       await this.settle(job, 'give_up', new Error('an earlier attempt may have run (at most once)'));
       return;
     }
@@ -811,10 +812,10 @@ export class Worker {
       );
     } catch (error) {
       this.runningJobs.delete(job);
-      // An at-most-once run may be handed back only if its kind marks where the send begins and it
-      // had not begun.
-      const repeatable =
-        !atMostOnce || (registration?.definition.marksIrreversible === true && !job.irreversible);
+      // An at-most-once run may be handed back or retried only if its kind marks where the send
+      // begins and it had not begun.
+      const unsent = atMostOnce && registration?.definition.marksIrreversible === true && !job.irreversible;
+      const repeatable = !atMostOnce || unsent;
       if (controller.signal.reason instanceof ShutdownError && repeatable) {
         // Cut short by the shutdown: nothing is known of the attempt (or, at most once, nothing was
         // sent), so it is not counted.
@@ -823,10 +824,10 @@ export class Worker {
         return;
       }
       this.logger.warn({ ...context, err: error }, 'job failed');
-      const last = atMostOnce || retryDelayMs(row.attempts) === null;
+      const last = !repeatable || retryDelayMs(row.attempts) === null;
       jobRuns.inc({ kind: row.kind, outcome: last ? 'failed' : 'retry' });
       jobFailures.inc({ kind: row.kind });
-      await this.settle(job, last ? 'give_up' : 'retry', error);
+      await this.settle(job, last ? 'give_up' : 'retry', error, unsent);
       return;
     }
     this.runningJobs.delete(job);
@@ -952,7 +953,13 @@ export class Worker {
   }
 
   /** Records the outcome, only while the row still carries our lease. Errors are logged: the lease then expires and the job runs again. */
-  private async settle(job: Claimed, outcome: 'done' | 'retry' | 'give_up', error?: unknown): Promise<void> {
+  /** `unsent`: an at-most-once attempt that failed before its send began (counted as such in the row). */
+  private async settle(
+    job: Claimed,
+    outcome: 'done' | 'retry' | 'give_up',
+    error?: unknown,
+    unsent = false,
+  ): Promise<void> {
     job.settling = true;
     await this.renewing;
     const { row, lease } = job;
@@ -975,7 +982,14 @@ export class Worker {
         const delay = retryDelayMs(row.attempts) ?? 0;
         const result = await db
           .updateTable('jobs')
-          .set({ last_error: describeError(error), due_at: now + delay, locked_until: null })
+          .set({
+            last_error: describeError(error),
+            due_at: now + delay,
+            locked_until: null,
+            // Every attempt so far ended before its send: this one now, the earlier ones already
+            // (else this claim would have been given up).
+            ...(unsent ? { unsent_attempts: row.attempts } : {}),
+          })
           .where('id', '=', row.id)
           .where('locked_until', '=', lease)
           .executeTakeFirst();

@@ -25,6 +25,7 @@ import { teams } from './0028_teams.js';
 import { memberships } from './0029_memberships.js';
 import { dropJobsDue } from './0034_drop_jobs_due.js';
 import { commentActorName } from './0036_comment_actor_name.js';
+import { jobUnsentAttempts } from './0037_job_unsent_attempts.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '0029_memberships': memberships,
   '0034_drop_jobs_due': dropJobsDue,
   '0036_comment_actor_name': commentActorName,
+  '0037_job_unsent_attempts': jobUnsentAttempts,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -224,11 +224,15 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
       return finish({ status: 'bounced', error: 'suppressed: the address bounced before' });
     }
     if (!world.livemode && plan && plan.bounce_next === 1) {
-      await updatePlan(db, intake.id, { bounce_next: 0 });
-      return finish({
-        status: 'bounced',
-        error: '550 simulated hard bounce (test mode)',
-        hardBounce: { reason: 'hard_bounce' },
+      // The simulated bounce is used up with the outcome it gives: a run that fails before recording
+      // it is retried, and bounces then.
+      return job.finish(async (trx) => {
+        await updatePlan(trx, intake.id, { bounce_next: 0 });
+        await recordChaseOutcome(trx, run, {
+          status: 'bounced',
+          error: '550 simulated hard bounce (test mode)',
+          hardBounce: { reason: 'hard_bounce' },
+        });
       });
     }
   }

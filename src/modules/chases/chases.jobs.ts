@@ -4,7 +4,9 @@ import { defineJob } from '../../jobs/jobs.js';
 /**
  * Sends (or skips, or records as bounced) one chase when it falls due. Subject: `<intake id>/chase/<chase id>`.
  * At most once: a job whose earlier run may have sent the reminder is given up and the chase recorded
- * failed, never sent twice. A transient failure with nothing sent is a new job after a backoff.
+ * failed, never sent twice. A run that fails before its send (a database error while reading) is
+ * retried after the engine's backoff; a transient failure of the send itself, with nothing delivered,
+ * is a new job after a backoff.
  */
 export const DISPATCH_CHASE = defineJob('dispatch_chase', z.object({ chase_id: z.string() }), {
   atMostOnce: true,

@@ -5,7 +5,9 @@ import { defineJob } from '../../jobs/jobs.js';
  * Sends one queued message (its row says what). Subject: `<intake id>/message/<message id>`.
  * At most once: a relay's acceptance cannot be made idempotent, so a job whose earlier run may have
  * reached the relay (its worker died, or it failed mid-send) is given up and the message recorded
- * failed, never sent again. A transient failure with nothing delivered is a new job after a backoff.
+ * failed, never sent again. A run that fails before its send (a database error while reading) is
+ * retried after the engine's backoff; a transient failure of the send itself, with nothing delivered,
+ * is a new job after a backoff.
  */
 export const DELIVER_MESSAGE = defineJob('deliver_message', z.object({ message_id: z.string() }), {
   atMostOnce: true,
