@@ -952,8 +952,11 @@ export class Worker {
     }
   }
 
-  /** Records the outcome, only while the row still carries our lease. Errors are logged: the lease then expires and the job runs again. */
-  /** `unsent`: an at-most-once attempt that failed before its send began (counted as such in the row). */
+  /**
+   * Records the outcome, only while the row still carries our lease. Errors are logged: the lease then
+   * expires and the job runs again. `unsent`: a retry of an at-most-once attempt that failed before its
+   * send began, counted as such in the row.
+   */
   private async settle(
     job: Claimed,
     outcome: 'done' | 'retry' | 'give_up',
