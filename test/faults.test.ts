@@ -26,6 +26,31 @@ const intakeBody = (project: string) => ({
   items: ITEMS,
 });
 
+type SmtpServer = Awaited<ReturnType<typeof startSmtpServer>>;
+
+/** An intake with no scheduled series, its invitation delivered: only a manual reminder can be due. */
+async function invitedIntake(server: TestServer, api: Client, smtp: SmtpServer, to: string): Promise<string> {
+  const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+    ...intakeBody('reminders'),
+    client: { email: to },
+    chase_schedule: 'off',
+  });
+  expect(created.status).toBe(201);
+  await server.server.worker.runDue();
+  expect(await smtp.waitFor(to, 1)).toHaveLength(1);
+  return created.body.intake_id;
+}
+
+/** The intake's manual reminders. */
+function manualReminders(server: TestServer, intakeId: string) {
+  return server.server.services.db.kysely
+    .selectFrom('chases')
+    .select(['id', 'status', 'send_attempts'])
+    .where('intake_id', '=', intakeId)
+    .where('trigger', '=', 'manual')
+    .execute();
+}
+
 describe.runIf(DATABASES.includes('postgres'))('PostgreSQL going away and coming back', () => {
   const schema = `t_faults_${process.pid}_${Date.now().toString(36)}`;
   let proxy: FaultProxy;
@@ -192,7 +217,7 @@ describe.each(DATABASES)('object storage failing during uploads on %s', (databas
 });
 
 describe.each(DATABASES)('SMTP down while reminders are due on %s', (database) => {
-  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let smtp: SmtpServer;
   let proxy: FaultProxy;
   let server: TestServer;
   let api: Client;
@@ -220,23 +245,8 @@ describe.each(DATABASES)('SMTP down while reminders are due on %s', (database) =
     const mailsTo = () => smtp.received.filter((mail) => mail.envelopeTo.includes(to)).length;
 
     // The invitation goes out while SMTP is up.
-    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
-      ...intakeBody('smtp'),
-      client: { email: to },
-      // No scheduled series: only the manual reminder below is due.
-      chase_schedule: 'off',
-    });
-    expect(created.status).toBe(201);
-    const id = created.body.intake_id;
-    await worker.runDue();
-    expect(await smtp.waitFor(to, 1)).toHaveLength(1);
-    const reminder = () =>
-      db
-        .selectFrom('chases')
-        .select(['id', 'status', 'send_attempts'])
-        .where('intake_id', '=', id)
-        .where('trigger', '=', 'manual')
-        .execute();
+    const id = await invitedIntake(server, api, smtp, to);
+    const reminder = () => manualReminders(server, id);
 
     // SMTP goes away; a reminder is due now.
     proxy.cut();
@@ -270,7 +280,7 @@ describe.each(DATABASES)('SMTP down while reminders are due on %s', (database) =
 });
 
 describe.each(DATABASES)('the database failing while a reminder is read, on %s', (database) => {
-  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let smtp: SmtpServer;
   let server: TestServer;
   let api: Client;
 
@@ -290,22 +300,8 @@ describe.each(DATABASES)('the database failing while a reminder is read, on %s',
     const db = server.server.services.db.kysely;
     const worker = server.server.worker;
     const mailsTo = () => smtp.received.filter((mail) => mail.envelopeTo.includes(to)).length;
-    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
-      ...intakeBody('read fault'),
-      client: { email: to },
-      chase_schedule: 'off',
-    });
-    expect(created.status).toBe(201);
-    const id = created.body.intake_id;
-    await worker.runDue();
-    expect(await smtp.waitFor(to, 1)).toHaveLength(1);
-    const reminder = () =>
-      db
-        .selectFrom('chases')
-        .select(['status'])
-        .where('intake_id', '=', id)
-        .where('trigger', '=', 'manual')
-        .execute();
+    const id = await invitedIntake(server, api, smtp, to);
+    const reminder = () => manualReminders(server, id);
     const dispatchJob = () =>
       db
         .selectFrom('jobs')

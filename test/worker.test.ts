@@ -221,6 +221,17 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       ).n,
     );
 
+  /**
+   * An at-most-once job whose run hangs (as if its worker died): once the lease has run out, `other`
+   * takes it over and gives it up without running it, its attempts counted.
+   */
+  async function expectTakenOverUnrun(other: Worker, id: string, attempts: number): Promise<void> {
+    clock.advance(DEFAULT_LEASE_MS + 1);
+    expect(await other.runDue()).toBe(1);
+    expect(await jobRow(id)).toMatchObject({ attempts, locked_until: GAVE_UP_LOCKED_UNTIL });
+    expect((await jobRow(id))?.last_error).toMatch(/at most once/);
+  }
+
   it('runs a due job once, with its parsed payload, and deletes it', async () => {
     const worker = newWorker();
     const seen: unknown[] = [];
@@ -438,10 +449,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     const hung = await enqueue(Once, { n: 2 });
     const aRun = a.runDue();
     await waitFor(() => hungStarted);
-    clock.advance(DEFAULT_LEASE_MS + 1);
-    expect(await b.runDue()).toBe(1);
-    expect(await jobRow(hung)).toMatchObject({ attempts: 2, locked_until: GAVE_UP_LOCKED_UNTIL });
-    expect((await jobRow(hung))?.last_error).toMatch(/at most once/);
+    await expectTakenOverUnrun(b, hung, 2);
     releaseHung();
     await aRun;
     expect(runs).toEqual(['a:1', 'a:2']);
@@ -509,10 +517,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     const aRun = a.runDue();
     await waitFor(() => hungStarted);
     // Once the hung run's lease ran out, B takes the job over but does not run it: that run may have sent.
-    clock.advance(DEFAULT_LEASE_MS + 1);
-    expect(await b.runDue()).toBe(1);
-    expect(await jobRow(retryDied)).toMatchObject({ attempts: 3, locked_until: GAVE_UP_LOCKED_UNTIL });
-    expect((await jobRow(retryDied))?.last_error).toMatch(/at most once/);
+    await expectTakenOverUnrun(b, retryDied, 3);
     releaseHung();
     await aRun;
     expect(sent).toEqual([3, 1, 2]);
