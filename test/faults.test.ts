@@ -4,6 +4,7 @@ import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
 import { startFaultProxy, untilPasses, type FaultProxy } from './helpers/fault-proxy.js';
 import { client, type Client } from './helpers/http.js';
 import { png } from './helpers/images.js';
+import { eventually } from './helpers/receivers.js';
 import { startSmtpServer } from './helpers/mail.js';
 import { startLocalS3, type LocalS3 } from './helpers/s3.js';
 import { expectError } from './helpers/security.js';
@@ -279,7 +280,7 @@ describe.each(DATABASES)('SMTP down while reminders are due on %s', (database) =
   });
 });
 
-describe.each(DATABASES)('the database failing while a reminder is read, on %s', (database) => {
+describe.each(DATABASES)('the database failing while a reminder or an email is read, on %s', (database) => {
   let smtp: SmtpServer;
   let server: TestServer;
   let api: Client;
@@ -294,6 +295,29 @@ describe.each(DATABASES)('the database failing while a reminder is read, on %s',
     await server?.stop();
     await smtp?.close();
   });
+
+  /**
+   * Runs `work` while a table the sends read (and the requests here do not) is gone: a real error of
+   * the database, as a dropped connection or a failed-over server gives.
+   */
+  async function whileFilesTableAway(work: () => Promise<void>): Promise<void> {
+    const db = server.server.services.db.kysely;
+    await db.schema.alterTable('item_files').renameTo('item_files_away').execute();
+    try {
+      await work();
+    } finally {
+      await db.schema.alterTable('item_files_away').renameTo('item_files').execute();
+    }
+  }
+
+  /** Makes the jobs of a kind due now (the backoff delay is moved, not waited for). */
+  async function dueNow(kind: string): Promise<void> {
+    await server.server.services.db.kysely
+      .updateTable('jobs')
+      .set({ due_at: Date.now() - 1 })
+      .where('kind', '=', kind)
+      .execute();
+  }
 
   it('retries a reminder whose reads failed before its send, and sends it exactly once', async () => {
     const to = `read-fault-${database}@example.com`;
@@ -310,18 +334,14 @@ describe.each(DATABASES)('the database failing while a reminder is read, on %s',
         .where('subject_id', 'like', `${id}/%`)
         .execute();
 
-    // A reminder is asked for; while its dispatch reads, a table it reads is gone (a real error of the
-    // database, as a dropped connection or a failed-over server gives).
-    await db.schema.alterTable('item_files').renameTo('item_files_away').execute();
-    let asked: Awaited<ReturnType<typeof api.post>>;
-    try {
+    // A reminder is asked for; its dispatch fails while it reads.
+    let asked: Awaited<ReturnType<typeof api.post>> | undefined;
+    await whileFilesTableAway(async () => {
       asked = await api.post(`/v1/intakes/${id}/chase`, { channel: 'email' });
-    } finally {
-      await db.schema.alterTable('item_files_away').renameTo('item_files').execute();
-    }
+    });
     // The answer says what a transient failure says: still scheduled.
-    expect(asked.status).toBe(200);
-    expect(asked.body).toMatchObject({ status: 'scheduled', sent_at: null });
+    expect(asked?.status).toBe(200);
+    expect(asked?.body).toMatchObject({ status: 'scheduled', sent_at: null });
     // Nothing was sent, and the job knows it: due again after the backoff, not given up.
     const [failed] = await dispatchJob();
     expect(failed).toMatchObject({ attempts: 1, unsent_attempts: 1, locked_until: null });
@@ -329,17 +349,64 @@ describe.each(DATABASES)('the database failing while a reminder is read, on %s',
     expect((await reminder()).map((chase) => chase.status)).toEqual(['scheduled']);
     expect(mailsTo()).toBe(1);
 
-    // The retry falls due (the backoff delay is moved, not waited for) and sends the reminder once.
-    await db
-      .updateTable('jobs')
-      .set({ due_at: Date.now() - 1 })
-      .where('kind', '=', 'dispatch_chase')
-      .execute();
+    // The retry falls due and sends the reminder once.
+    await dueNow('dispatch_chase');
     await worker.runDue();
     expect(await smtp.waitFor(to, 2)).toHaveLength(2);
     await worker.runDue();
     expect(mailsTo()).toBe(2);
     expect((await reminder()).map((chase) => chase.status)).toEqual(['sent']);
     expect(await dispatchJob()).toEqual([]);
+  });
+  it('retries an invitation email whose reads failed before its send, and sends it exactly once', async () => {
+    const to = `invite-fault-${database}@example.com`;
+    const db = server.server.services.db.kysely;
+    const worker = server.server.worker;
+    const invitation = (intakeId: string) =>
+      db
+        .selectFrom('messages')
+        .select(['status', 'sent_at'])
+        .where('intake_id', '=', intakeId)
+        .where('template', '=', 'invitation')
+        .executeTakeFirst();
+    const deliveryJob = (intakeId: string) =>
+      db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('kind', '=', 'deliver_message')
+        .where('subject_id', 'like', `${intakeId}/%`)
+        .executeTakeFirst();
+
+    // The intake is sent; its invitation's job fails while it reads (this process's worker may take
+    // it first: either way it fails once).
+    let id = '';
+    await whileFilesTableAway(async () => {
+      const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+        ...intakeBody('invitation fault'),
+        client: { email: to },
+        chase_schedule: 'off',
+      });
+      expect(created.status).toBe(201);
+      id = created.body.intake_id;
+      await worker.runDue();
+      await eventually(async () => {
+        const job = await deliveryJob(id);
+        return job?.attempts === 1 && job.locked_until === null ? job : undefined;
+      }, 'the invitation job to fail once');
+    });
+    const failed = await deliveryJob(id);
+    expect(failed).toMatchObject({ attempts: 1, unsent_attempts: 1, locked_until: null });
+    expect(failed?.last_error).toMatch(/item_files/);
+    expect(await invitation(id)).toMatchObject({ status: 'pending', sent_at: null });
+    expect(smtp.received.filter((mail) => mail.envelopeTo.includes(to))).toHaveLength(0);
+
+    // The retry falls due and sends the invitation once.
+    await dueNow('deliver_message');
+    await worker.runDue();
+    expect(await smtp.waitFor(to, 1)).toHaveLength(1);
+    await worker.runDue();
+    expect(smtp.received.filter((mail) => mail.envelopeTo.includes(to))).toHaveLength(1);
+    expect((await invitation(id))?.status).toBe('sent');
+    expect(await deliveryJob(id)).toBeUndefined();
   });
 });
