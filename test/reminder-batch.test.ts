@@ -101,6 +101,15 @@ describe.each(DATABASES)('reminders that fall due together on %s', (database) =>
       { key: 'artists', label: 'Artists shown', type: 'longtext' },
       { key: 'dates', label: 'Opening dates', type: 'text' },
     ]);
+    const intakes = [first, blocked, other];
+    // The invitations go out first (their jobs read senders too): the recording starts after them.
+    const invited = () =>
+      ['first', 'blocked', 'other'].every((who) =>
+        smtp.received.some((mail) => mail.envelopeTo.includes(`${who}-${tag}@example.test`)),
+      );
+    await eventually(() => Promise.resolve(invited() || undefined), 'the three invitations', 15_000);
+    // Only then is the blocked client's address suppressed: suppressed before its invitation's job
+    // ran, the invitation itself would not go out.
     const db = server.server.services.db.kysely;
     await suppressAddress(
       db,
@@ -112,13 +121,6 @@ describe.each(DATABASES)('reminders that fall due together on %s', (database) =>
         at: new Date().toISOString(),
       },
     );
-    const intakes = [first, blocked, other];
-    // The invitations go out first (their jobs read senders too): the recording starts after them.
-    const invited = () =>
-      ['first', 'blocked', 'other'].every((who) =>
-        smtp.received.some((mail) => mail.envelopeTo.includes(`${who}-${tag}@example.test`)),
-      );
-    await eventually(() => Promise.resolve(invited() || undefined), 'the three invitations', 15_000);
 
     // Each intake's first reminder falls due now, all three at once: the worker's next poll claims them together.
     const recording = recordStatements();
