@@ -28,7 +28,8 @@ export interface JobDefinition<Input = unknown, Output = Input> {
   /**
    * At most once: a handler of this kind is never started twice for one job. Not retried when it fails
    * or times out, and not run again when an earlier attempt may have started (its worker died, or
-   * was shut down mid-run): the job is given up instead, for sends that must not be repeated.
+   * was shut down mid-run): the job is given up instead, for sends that must not be repeated. A kind
+   * that marksIrreversible narrows this to the part after its mark (below).
    */
   readonly atMostOnce: boolean;
   /**

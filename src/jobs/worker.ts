@@ -770,7 +770,7 @@ export class Worker {
       return;
     }
     const atMostOnce = registration?.definition.atMostOnce ?? false;
-    if (atMostOnce && row.attempts - 1 > Number(row.unsent_attempts)) {
+    if (atMostOnce && row.attempts - 1 > row.unsent_attempts) {
       // An earlier claim was neither handed back nor recorded as failed before its send: its handler
       // may have sent, so this one must not.
       await this.settle(job, 'give_up', new Error('an earlier attempt may have run (at most once)'));

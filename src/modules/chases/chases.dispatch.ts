@@ -204,8 +204,10 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
   const person = await personOf(db, intake, plan, chase);
   const address = chase.channel === 'email' ? (person?.email ?? null) : intake.client_phone;
   const run: Dispatch = { services, world, intake, chase, address, settings, atMs };
-  const finish = (outcome: Outcome) =>
+  /** Ends the job with the chase's outcome; `first` runs in the same transaction, before it. */
+  const finish = (outcome: Outcome, first?: (trx: Kysely<Database>) => Promise<void>) =>
     job.finish(async (trx) => {
+      await first?.(trx);
       await recordChaseOutcome(trx, run, outcome);
     });
   if (!person) return finish({ status: 'cancelled', error: 'recipient_removed' });
@@ -226,14 +228,14 @@ export async function runChaseDispatch(services: AppServices, job: Job<{ chase_i
     if (!world.livemode && plan && plan.bounce_next === 1) {
       // The simulated bounce is used up with the outcome it gives: a run that fails before recording
       // it is retried, and bounces then.
-      return job.finish(async (trx) => {
-        await updatePlan(trx, intake.id, { bounce_next: 0 });
-        await recordChaseOutcome(trx, run, {
+      return finish(
+        {
           status: 'bounced',
           error: '550 simulated hard bounce (test mode)',
           hardBounce: { reason: 'hard_bounce' },
-        });
-      });
+        },
+        (trx) => updatePlan(trx, intake.id, { bounce_next: 0 }),
+      );
     }
   }
   if (chase.channel === 'sms' && !intake.client_phone) {
