@@ -287,9 +287,12 @@ describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
     listenUrl.host = `127.0.0.1:${(relay.address() as AddressInfo).port}`;
     const other = await startTestServer('postgres', { LISTEN_DATABASE_URL: listenUrl.toString() });
     try {
+      // Listening, not only connected: PostgreSQL has answered its LISTEN (the command's completion,
+      // tagged LISTEN, came back through the relay). A notification sent before that is not delivered.
       await eventually(
-        () => Promise.resolve(connections > 0 ? true : undefined),
-        'the listener to connect',
+        () =>
+          Promise.resolve(connections > 0 && Buffer.concat(relayed).includes('LISTEN\0') ? true : undefined),
+        'the listener to LISTEN',
         15_000,
       );
       const schema = new URL(other.env.DATABASE_URL ?? '').searchParams.get('schema') ?? '';
