@@ -132,6 +132,30 @@ describe.runIf(ready)('tus uploads shared by API processes (PostgreSQL, S3, Redi
     }
   });
 
+  it('asks the holder again when its first request to let go was missed', async () => {
+    // A published request reaches only the processes listening at that moment: a holder whose
+    // subscription was still starting, or reconnecting, never hears it. Here the holder ignores the
+    // first request it hears, as if it had missed it; the lock renews itself all the while.
+    const a = new RedisLocker(TEST_REDIS_URL, { ttlMs: 1_000, acquireTimeoutMs: 3_000, askAgainMs: 200 });
+    const b = new RedisLocker(TEST_REDIS_URL, { ttlMs: 1_000, acquireTimeoutMs: 3_000, askAgainMs: 200 });
+    const id = randomBytes(16).toString('hex');
+    try {
+      const held = a.newLock(id);
+      let heard = 0;
+      await held.lock(new AbortController().signal, async () => {
+        heard++;
+        if (heard >= 2) await held.unlock();
+      });
+      await b.newLock(id).lock(new AbortController().signal, () => undefined);
+      expect(heard).toBe(2);
+      expect(b.held.has(id)).toBe(true);
+      expect(a.held.has(id)).toBe(false);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('frees the lock of a process that died holding it, after its expiry', async () => {
     const dying = new RedisLocker(TEST_REDIS_URL, { ttlMs: 600 });
     const survivor = new RedisLocker(TEST_REDIS_URL, { ttlMs: 600, acquireTimeoutMs: 5_000 });

@@ -9,12 +9,16 @@ import { Redis } from 'ioredis';
  * A lock is a key set with NX and a short expiry, renewed while held: a process that dies holding it
  * frees it within `ttlMs`. Like @tus/server's in-memory locker, a request that finds the upload locked
  * asks the holder to let go (a message on a channel every process subscribes to; the holder's tus
- * request is then cancelled and unlocks) and retries until `acquireTimeoutMs`.
+ * request is then cancelled and unlocks) and retries until `acquireTimeoutMs`. A published message
+ * reaches only the subscribers listening at that moment, so the request is repeated every
+ * `askAgainMs` while the lock stays taken (as @tus/server's in-memory locker asks on every retry),
+ * and a lock is not reported held before its process listens for such requests.
  */
 export interface RedisLockerOptions {
   ttlMs?: number;
   acquireTimeoutMs?: number;
   retryMs?: number;
+  askAgainMs?: number;
 }
 
 const KEY_PREFIX = 'intake:tus-lock:';
@@ -33,11 +37,13 @@ type LockRedis = Redis & {
 export class RedisLocker implements Locker {
   private readonly redis: LockRedis;
   private subscriber: Redis | undefined;
+  private subscribed: Promise<void> = Promise.resolve();
   /** Locks this process holds: upload id → how to ask its request to finish. */
   readonly held = new Map<string, RequestRelease>();
   readonly ttlMs: number;
   readonly acquireTimeoutMs: number;
   readonly retryMs: number;
+  readonly askAgainMs: number;
 
   constructor(
     private readonly url: string,
@@ -46,6 +52,7 @@ export class RedisLocker implements Locker {
     this.ttlMs = options.ttlMs ?? 10_000;
     this.acquireTimeoutMs = options.acquireTimeoutMs ?? 30_000;
     this.retryMs = options.retryMs ?? 50;
+    this.askAgainMs = options.askAgainMs ?? 500;
     const redis = new Redis(url, { maxRetriesPerRequest: 2 });
     redis.defineCommand('tusUnlock', { numberOfKeys: 1, lua: UNLOCK_SCRIPT });
     redis.defineCommand('tusRenew', { numberOfKeys: 1, lua: RENEW_SCRIPT });
@@ -60,6 +67,11 @@ export class RedisLocker implements Locker {
   /** Asks whichever process holds the upload's lock to let go. */
   async requestRelease(id: string): Promise<void> {
     await this.redis.publish(RELEASE_CHANNEL, id);
+  }
+
+  /** Settles once this process listens for release requests (or failed to: the lock works without). */
+  listening(): Promise<void> {
+    return this.subscribed;
   }
 
   async close(): Promise<void> {
@@ -77,7 +89,10 @@ export class RedisLocker implements Locker {
       const release = this.held.get(id);
       if (release) void Promise.resolve(release()).catch(() => undefined);
     });
-    void subscriber.subscribe(RELEASE_CHANNEL).catch(() => undefined);
+    this.subscribed = subscriber.subscribe(RELEASE_CHANNEL).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 }
 
@@ -96,7 +111,8 @@ class RedisLock implements Lock {
 
   async lock(stopSignal: AbortSignal, requestRelease: RequestRelease): Promise<void> {
     const deadline = Date.now() + this.locker.acquireTimeoutMs;
-    let asked = false;
+    let nextAsk = 0;
+    await settledOrAfter(this.locker.listening(), this.locker.askAgainMs);
     while (!stopSignal.aborted && Date.now() < deadline) {
       const set = await this.redis.set(this.key, this.token, 'PX', this.locker.ttlMs, 'NX');
       if (set === 'OK') {
@@ -105,9 +121,9 @@ class RedisLock implements Lock {
         this.renewal.unref();
         return;
       }
-      if (!asked) {
+      if (Date.now() >= nextAsk) {
         await this.locker.requestRelease(this.id);
-        asked = true;
+        nextAsk = Date.now() + this.locker.askAgainMs;
       }
       await new Promise((resolve) => setTimeout(resolve, this.locker.retryMs));
     }
@@ -130,4 +146,11 @@ class RedisLock implements Lock {
       // Redis unreachable for a moment: the next renewal tries again; the lock may lapse meanwhile.
     }
   }
+}
+
+/** Waits for `promise`, or `ms` at most: a Redis that does not answer must not outlast the deadline. */
+async function settledOrAfter(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
