@@ -241,17 +241,21 @@ describe.skipIf(!available)('the client portal in a browser', () => {
         tusRequests.push({ method: request.method(), offset: request.headers()['upload-offset'] ?? null });
       }
     });
+    // Every PATCH after the first is cut until the page has reloaded: the client's own retries (after
+    // 0 s, 1 s, 3 s…) must not reach the server between the cut and the reload.
     let patches = 0;
+    let cutting = true;
     await page.route('**/items/video/tus/*', async (route) => {
-      if (route.request().method() === 'PATCH' && ++patches > 1) return route.abort('connectionreset');
+      if (route.request().method() === 'PATCH' && ++patches > 1 && cutting)
+        return route.abort('connectionreset');
       return route.continue();
     });
     await card(page, 'video').locator('input.file-input').first().setInputFiles(join(work, 'welcome.mp4'));
     await poll(() => patches, 20_000).toBeGreaterThan(1);
     await poll(() => card(page, 'video').locator('.upload progress').getAttribute('value')).not.toBe('0');
     await shot(page, '05-upload-interrupted');
-    await page.unroute('**/items/video/tus/*');
     await page.reload();
+    cutting = false;
     await poll(() => card(page, 'video').locator('.resume-note').innerText()).toMatch(/stopped at \d+%/);
     await shot(page, '06-resume-offered');
     const beforeResume = tusRequests.length;
