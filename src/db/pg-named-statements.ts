@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type { Pool, PoolClient } from 'pg';
+import { PendingWrites } from './deferred-writes.js';
 
 /**
  * Distinct statements given a name (prepared once per connection) in one process. A prepared statement
@@ -121,6 +122,15 @@ export function withNamedStatements(
   function wrap(client: PoolClient): PostgresPoolClient {
     let wrapper = wrappers.get(client);
     if (!wrapper) {
+      const pending = new PendingWrites();
+      const send = <R>(statement: { text: string; values: unknown[] }) => {
+        // A commit after a failed statement would be answered ROLLBACK, as if it had committed: an
+        // error caught and ignored inside the transaction (or a deferred write's) must not be lost so.
+        if (client.getTransactionStatus() === 'E' && /^\s*commit\b/i.test(statement.text)) {
+          return Promise.reject(new Error('The transaction failed on an earlier statement: not committed.'));
+        }
+        return run<R>(client, statement.text, statement.values);
+      };
       function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
       function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
       function query<R>(
@@ -129,14 +139,24 @@ export function withNamedStatements(
       ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
         if (typeof sqlOrCursor !== 'string') {
           // A cursor (Kysely's streams) is a submittable of pg's own: passed on as it is.
+          if (pending.size > 0)
+            throw new Error('A cursor cannot carry deferred writes: send a statement first.');
           return client.query(sqlOrCursor as never);
         }
-        return run<R>(client, sqlOrCursor, [...(parameters ?? [])]);
+        return pending.route(
+          { text: sqlOrCursor, values: [...(parameters ?? [])] },
+          client.getTransactionStatus() === 'T',
+          send<R>,
+          { command: 'SELECT', rowCount: 0, rows: [] },
+        );
       }
       wrapper = {
         query,
         // A connection of an older generation is closed instead of returned (its statements are stale).
-        release: () => client.release(generationOf.get(client) !== generation),
+        release: () => {
+          pending.clear();
+          client.release(generationOf.get(client) !== generation);
+        },
       };
       wrappers.set(client, wrapper);
     }

@@ -1,4 +1,5 @@
-import type { Compilable, CompiledQuery, Insertable, Kysely } from 'kysely';
+import type { Compilable, CompiledQuery, Expression, Insertable, Kysely } from 'kysely';
+import { deferrable } from './deferred-writes.js';
 import type { Database } from './schema.js';
 
 /**
@@ -55,13 +56,17 @@ export function preparedQuery<Row, P extends unknown[]>(
  * An insert of up to `maxRows` rows into `table` with exactly `columns`, compiled once per row count
  * (preparedQuery). Rows with any other set of columns (one undefined or missing, one more), or more
  * rows than `maxRows`, go through Kysely's builder as before: a column left to its default is never
- * written as null, and no column given is dropped.
+ * written as null, and no column given is dropped. `deferrable`: the insert may ride on the
+ * transaction's next statement (deferred-writes.ts).
  */
 export function preparedInsert<T extends keyof Database>(
   table: T,
   columns: readonly (keyof Insertable<Database[T]> & string)[],
-  maxRows = 8,
+  options: { maxRows?: number; deferrable?: boolean } = {},
 ): (db: Kysely<Database>, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
+  const maxRows = options.maxRows ?? 8;
+  const mark = <Q extends { modifyEnd(modifier: Expression<unknown>): Q }>(query: Q): Q =>
+    options.deferrable ? deferrable(query) : query;
   const byCount = new Map<number, (db: Kysely<Database>, ...params: unknown[]) => Promise<unknown[]>>();
   const insertOf = (count: number) => {
     let prepared = byCount.get(count);
@@ -73,7 +78,7 @@ export function preparedInsert<T extends keyof Database>(
         const rows = Array.from({ length: count }, (_, row) =>
           Object.fromEntries(columns.map((column, index) => [column, values[row * columns.length + index]])),
         );
-        return db.insertInto(table).values(rows as never);
+        return mark(db.insertInto(table).values(rows as never));
       }, placeholders);
       byCount.set(count, prepared);
     }
@@ -84,7 +89,7 @@ export function preparedInsert<T extends keyof Database>(
     const values = rows.flatMap((row) => columns.map((column) => (row as Record<string, unknown>)[column]));
     const exactly = (row: object) => Object.keys(row).length === columns.length;
     if (rows.length > maxRows || values.some((value) => value === undefined) || !rows.every(exactly)) {
-      await db.insertInto(table).values(rows).execute();
+      await mark(db.insertInto(table).values(rows)).execute();
       return;
     }
     await insertOf(rows.length)(db, ...values);

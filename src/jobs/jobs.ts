@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { notifyJobDue, WAKE_HORIZON_MS } from './wakeup.js';
+import { deferrable } from '../db/deferred-writes.js';
 
 /**
  * Background jobs: a typed registry of job kinds, and the functions that write jobs in the caller's
@@ -191,7 +192,7 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     trace_context: currentTraceparent(),
   });
   if (job.uniqueKey === undefined) {
-    await insert.execute();
+    await deferrable(insert).execute();
   } else {
     const inserted = await insert
       .onConflict((conflict) => conflict.column('unique_key').doNothing())

@@ -9,19 +9,23 @@ export type AuditRow = Selectable<AuditEntriesTable>;
 export type NewAuditEntry = Omit<AuditRow, 'id' | 'person_id'> & { person_id?: string | null };
 
 // Every audited request writes one: compiled once.
-const insertAuditEntries = preparedInsert('audit_entries', [
-  'id',
-  'account_id',
-  'livemode',
-  'action',
-  'resource_type',
-  'resource_id',
-  'actor_type',
-  'actor_id',
-  'person_id',
-  'request_id',
-  'created_at',
-]);
+const insertAuditEntries = preparedInsert(
+  'audit_entries',
+  [
+    'id',
+    'account_id',
+    'livemode',
+    'action',
+    'resource_type',
+    'resource_id',
+    'actor_type',
+    'actor_id',
+    'person_id',
+    'request_id',
+    'created_at',
+  ],
+  { deferrable: true },
+);
 
 export async function insertAuditEntry(db: Kysely<Database>, entry: NewAuditEntry): Promise<void> {
   await insertAuditEntries(db, [{ id: newId('aud'), ...entry, person_id: entry.person_id ?? null }]);

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js';
 import { preparedQuery } from '../../db/prepared.js';
+import { deferrable } from '../../db/deferred-writes.js';
 
 export type ChaseRow = Selectable<ChasesTable>;
 export type ChasePlanRow = Selectable<ChasePlansTable>;
@@ -9,7 +10,7 @@ export type ChasePlanRow = Selectable<ChasePlansTable>;
 export const FINAL_CHASE_STATUSES = ['sent', 'bounced', 'failed', 'cancelled'] as const;
 
 export async function insertChase(db: Kysely<Database>, row: Insertable<ChasesTable>): Promise<void> {
-  await db.insertInto('chases').values(row).execute();
+  await deferrable(db.insertInto('chases').values(row)).execute();
 }
 
 export async function findChase(db: Kysely<Database>, id: string): Promise<ChaseRow | undefined> {

@@ -7,15 +7,11 @@ import { newId } from '../../lib/ids.js';
 import { preparedInsert } from '../../db/prepared.js';
 
 // Every change that has a public event writes one: compiled once.
-const insertEvents = preparedInsert('events', [
-  'id',
-  'account_id',
-  'livemode',
-  'type',
-  'intake_id',
-  'payload',
-  'occurred_at',
-]);
+const insertEvents = preparedInsert(
+  'events',
+  ['id', 'account_id', 'livemode', 'type', 'intake_id', 'payload', 'occurred_at'],
+  { deferrable: true },
+);
 
 /**
  * Records a public event in the caller's transaction (transactional outbox): the state change and its

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { z } from 'zod';
 import type { Database, MessagesTable } from '../../db/schema.js';
+import { deferrable } from '../../db/deferred-writes.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
@@ -13,7 +14,7 @@ export interface Tenant {
 }
 
 export async function insertMessage(db: Kysely<Database>, row: Insertable<MessagesTable>): Promise<void> {
-  await db.insertInto('messages').values(row).execute();
+  await deferrable(db.insertInto('messages').values(row)).execute();
 }
 
 /**

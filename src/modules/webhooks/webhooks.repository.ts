@@ -7,6 +7,7 @@ import type {
   WebhookEndpointsTable,
 } from '../../db/schema.js';
 import type { EndpointFormat } from './webhooks.format.js';
+import { deferrable } from '../../db/deferred-writes.js';
 
 /** The fields of a delivery that will not be attempted again. */
 function cancelled(at: string) {
@@ -200,10 +201,9 @@ export async function deregisterUrl(
 // ---- deliveries ----
 
 export async function insertDelivery(db: Kysely<Database>, row: DeliveryRow): Promise<void> {
-  await db
-    .insertInto('webhook_deliveries')
-    .values({ ...row, payload: JSON.stringify(row.payload) })
-    .execute();
+  await deferrable(
+    db.insertInto('webhook_deliveries').values({ ...row, payload: JSON.stringify(row.payload) }),
+  ).execute();
 }
 
 /** Deliveries by id, in one statement (attempts starting together, see BatchLoader). */

@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { Kysely, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { deferrable } from '../src/db/deferred-writes.js';
+import { SearchPathPostgresDialect } from '../src/db/pg-introspector.js';
+import { withNamedStatements } from '../src/db/pg-named-statements.js';
+import { serviceAvailable, TEST_POSTGRES_URL } from './helpers/env.js';
+
+/**
+ * Deferred writes on a real PostgreSQL, through the pool the service uses: what each transaction
+ * sends is recorded by the connections themselves.
+ */
+const ready = await serviceAvailable('postgres');
+
+interface Tables {
+  dw_parent: { id: string };
+  dw_child: { id: string; parent_id: string };
+  dw_other: { id: string; n: number };
+}
+
+describe.runIf(ready)('deferred writes on PostgreSQL', () => {
+  const schema = `deferred_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const sent: string[] = [];
+  let pool: pg.Pool;
+  let db: Kysely<Tables>;
+
+  beforeAll(async () => {
+    class RecordingClient extends pg.Client {
+      override query(...args: unknown[]): never {
+        const [first] = args;
+        const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text;
+        if (text !== undefined) sent.push(text);
+        return (super.query as (...a: unknown[]) => never)(...args);
+      }
+    }
+    pool = new pg.Pool({
+      connectionString: TEST_POSTGRES_URL,
+      max: 3,
+      Client: RecordingClient,
+      options: `-c search_path=${schema}`,
+    });
+    db = new Kysely<Tables>({
+      dialect: new SearchPathPostgresDialect({ pool: withNamedStatements(pool, { enabled: true }) }),
+    });
+    await sql`create schema ${sql.id(schema)}`.execute(db);
+    await sql`create table dw_parent (id text primary key)`.execute(db);
+    await sql`create table dw_child (id text primary key, parent_id text not null references dw_parent (id))`.execute(
+      db,
+    );
+    await sql`create table dw_other (id text primary key, n integer not null)`.execute(db);
+    await sql`insert into dw_other (id, n) values ('o', 7)`.execute(db);
+  });
+  afterAll(async () => {
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);
+    await db.destroy();
+  });
+  beforeEach(async () => {
+    await sql`delete from dw_child`.execute(db);
+    await sql`delete from dw_parent`.execute(db);
+    sent.length = 0;
+  });
+
+  const parents = async () =>
+    (await db.selectFrom('dw_parent').select('id').orderBy('id').execute()).map((r) => r.id);
+  const children = async () => (await db.selectFrom('dw_child').select('id').execute()).map((r) => r.id);
+
+  it('sends two writes and a read of another table as one statement, and commits both', async () => {
+    const read = await db.transaction().execute(async (trx) => {
+      await deferrable(trx.insertInto('dw_parent').values({ id: 'p1' })).execute();
+      await deferrable(trx.insertInto('dw_child').values({ id: 'c1', parent_id: 'p1' })).execute();
+      return trx.selectFrom('dw_other').select('n').where('id', '=', 'o').executeTakeFirst();
+    });
+    expect(read).toEqual({ n: 7 });
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toBe('begin');
+    expect(sent[1]).toMatch(
+      /^with w0 as \(insert into "dw_parent".*\), w1 as \(insert into "dw_child".*\) select "n" from "dw_other"/,
+    );
+    expect(sent[2]).toBe('commit');
+    // The child's parent came in the same statement: its foreign key was checked at the statement's end.
+    expect(await parents()).toEqual(['p1']);
+    expect(await children()).toEqual(['c1']);
+  });
+
+  it('sends the writes first when the next statement reads their table, which then sees them', async () => {
+    const seen = await db.transaction().execute(async (trx) => {
+      await deferrable(trx.insertInto('dw_parent').values({ id: 'p2' })).execute();
+      await deferrable(trx.insertInto('dw_parent').values({ id: 'p3' })).execute();
+      return (await trx.selectFrom('dw_parent').select('id').orderBy('id').execute()).map((r) => r.id);
+    });
+    expect(seen).toEqual(['p2', 'p3']);
+    expect(sent).toHaveLength(4);
+    expect(sent[1]).toMatch(/^with w0 as \(insert into "dw_parent".*\) insert into "dw_parent"/);
+    expect(sent[2]).toMatch(/^select "id" from "dw_parent"/);
+    // Outside a transaction a marked write runs at once.
+    await deferrable(db.insertInto('dw_parent').values({ id: 'p4' })).execute();
+    expect(await parents()).toEqual(['p2', 'p3', 'p4']);
+  });
+
+  it('sends nothing of the writes of a transaction that rolls back', async () => {
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await deferrable(trx.insertInto('dw_parent').values({ id: 'p5' })).execute();
+        throw new Error('changed its mind');
+      }),
+    ).rejects.toThrow('changed its mind');
+    expect(sent).toEqual(['begin', 'rollback']);
+    expect(await parents()).toEqual([]);
+  });
+
+  it('fails the transaction when a deferred write breaks a constraint', async () => {
+    const failed = await db
+      .transaction()
+      .execute(async (trx) => {
+        await deferrable(trx.insertInto('dw_child').values({ id: 'orphan', parent_id: 'nobody' })).execute();
+        await trx.selectFrom('dw_other').select('n').execute();
+      })
+      .catch((error: unknown) => error);
+    expect(failed).toMatchObject({ code: '23503' });
+    expect(await children()).toEqual([]);
+  });
+
+  it('refuses to commit a transaction whose error was caught and ignored', async () => {
+    const outcome = await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('dw_parent').values({ id: 'p6' }).execute();
+        await deferrable(trx.insertInto('dw_child').values({ id: 'orphan', parent_id: 'nobody' })).execute();
+        await trx
+          .selectFrom('dw_other')
+          .select('n')
+          .execute()
+          .catch(() => undefined);
+      })
+      .then(
+        () => 'committed',
+        (error: unknown) => (error as Error).message,
+      );
+    expect(outcome).toBe('The transaction failed on an earlier statement: not committed.');
+    expect(await parents()).toEqual([]);
+    expect(sent.at(-1)).not.toBe('commit');
+  });
+});
