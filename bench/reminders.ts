@@ -15,10 +15,14 @@
  * 2. Finding due work: the worker's claim (nothing due) timed with 1,000 and with BENCH_SCHEDULED_ROWS
  *    future jobs in the table, and the query plans (EXPLAIN) on both dialects.
  *
+ * BENCH_PROFILE=<file>: the main thread's CPU profile of the last dispatch run (service side only) is
+ * written to that file.
+ *
  * Runs on SQLite, and on PostgreSQL when TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test)
  * answers (its own schema, dropped afterwards). BENCH_DATABASES=sqlite|postgres|sqlite,postgres picks.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import net from 'node:net';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +57,8 @@ if (RUN === 'poll' && process.env.BENCH_NO_SMTP)
   throw new Error('BENCH_NO_SMTP needs BENCH_REMINDER_RUN=due');
 const SCHEDULED_ROWS = positiveInt('BENCH_SCHEDULED_ROWS', QUICK ? 20_000 : 1_000_000);
 const CLAIM_SAMPLES = positiveInt('BENCH_CLAIM_SAMPLES', 200);
+/** With a file name: the main thread's CPU profile of the last dispatch run is written there. */
+const PROFILE = process.env.BENCH_PROFILE;
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 async function startSink() {
@@ -151,6 +157,21 @@ async function nodemailerLoop(sink: Sink, count: number, size: number): Promise<
   return seconds;
 }
 
+/** Profiles the main thread until `stop`, which writes the profile to BENCH_PROFILE. */
+async function startProfile() {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(PROFILE ?? 'reminders.cpuprofile', JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 async function dispatchBench(services: AppServices, sink: Sink, count: number) {
   const db = services.db.kysely;
   const INTAKES = count;
@@ -165,6 +186,8 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
 
   const before = sink.received();
   const bytesBefore = sink.bytes();
+  const profiler = PROFILE ? await startProfile() : undefined;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   if (RUN === 'poll') {
     // As a worker process runs them: its poll loop, WORKERS slots (the config's WORKER_CONCURRENCY).
@@ -184,6 +207,8 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
     );
   }
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  if (profiler) await profiler.stop();
   const delivered = sink.received() - before;
   const sent = await db
     .selectFrom('chases')
@@ -212,6 +237,8 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
     seedSeconds,
     seconds,
     perSecond: INTAKES / seconds,
+    /** The process's CPU (user and system, the SMTP server's included) per reminder. */
+    cpuMsPerReminder: (cpu.user + cpu.system) / 1000 / INTAKES,
     messageBytes: Math.round((sink.bytes() - bytesBefore) / Math.max(1, delivered)),
   };
 }
@@ -348,7 +375,7 @@ async function runOn(database: 'sqlite' | 'postgres') {
       if (!baselineFirst) bare = await nodemailerLoop(sink, INTAKES, warm.messageBytes);
       rounds.push({ service: dispatch.perSecond, baseline: INTAKES / bare });
       console.error(
-        `${database} round ${round + 1}: ${INTAKES} reminders at ${dispatch.perSecond.toFixed(0)}/s; nodemailer loop ${(INTAKES / bare).toFixed(0)}/s (${warm.messageBytes} bytes a message)`,
+        `${database} round ${round + 1}: ${INTAKES} reminders at ${dispatch.perSecond.toFixed(0)}/s, ${dispatch.cpuMsPerReminder.toFixed(2)} ms of CPU each; nodemailer loop ${(INTAKES / bare).toFixed(0)}/s (${warm.messageBytes} bytes a message)`,
       );
     }
     const ratio = printRatio({
