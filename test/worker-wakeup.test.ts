@@ -219,6 +219,35 @@ describe.runIf(ready)('job wake-ups on PostgreSQL (LISTEN/NOTIFY)', () => {
     expect(ran).toEqual([1, 2]);
   });
 
+  it('notifies once per transaction, however many jobs fall due in it', async () => {
+    const db = server.server.services.db.kysely;
+    // Every statement the service's connections send, read as it goes out (the connections are real).
+    const notifies: string[] = [];
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with its own `this`
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (text?.includes('pg_notify')) notifies.push(text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      await db.transaction().execute(async (trx) => {
+        for (const n of [11, 12, 13]) await enqueueJob(trx, pingDueNow(Ping, `t${n}`, n));
+      });
+      expect(notifies).toHaveLength(1);
+      await db.transaction().execute((trx) => enqueueJob(trx, pingDueNow(Ping, 't14', 14)));
+      await enqueueJob(db, pingDueNow(Ping, 't15', 15));
+      expect(notifies).toHaveLength(3);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    await eventually(
+      () => Promise.resolve([11, 12, 13, 14, 15].every((n) => ran.includes(n)) ? true : undefined),
+      'the woken worker to run jobs 11 to 15',
+      15_000,
+    );
+  });
+
   it("wakes only this installation's workers, not those of another schema in the same database", async () => {
     const own = new URL(server.env.DATABASE_URL ?? '');
     const other = new URL(own);

@@ -55,9 +55,19 @@ export function onLocalJobDue(db: Kysely<Database>, wake: () => void): () => voi
   return () => own.delete(wake);
 }
 
+/**
+ * Transactions that have notified already: PostgreSQL delivers one notification per transaction for
+ * the same channel and payload, so a second costs a statement and wakes nobody more.
+ */
+const notifiedIn = new WeakSet<Kysely<Database>>();
+
 /** In the caller's transaction: tell the workers that a job is due now (see the top of this file). */
 export async function notifyJobDue(db: Kysely<Database>): Promise<void> {
   if (isPostgres(db)) {
+    if (db.isTransaction) {
+      if (notifiedIn.has(db)) return;
+      notifiedIn.add(db);
+    }
     await sql`select pg_notify(${sql.raw(CHANNEL_OF_CONNECTION)}, '')`.execute(db);
     return;
   }
