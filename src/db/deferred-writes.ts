@@ -22,7 +22,7 @@ import { sql, type Expression } from 'kysely';
 export const DEFERRABLE_MARK = '/* deferrable */';
 
 /** A query builder that can be given a clause at its end (an insert, update or delete). */
-interface EndModifiable<Q> {
+export interface EndModifiable<Q> {
   modifyEnd(modifier: Expression<unknown>): Q;
 }
 

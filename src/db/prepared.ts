@@ -1,5 +1,5 @@
-import type { Compilable, CompiledQuery, Expression, Insertable, Kysely } from 'kysely';
-import { deferrable } from './deferred-writes.js';
+import type { Compilable, CompiledQuery, Insertable, Kysely } from 'kysely';
+import { deferrable, type EndModifiable } from './deferred-writes.js';
 import type { Database } from './schema.js';
 
 /**
@@ -65,8 +65,7 @@ export function preparedInsert<T extends keyof Database>(
   options: { maxRows?: number; deferrable?: boolean } = {},
 ): (db: Kysely<Database>, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
   const maxRows = options.maxRows ?? 8;
-  const mark = <Q extends { modifyEnd(modifier: Expression<unknown>): Q }>(query: Q): Q =>
-    options.deferrable ? deferrable(query) : query;
+  const mark = <Q extends EndModifiable<Q>>(query: Q): Q => (options.deferrable ? deferrable(query) : query);
   const byCount = new Map<number, (db: Kysely<Database>, ...params: unknown[]) => Promise<unknown[]>>();
   const insertOf = (count: number) => {
     let prepared = byCount.get(count);
