@@ -123,13 +123,28 @@ export function withNamedStatements(
     let wrapper = wrappers.get(client);
     if (!wrapper) {
       const pending = new PendingWrites();
+      /**
+       * Whether a statement of the open transaction failed. A commit after one would be answered
+       * ROLLBACK, as if it had committed: an error caught and ignored inside the transaction (or a
+       * deferred write's) must not be lost so. Kept here, as each statement's promise settles: pg's
+       * own transaction status changes only when the server's next ReadyForQuery has been read, which
+       * may come after the failed statement's promise has already rejected.
+       */
+      let failedInTransaction = false;
       const send = <R>(statement: { text: string; values: unknown[] }) => {
-        // A commit after a failed statement would be answered ROLLBACK, as if it had committed: an
-        // error caught and ignored inside the transaction (or a deferred write's) must not be lost so.
-        if (client.getTransactionStatus() === 'E' && /^\s*commit\b/i.test(statement.text)) {
+        const boundary = /^\s*(begin|start\s+transaction|commit|rollback)\b/i.exec(statement.text)?.[1];
+        if (boundary?.toLowerCase() === 'commit' && failedInTransaction) {
           return Promise.reject(new Error('The transaction failed on an earlier statement: not committed.'));
         }
-        return run<R>(client, statement.text, statement.values);
+        if (boundary !== undefined) failedInTransaction = false;
+        const inTransaction = boundary === undefined && client.getTransactionStatus() !== 'I';
+        const answer = run<R>(client, statement.text, statement.values);
+        if (inTransaction) {
+          answer.catch(() => {
+            failedInTransaction = true;
+          });
+        }
+        return answer;
       };
       function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
       function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
@@ -155,6 +170,7 @@ export function withNamedStatements(
         // A connection of an older generation is closed instead of returned (its statements are stale).
         release: () => {
           pending.clear();
+          failedInTransaction = false;
           client.release(generationOf.get(client) !== generation);
         },
       };
