@@ -47,7 +47,41 @@ export function supportedLanguage(tag: string | null | undefined): string {
   return SUPPORTED_LANGUAGES.includes(base) ? base : FALLBACK_LANGUAGE;
 }
 
-/** A translator for one language and namespace. Values are not HTML-escaped: escape at rendering. */
+/** Translators made so far, by language and namespace (a handful: languages × namespaces). */
+const translators = new Map<string, TFunction>();
+
+/** Strings kept per translator, asked for without options: catalogue keys, so a bounded few hundred. */
+export const MAX_KEPT_STRINGS = 2_000;
+
+/**
+ * A translator for one language and namespace. Values are not HTML-escaped: escape at rendering.
+ * A string asked for without options (no interpolation, no plural) is looked up by i18next once and
+ * then kept: the catalogues do not change while the process runs, and an email or a page asks for
+ * dozens of them.
+ */
 export function translator(language: string | null | undefined, namespace: string): TFunction {
-  return instance.getFixedT(supportedLanguage(language), namespace);
+  const lng = supportedLanguage(language);
+  const id = `${lng}/${namespace}`;
+  let found = translators.get(id);
+  if (!found) {
+    found = keepingPlainStrings(instance.getFixedT(lng, namespace));
+    translators.set(id, found);
+  }
+  return found;
+}
+
+function keepingPlainStrings(t: TFunction): TFunction {
+  const kept = new Map<string, string>();
+  const general = t as unknown as (...args: unknown[]) => unknown;
+  // i18next's TFunction is a branded type of overloads: the wrapper takes the same arguments.
+  const translate = (key: unknown, ...rest: unknown[]): unknown => {
+    if (rest.length > 0 || typeof key !== 'string') return general(key, ...rest);
+    let text = kept.get(key);
+    if (text === undefined) {
+      text = t(key);
+      if (kept.size < MAX_KEPT_STRINGS) kept.set(key, text);
+    }
+    return text;
+  };
+  return translate as unknown as TFunction;
 }
