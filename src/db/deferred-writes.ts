@@ -47,9 +47,17 @@ function tableOf(text: string): string | undefined {
   return /^\s*insert\s+into\s+(?:"?\w+"?\.)?"?(\w+)"?/i.exec(text)?.[1];
 }
 
+/** The pattern of each table's name as a whole word, made once (tables are few). */
+const namePatterns = new Map<string, RegExp>();
+
 /** Whether `text` names `table`, quoted or not (a column of that name counts too: then nothing rides). */
 function names(text: string, table: string): boolean {
-  return new RegExp(`(?<!\\w)${table}(?!\\w)`, 'i').test(text);
+  let pattern = namePatterns.get(table);
+  if (!pattern) {
+    pattern = new RegExp(`(?<!\\w)${table}(?!\\w)`, 'i');
+    namePatterns.set(table, pattern);
+  }
+  return pattern.test(text);
 }
 
 /** The statement's own `$n` placeholders moved up by `offset` (kysely numbers them from $1, in order). */
