@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Upload } from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { RedisLocker } from '../src/modules/portal/tus-redis-locker.js';
+import { RedisLocker, type RedisLockerOptions } from '../src/modules/portal/tus-redis-locker.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { serviceAvailable, TEST_REDIS_URL } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
@@ -39,6 +39,21 @@ function send(endpoint: string, bytes: Buffer, options: { uploadUrl?: string; st
     });
     upload.start();
   });
+}
+
+/** Two processes' lockers with the same options, and an upload id of their own; both closed after. */
+async function twoProcesses(
+  options: RedisLockerOptions,
+  body: (a: RedisLocker, b: RedisLocker, id: string) => Promise<void>,
+): Promise<void> {
+  const a = new RedisLocker(TEST_REDIS_URL, options);
+  const b = new RedisLocker(TEST_REDIS_URL, options);
+  try {
+    await body(a, b, randomBytes(16).toString('hex'));
+  } finally {
+    await a.close();
+    await b.close();
+  }
 }
 
 describe.runIf(ready)('tus uploads shared by API processes (PostgreSQL, S3, Redis)', () => {
@@ -108,11 +123,8 @@ describe.runIf(ready)('tus uploads shared by API processes (PostgreSQL, S3, Redi
     expect(after.status).toBe(404);
   });
 
-  it('locks across processes: a second request asks the holder to let go, then takes the lock', async () => {
-    const a = new RedisLocker(TEST_REDIS_URL, { ttlMs: 1_000, acquireTimeoutMs: 3_000 });
-    const b = new RedisLocker(TEST_REDIS_URL, { ttlMs: 1_000, acquireTimeoutMs: 3_000 });
-    const id = randomBytes(16).toString('hex');
-    try {
+  it('locks across processes: a second request asks the holder to let go, then takes the lock', () =>
+    twoProcesses({ ttlMs: 1_000, acquireTimeoutMs: 3_000 }, async (a, b, id) => {
       const held = a.newLock(id);
       let asked = 0;
       await held.lock(new AbortController().signal, async () => {
@@ -126,20 +138,13 @@ describe.runIf(ready)('tus uploads shared by API processes (PostgreSQL, S3, Redi
       const stop = new AbortController();
       setTimeout(() => stop.abort(), 300);
       await expect(third.lock(stop.signal, () => undefined)).rejects.toMatchObject({ status_code: 500 });
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
+    }));
 
-  it('asks the holder again when its first request to let go was missed', async () => {
+  it('asks the holder again when its first request to let go was missed', () =>
     // A published request reaches only the processes listening at that moment: a holder whose
     // subscription was still starting, or reconnecting, never hears it. Here the holder ignores the
     // first request it hears, as if it had missed it; the lock renews itself all the while.
-    const a = new RedisLocker(TEST_REDIS_URL, { ttlMs: 1_000, acquireTimeoutMs: 3_000, askAgainMs: 200 });
-    const b = new RedisLocker(TEST_REDIS_URL, { ttlMs: 1_000, acquireTimeoutMs: 3_000, askAgainMs: 200 });
-    const id = randomBytes(16).toString('hex');
-    try {
+    twoProcesses({ ttlMs: 1_000, acquireTimeoutMs: 3_000, askAgainMs: 200 }, async (a, b, id) => {
       const held = a.newLock(id);
       let heard = 0;
       await held.lock(new AbortController().signal, async () => {
@@ -150,11 +155,7 @@ describe.runIf(ready)('tus uploads shared by API processes (PostgreSQL, S3, Redi
       expect(heard).toBe(2);
       expect(b.held.has(id)).toBe(true);
       expect(a.held.has(id)).toBe(false);
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
+    }));
 
   it('frees the lock of a process that died holding it, after its expiry', async () => {
     const dying = new RedisLocker(TEST_REDIS_URL, { ttlMs: 600 });
