@@ -12,14 +12,14 @@
  *
  *   BENCH_READ=status BENCH_PROFILE=status.cpuprofile npx tsx bench/profile-read.ts
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { destination } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { startServer } from '../src/server.js';
+import { startCpuProfile } from './cpu-profile.js';
 import { withEveryReadAfterACommit } from './cold.js';
 import { INTAKE_BODY } from './intake-body.js';
 import { call, measure, stringField, toError, type Target } from './load.js';
@@ -98,18 +98,9 @@ async function main(): Promise<void> {
         process.stdout.write(`${target.route}: ${counter.total()} statements ${pass}: ${kinds.join(', ')}\n`);
         return;
       }
-      const session = new Session();
-      if (profile) {
-        session.connect();
-        await session.post('Profiler.enable');
-        await session.post('Profiler.start');
-      }
+      const profiler = profile ? await startCpuProfile(profile) : undefined;
       const result = await measure(target);
-      if (profile) {
-        const { profile: taken } = await session.post('Profiler.stop');
-        await writeFile(profile, JSON.stringify(taken));
-        session.disconnect();
-      }
+      await profiler?.stop();
       process.stdout.write(
         `${result.requestsPerSecondMean.toFixed(0)} requests/s, p99 ${result.latencyP99Ms} ms\n`,
       );

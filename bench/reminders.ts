@@ -21,8 +21,7 @@
  * Runs on SQLite, and on PostgreSQL when TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test)
  * answers (its own schema, dropped afterwards). BENCH_DATABASES=sqlite|postgres|sqlite,postgres picks.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +34,7 @@ import { definedKinds } from '../src/jobs/jobs.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { closeServices, createServices, createWorker } from '../src/server.js';
 import type { AppServices } from '../src/services.js';
+import { startCpuProfile } from './cpu-profile.js';
 import { printRatio, QUICK } from './result.js';
 import { seedDueReminders } from './seed.js';
 
@@ -157,21 +157,6 @@ async function nodemailerLoop(sink: Sink, count: number, size: number): Promise<
   return seconds;
 }
 
-/** Profiles the main thread until `stop`, which writes the profile to BENCH_PROFILE. */
-async function startProfile() {
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    async stop() {
-      const { profile } = await session.post('Profiler.stop');
-      await writeFile(PROFILE ?? 'reminders.cpuprofile', JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}
-
 async function dispatchBench(services: AppServices, sink: Sink, count: number) {
   const db = services.db.kysely;
   const INTAKES = count;
@@ -186,7 +171,7 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
 
   const before = sink.received();
   const bytesBefore = sink.bytes();
-  const profiler = PROFILE ? await startProfile() : undefined;
+  const profiler = PROFILE ? await startCpuProfile(PROFILE) : undefined;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   if (RUN === 'poll') {
