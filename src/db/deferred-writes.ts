@@ -21,7 +21,7 @@ import { sql, type Expression } from 'kysely';
 /** The comment that marks a statement deferrable: at its very end, where `modifyEnd` puts it. */
 export const DEFERRABLE_MARK = '/* deferrable */';
 
-/** A query builder that can be given a clause at its end (an insert, update or delete). */
+/** A query builder that can be given a clause at its end. Only inserts are deferred: any other statement so marked runs at once. */
 export interface EndModifiable<Q> {
   modifyEnd(modifier: Expression<unknown>): Q;
 }

@@ -51,7 +51,7 @@ export function supportedLanguage(tag: string | null | undefined): string {
 const translators = new Map<string, TFunction>();
 
 /** Strings kept per translator, asked for without options: catalogue keys, so a bounded few hundred. */
-export const MAX_KEPT_STRINGS = 2_000;
+const MAX_KEPT_STRINGS = 2_000;
 
 /**
  * A translator for one language and namespace. Values are not HTML-escaped: escape at rendering.
