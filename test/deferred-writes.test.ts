@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deferrable } from '../src/db/deferred-writes.js';
 import { SearchPathPostgresDialect } from '../src/db/pg-introspector.js';
-import { withNamedStatements } from '../src/db/pg-named-statements.js';
+import { withNamedStatements, type NamedStatementsPool } from '../src/db/pg-named-statements.js';
 import { serviceAvailable, TEST_POSTGRES_URL } from './helpers/env.js';
 
 /**
@@ -23,13 +23,16 @@ describe.runIf(ready)('deferred writes on PostgreSQL', () => {
   const schema = `deferred_${process.pid}_${randomBytes(3).toString('hex')}`;
   const sent: string[] = [];
   let pool: pg.Pool;
+  let named: NamedStatementsPool;
   let db: Kysely<Tables>;
 
   beforeAll(async () => {
     class RecordingClient extends pg.Client {
       override query(...args: unknown[]): never {
         const [first] = args;
-        const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text;
+        // A unit (a transaction's begin or commit sent with a statement) as its statements, " | "-joined.
+        const query = first as { text?: string; statements?: string } | undefined;
+        const text = typeof first === 'string' ? first : (query?.statements ?? query?.text);
         if (text !== undefined) sent.push(text);
         return (super.query as (...a: unknown[]) => never)(...args);
       }
@@ -40,9 +43,8 @@ describe.runIf(ready)('deferred writes on PostgreSQL', () => {
       Client: RecordingClient,
       options: `-c search_path=${schema}`,
     });
-    db = new Kysely<Tables>({
-      dialect: new SearchPathPostgresDialect({ pool: withNamedStatements(pool, { enabled: true }) }),
-    });
+    named = withNamedStatements(pool, { enabled: true, pg });
+    db = new Kysely<Tables>({ dialect: new SearchPathPostgresDialect({ pool: named }) });
     await sql`create schema ${sql.id(schema)}`.execute(db);
     await sql`create table dw_parent (id text primary key)`.execute(db);
     await sql`create table dw_child (id text primary key, parent_id text not null references dw_parent (id))`.execute(
@@ -72,12 +74,12 @@ describe.runIf(ready)('deferred writes on PostgreSQL', () => {
       return trx.selectFrom('dw_other').select('n').where('id', '=', 'o').executeTakeFirst();
     });
     expect(read).toEqual({ n: 7 });
-    expect(sent).toHaveLength(3);
-    expect(sent[0]).toBe('begin');
-    expect(sent[1]).toMatch(
-      /^with w0 as \(insert into "dw_parent".*\), w1 as \(insert into "dw_child".*\) select "n" from "dw_other"/,
+    // The begin goes out with the first statement, as one unit (one round trip).
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toMatch(
+      /^begin \| with w0 as \(insert into "dw_parent".*\), w1 as \(insert into "dw_child".*\) select "n" from "dw_other"/,
     );
-    expect(sent[2]).toBe('commit');
+    expect(sent[1]).toBe('commit');
     // The child's parent came in the same statement: its foreign key was checked at the statement's end.
     expect(await parents()).toEqual(['p1']);
     expect(await children()).toEqual(['c1']);
@@ -90,9 +92,9 @@ describe.runIf(ready)('deferred writes on PostgreSQL', () => {
       return (await trx.selectFrom('dw_parent').select('id').orderBy('id').execute()).map((r) => r.id);
     });
     expect(seen).toEqual(['p2', 'p3']);
-    expect(sent).toHaveLength(4);
-    expect(sent[1]).toMatch(/^with w0 as \(insert into "dw_parent".*\) insert into "dw_parent"/);
-    expect(sent[2]).toMatch(/^select "id" from "dw_parent"/);
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toMatch(/^begin \| with w0 as \(insert into "dw_parent".*\) insert into "dw_parent"/);
+    expect(sent[1]).toMatch(/^select "id" from "dw_parent"/);
     // Outside a transaction a marked write runs at once.
     await deferrable(db.insertInto('dw_parent').values({ id: 'p4' })).execute();
     expect(await parents()).toEqual(['p2', 'p3', 'p4']);
@@ -105,7 +107,8 @@ describe.runIf(ready)('deferred writes on PostgreSQL', () => {
         throw new Error('changed its mind');
       }),
     ).rejects.toThrow('changed its mind');
-    expect(sent).toEqual(['begin', 'rollback']);
+    // Nothing was sent, so there is nothing to roll back.
+    expect(sent).toEqual([]);
     expect(await parents()).toEqual([]);
   });
 
@@ -140,5 +143,64 @@ describe.runIf(ready)('deferred writes on PostgreSQL', () => {
     expect(outcome).toBe('The transaction failed on an earlier statement: not committed.');
     expect(await parents()).toEqual([]);
     expect(sent.at(-1)).not.toBe('commit');
+  });
+
+  it('sends a transaction of deferred writes alone as one unit, begin to commit', async () => {
+    await db.transaction().execute(async (trx) => {
+      await deferrable(trx.insertInto('dw_parent').values({ id: 'p7' })).execute();
+      await deferrable(trx.insertInto('dw_child').values({ id: 'c7', parent_id: 'p7' })).execute();
+    });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(
+      /^begin \| with w0 as \(insert into "dw_parent".*\) insert into "dw_child".* \| commit$/,
+    );
+    expect(await parents()).toEqual(['p7']);
+    expect(await children()).toEqual(['c7']);
+  });
+
+  it('commits nothing when the writes sent with the commit fail, and the connection goes on', async () => {
+    const failed = await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('dw_parent').values({ id: 'p8' }).execute();
+        await deferrable(trx.insertInto('dw_child').values({ id: 'orphan', parent_id: 'nobody' })).execute();
+      })
+      .catch((error: unknown) => error);
+    expect(failed).toMatchObject({ code: '23503' });
+    expect(sent.at(-2)).toMatch(/^insert into "dw_child".* \| commit$/);
+    expect(sent.at(-1)).toBe('rollback');
+    expect(await parents()).toEqual([]);
+    // Every connection of the pool still answers, outside a transaction.
+    const answers = await Promise.all([1, 2, 3].map(() => sql<{ one: number }>`select 1 as one`.execute(db)));
+    expect(answers.map((a) => a.rows[0]?.one)).toEqual([1, 1, 1]);
+  });
+
+  it('runs nothing of a unit after its begin fails, and the connection goes on', async () => {
+    const connection = await named.connect();
+    try {
+      // A begin the server refuses, held like any begin and sent with the next statement.
+      await connection.query('begin isolation level whenever', []);
+      expect(sent).toEqual([]);
+      await expect(connection.query('insert into dw_parent (id) values ($1)', ['p9'])).rejects.toMatchObject({
+        code: '42601',
+      });
+      expect(sent).toEqual(['begin isolation level whenever | insert into dw_parent (id) values ($1)']);
+      await connection.query('rollback', []);
+      const answer = await connection.query<{ one: number }>('select 1 as one', []);
+      expect(answer.rows).toEqual([{ one: 1 }]);
+    } finally {
+      connection.release();
+    }
+    expect(await parents()).toEqual([]);
+  });
+
+  it('reads its own rows back in the values types pg gives, through a unit as alone', async () => {
+    const row = await db.transaction().execute(async (trx) => {
+      await trx.insertInto('dw_other').values({ id: 'u1', n: 41 }).execute();
+      return trx.selectFrom('dw_other').select(['id', 'n']).where('id', '=', 'u1').executeTakeFirst();
+    });
+    expect(row).toEqual({ id: 'u1', n: 41 });
+    expect(sent[0]).toMatch(/^begin \| insert into "dw_other"/);
+    await sql`delete from dw_other where id = 'u1'`.execute(db);
   });
 });

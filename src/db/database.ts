@@ -127,7 +127,8 @@ function openPostgres(databaseUrl: string, warn?: (message: string) => void): Db
     throw new Error('The prepared_statements parameter of DATABASE_URL must be true or false.');
   }
   const max = 10;
-  const pool = new (pgModule().Pool)({
+  const pg = pgModule();
+  const pool = new pg.Pool({
     connectionString: url.toString(),
     max,
     // A database that stops answering (no refusal, no reset) fails requests instead of hanging them.
@@ -143,6 +144,7 @@ function openPostgres(databaseUrl: string, warn?: (message: string) => void): Db
   pool.on('connect', (connection) => connection.on('error', () => undefined));
   // Its introspection (the migrator's) reads only this installation's schemas: see pg-introspector.ts.
   const named = withNamedStatements(pool, {
+    pg,
     enabled: prepared !== 'false',
     onPooledAway: (error) =>
       warn?.(

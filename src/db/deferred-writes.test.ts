@@ -7,6 +7,7 @@ import {
   PendingWrites,
   type Statement,
 } from './deferred-writes.js';
+import type { StatementUnit } from './pg-units.js';
 
 const write = (table: string, ...values: unknown[]): Statement => ({
   text: `insert into "${table}" ("a", "b") values ($1, $2) ${DEFERRABLE_MARK}`,
@@ -64,74 +65,145 @@ describe('deferrable writes', () => {
 
 describe('PendingWrites', () => {
   const empty = 'empty';
-  function connection() {
-    const sent: Statement[] = [];
-    const pending = new PendingWrites();
-    const send = (statement: Statement) => {
-      sent.push(statement);
-      return Promise.resolve(`answer to ${statement.text.slice(0, 6)}`);
+  /** A unit as one line: its statements in order, joined by " | ". */
+  const shown = (unit: StatementUnit) =>
+    [unit.before, unit.main.text, unit.after].filter((t) => t !== undefined).join(' | ');
+  function connection(fails: (unit: StatementUnit) => boolean = () => false, units = true) {
+    const sent: string[] = [];
+    const pending = new PendingWrites(units);
+    const send = (unit: StatementUnit) => {
+      sent.push(shown(unit));
+      return fails(unit)
+        ? Promise.reject(new Error('broken constraint'))
+        : Promise.resolve(`answer to ${unit.main.text.slice(0, 6)}`);
     };
-    return {
-      sent,
-      query: (text: string, inTransaction = true) =>
-        pending.route({ text, values: [] }, inTransaction, send, empty),
-    };
+    return { sent, query: (text: string) => pending.route({ text, values: [] }, send, empty) };
   }
 
   it('keeps a deferrable write inside a transaction, and sends it at once outside one', async () => {
+    const outside = connection();
+    expect(await outside.query(write('events').text)).toBe('answer to insert');
+    expect(outside.sent).toEqual([write('events').text]);
     const inside = connection();
+    await inside.query('begin');
     expect(await inside.query(write('events').text)).toBe(empty);
     expect(inside.sent).toHaveLength(0);
-    const outside = connection();
-    expect(await outside.query(write('events').text, false)).toBe('answer to insert');
-    expect(outside.sent.map((s) => s.text)).toEqual([write('events').text]);
+  });
+
+  it("holds a transaction's begin until its first statement, and sends them as one unit", async () => {
+    const { sent, query } = connection();
+    expect(await query('begin')).toBe(empty);
+    expect(sent).toEqual([]);
+    expect(await query('select 1')).toBe('answer to select');
+    expect(await query('select 2')).toBe('answer to select');
+    await query('commit');
+    expect(sent).toEqual(['begin | select 1', 'select 2', 'commit']);
+  });
+
+  it('sends begin and commit alone where the connection cannot send units', async () => {
+    const { sent, query } = connection(() => false, false);
+    await query('begin');
+    await query('select 1');
+    await query(write('events').text);
+    await query('commit');
+    expect(sent).toEqual(['begin', 'select 1', write('events').text, 'commit']);
+  });
+
+  it('sends nothing for a transaction that sent nothing, and all of one of deferred writes at once', async () => {
+    const { sent, query } = connection();
+    await query('begin');
+    await query('commit');
+    await query('begin');
+    await query(write('events').text);
+    await query('rollback');
+    expect(sent).toEqual([]);
+    await query('begin');
+    await query(write('events').text);
+    await query(write('messages').text);
+    await query('commit');
+    expect(sent).toEqual([`begin | with w0 as (${write('events').text}) ${write('messages').text} | commit`]);
   });
 
   it('lets the next statement carry the writes when it names none of their tables', async () => {
     const { sent, query } = connection();
+    await query('begin');
+    await query('select 1');
     await query(write('events').text);
     await query(write('messages').text);
     expect(await query('select * from "webhook_endpoints"')).toBe('answer to with w');
-    expect(sent.map((s) => s.text)).toEqual([
+    expect(sent.slice(1)).toEqual([
       `with w0 as (${write('events').text}), w1 as (${write('messages').text}) select * from "webhook_endpoints"`,
     ]);
   });
 
   it('sends the writes before a statement that reads their table, then that statement', async () => {
     const { sent, query } = connection();
+    await query('begin');
     await query(write('events').text);
     await query(write('messages').text);
     expect(await query('select * from "messages"')).toBe('answer to select');
-    expect(sent.map((s) => s.text)).toEqual([
-      `with w0 as (${write('events').text}) ${write('messages').text}`,
+    expect(sent).toEqual([
+      `begin | with w0 as (${write('events').text}) ${write('messages').text}`,
       'select * from "messages"',
     ]);
   });
 
-  it('sends the writes alone before a commit, and drops them at a rollback', async () => {
+  it('sends the writes with the commit, and drops them at a rollback', async () => {
     const { sent, query } = connection();
+    await query('begin');
+    await query('select 1');
     await query(write('events').text);
     await query('commit');
-    expect(sent.map((s) => s.text)).toEqual([write('events').text, 'commit']);
+    expect(sent.slice(1)).toEqual([`${write('events').text} | commit`]);
+    await query('begin');
+    await query('select 1');
     await query(write('events').text);
     await query('rollback');
-    expect(sent.map((s) => s.text).slice(2)).toEqual(['rollback']);
+    expect(sent.slice(2)).toEqual(['begin | select 1', 'rollback']);
+  });
+
+  it('sends the writes before a rollback to a savepoint, which is no end of the transaction', async () => {
+    const { sent, query } = connection();
+    await query('begin');
+    await query('savepoint "sp"');
+    await query(write('events').text);
+    await query('rollback to savepoint "sp"');
+    await query(write('messages').text);
+    await query('commit');
+    expect(sent).toEqual([
+      'begin | savepoint "sp"',
+      write('events').text,
+      'rollback to savepoint "sp"',
+      `${write('messages').text} | commit`,
+    ]);
   });
 
   it('fails the statement that follows when the writes sent before it fail', async () => {
-    const pending = new PendingWrites();
-    const sent: string[] = [];
-    const send = (statement: Statement) => {
-      sent.push(statement.text);
-      return statement.text.startsWith('insert')
-        ? Promise.reject(new Error('broken constraint'))
-        : Promise.resolve('ok');
-    };
-    await pending.route(write('events'), true, send, 'empty');
-    await expect(pending.route({ text: 'commit', values: [] }, true, send, 'empty')).rejects.toThrow(
-      'broken constraint',
-    );
+    const { sent, query } = connection((unit) => unit.main.text.startsWith('with w0 as (insert'));
+    await query('begin');
+    await query(write('events').text);
+    await query(write('events').text);
+    await expect(query('select * from "events"')).rejects.toThrow('broken constraint');
     // Both went out, in order: the connection refuses the second itself.
-    expect(sent).toEqual([write('events').text, 'commit']);
+    expect(sent).toEqual([
+      `begin | with w0 as (${write('events').text}) ${write('events').text}`,
+      'select * from "events"',
+    ]);
+  });
+
+  it('refuses to commit once a statement of the transaction failed, and sends the rollback', async () => {
+    const { sent, query } = connection((unit) => unit.main.text === 'select 1');
+    await query('begin');
+    await query('select 1').catch(() => undefined);
+    await expect(query('commit')).rejects.toThrow(
+      'The transaction failed on an earlier statement: not committed.',
+    );
+    await query('rollback');
+    expect(sent).toEqual(['begin | select 1', 'rollback']);
+    // The next transaction starts afresh.
+    await query('begin');
+    await query('select 2');
+    await query('commit');
+    expect(sent.slice(2)).toEqual(['begin | select 2', 'commit']);
   });
 });

@@ -1,4 +1,5 @@
 import { sql, type Expression } from 'kysely';
+import type { StatementUnit } from './pg-units.js';
 
 /**
  * Writes that ride on the next statement (PostgreSQL).
@@ -99,50 +100,145 @@ export function combine(writes: readonly Statement[], main: Statement): Statemen
 }
 
 /**
- * The writes of one connection waiting for their carrier. `route` is called for every statement the
- * connection is given, in order, and decides what is sent.
+ * What a statement does to its connection's transaction, from its first words. A `rollback to` a
+ * savepoint is an ordinary statement: the writes held before it go out first, and it undoes theirs
+ * that follow the savepoint.
+ */
+function boundaryOf(text: string): 'begin' | 'commit' | 'rollback' | undefined {
+  const word = /^\s*(begin|start\s+transaction|commit|rollback(?!\s+to\b))\b/i.exec(text)?.[1]?.toLowerCase();
+  if (word === undefined) return undefined;
+  return word === 'commit' || word === 'rollback' ? word : 'begin';
+}
+
+/** The writes sent as one statement: the last one carries the others. */
+function asOne(writes: readonly Statement[]): Statement {
+  const last = writes[writes.length - 1] as Statement;
+  return writes.length === 1 ? last : combine(writes.slice(0, -1), last);
+}
+
+/**
+ * What one connection holds back, and its transaction as this process sent it. `route` is called for
+ * every statement the connection is given, in order, and decides what is sent, as units
+ * (`StatementUnit`: statements that go out together and cost one round trip).
+ *
+ * A transaction's `begin` is held too, and goes out with the transaction's first statement; its
+ * `commit` goes out with the writes still held, if any. A transaction of deferred writes alone is one
+ * unit (`begin`, the writes, `commit`); one that sent nothing sends nothing.
+ *
+ * A commit after a statement of the same transaction failed is refused here, not sent: PostgreSQL
+ * would answer it ROLLBACK, as if it had committed, and an error caught and ignored inside the
+ * transaction (or a deferred write's, which surfaces on its carrier) must not be lost so.
  */
 export class PendingWrites {
   private pending: Statement[] = [];
+  /** The transaction's `begin`, until its first statement goes out. */
+  private begin: string | undefined;
+  /** Whether a transaction was begun and has not ended, as routed (the server may not know it yet). */
+  private open = false;
+  /** Whether a statement of the open transaction failed. */
+  private failed = false;
+
+  /** `units`: whether a `begin` or `commit` may go out with another statement (else each goes alone). */
+  constructor(private readonly units = true) {}
 
   get size(): number {
     return this.pending.length;
   }
 
+  /** Whether a transaction was begun on this connection and not yet ended. */
+  get inTransaction(): boolean {
+    return this.open;
+  }
+
   /** Forgets what waits (a connection handed back: its transaction has ended, committed or not). */
   clear(): void {
     this.pending = [];
+    this.begin = undefined;
+    this.open = false;
+    this.failed = false;
+  }
+
+  /** The held `begin`, handed over to be sent now (before a statement that cannot go in a unit). */
+  takeBegin(): string | undefined {
+    const begin = this.begin;
+    this.begin = undefined;
+    return begin;
   }
 
   /**
-   * Sends `statement` through `send`, with the writes waiting before it, or keeps it when it is a
-   * deferrable write inside a transaction (then it answers an empty result at once).
+   * Sends `statement` through `send` with what waits before it, or holds it (a `begin`; a deferrable
+   * write inside a transaction), answering `empty` at once.
    */
-  route<R>(
-    statement: Statement,
-    inTransaction: boolean,
-    send: (statement: Statement) => Promise<R>,
-    empty: R,
-  ): Promise<R> {
-    if (inTransaction && isDeferrable(statement.text)) {
+  route<R>(statement: Statement, send: (unit: StatementUnit) => Promise<R>, empty: R): Promise<R> {
+    const boundary = boundaryOf(statement.text);
+    if (boundary === 'begin' && !this.open) {
+      this.open = true;
+      this.failed = false;
+      if (!this.units) return this.watch(send(unit(undefined, statement)));
+      this.begin = statement.text;
+      return Promise.resolve(empty);
+    }
+    if (boundary === 'commit' || boundary === 'rollback') return this.end(boundary, statement, send, empty);
+    if (this.open && isDeferrable(statement.text)) {
       this.pending.push(statement);
       return Promise.resolve(empty);
     }
-    if (this.pending.length === 0) return send(statement);
+    const before = this.takeBegin();
     const writes = this.pending;
     this.pending = [];
-    if (/^\s*rollback\b/i.test(statement.text)) return send(statement);
-    if (canCarry(statement.text, writes)) return send(combine(writes, statement));
+    if (writes.length === 0) return this.watch(send(unit(before, statement)));
+    if (canCarry(statement.text, writes)) return this.watch(send(unit(before, combine(writes, statement))));
     // Sent back to back (the connection runs them in this order): the writes first, as one.
-    const last = writes[writes.length - 1] as Statement;
-    const flushed = send(writes.length === 1 ? last : combine(writes.slice(0, -1), last));
-    const answer = send(statement);
-    return flushed.then(
-      () => answer,
-      (error: unknown) => {
-        answer.catch(() => undefined);
-        throw error;
-      },
+    return afterOther(
+      this.watch(send(unit(before, asOne(writes)))),
+      this.watch(send(unit(undefined, statement))),
     );
   }
+
+  private end<R>(
+    boundary: 'commit' | 'rollback',
+    statement: Statement,
+    send: (unit: StatementUnit) => Promise<R>,
+    empty: R,
+  ): Promise<R> {
+    const before = this.takeBegin();
+    const writes = this.pending;
+    const failed = this.failed;
+    this.clear();
+    if (boundary === 'commit' && failed) {
+      return Promise.reject(new Error('The transaction failed on an earlier statement: not committed.'));
+    }
+    // A rollback drops the writes; a transaction that sent nothing has nothing to end.
+    if (boundary === 'rollback' || writes.length === 0) {
+      return before === undefined ? send(unit(undefined, statement)) : Promise.resolve(empty);
+    }
+    if (this.units) return send({ ...unit(before, asOne(writes)), after: statement.text });
+    // Back to back: the writes, then the commit.
+    return afterOther(send(unit(undefined, asOne(writes))), send(unit(undefined, statement)));
+  }
+
+  /** Marks the open transaction failed when `answer` fails. */
+  private watch<R>(answer: Promise<R>): Promise<R> {
+    if (this.open) {
+      answer.catch(() => {
+        this.failed = true;
+      });
+    }
+    return answer;
+  }
+}
+
+/** The answer of the second of two statements sent back to back, or the first one's error. */
+function afterOther<R>(first: Promise<R>, second: Promise<R>): Promise<R> {
+  return first.then(
+    () => second,
+    (error: unknown) => {
+      second.catch(() => undefined);
+      throw error;
+    },
+  );
+}
+
+function unit(before: string | undefined, main: Statement): StatementUnit {
+  return before === undefined ? { main } : { before, main };
 }

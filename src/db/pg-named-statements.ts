@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type PgModule from 'pg';
 import type { Pool, PoolClient } from 'pg';
 import { PendingWrites } from './deferred-writes.js';
+import { unitSender, type StatementUnit, type UnitSender } from './pg-units.js';
 
 /**
  * Distinct statements given a name (prepared once per connection) in one process. A prepared statement
@@ -67,8 +69,14 @@ export interface NamedStatementsPool extends PostgresPool {
  */
 export function withNamedStatements(
   pool: Pool,
-  options: { enabled: boolean; onPooledAway?: (error: Error) => void },
+  options: {
+    enabled: boolean;
+    onPooledAway?: (error: Error) => void;
+    /** pg's module (its `Query`), which sends a transaction's `begin` and `commit` with its statements. */
+    pg: Pick<typeof PgModule, 'Query'>;
+  },
 ): NamedStatementsPool {
+  const sendUnit: UnitSender | undefined = unitSender(options.pg);
   const prefix = `k${randomBytes(4).toString('hex')}_`;
   let pooledAway = false;
   const names = new Map<string, string>();
@@ -95,26 +103,46 @@ export function withNamedStatements(
     return named;
   };
 
+  /** Notes what a refused named statement says about this process's names (see isPooledAway, isStalePlan). */
+  function noteRefusal(client: PoolClient, error: unknown): boolean {
+    if (isPooledAway(error)) {
+      if (!pooledAway) {
+        pooledAway = true;
+        options.onPooledAway?.(error as Error);
+      }
+      return true;
+    }
+    if (isStalePlan(error)) {
+      if (generationOf.get(client) === generation) generation += 1;
+      return true;
+    }
+    return false;
+  }
+
   async function run<R>(
     client: PoolClient,
-    text: string,
-    values: unknown[],
+    unit: StatementUnit,
+    inTransaction: boolean,
   ): Promise<PostgresQueryResult<R>> {
+    const { text, values } = unit.main;
     const name = values.length > 0 ? nameOf(text) : undefined;
+    if (unit.before !== undefined || unit.after !== undefined) {
+      if (!sendUnit) throw new Error('A unit of statements reached a connection that cannot send one.');
+      try {
+        return await sendUnit(client, name === undefined ? unit : { ...unit, main: { text, values, name } });
+      } catch (error) {
+        // A unit always runs in a transaction, which the error has failed: nothing is run again.
+        noteRefusal(client, error);
+        throw error;
+      }
+    }
     if (name === undefined) return (await client.query(text, values)) as unknown as PostgresQueryResult<R>;
     try {
       return (await client.query({ name, text, values })) as unknown as PostgresQueryResult<R>;
     } catch (error) {
-      if (isPooledAway(error)) {
-        if (!pooledAway) {
-          pooledAway = true;
-          options.onPooledAway?.(error as Error);
-        }
-      } else if (isStalePlan(error)) {
-        if (generationOf.get(client) === generation) generation += 1;
-      } else throw error;
+      if (!noteRefusal(client, error)) throw error;
       // Refused before it ran: outside a transaction, run it again unnamed.
-      if (client.getTransactionStatus() !== 'I') throw error;
+      if (inTransaction) throw error;
       return (await client.query(text, values)) as unknown as PostgresQueryResult<R>;
     }
   }
@@ -122,30 +150,7 @@ export function withNamedStatements(
   function wrap(client: PoolClient): PostgresPoolClient {
     let wrapper = wrappers.get(client);
     if (!wrapper) {
-      const pending = new PendingWrites();
-      /**
-       * Whether a statement of the open transaction failed. A commit after one would be answered
-       * ROLLBACK, as if it had committed: an error caught and ignored inside the transaction (or a
-       * deferred write's) must not be lost so. Kept here, as each statement's promise settles: pg's
-       * own transaction status changes only when the server's next ReadyForQuery has been read, which
-       * may come after the failed statement's promise has already rejected.
-       */
-      let failedInTransaction = false;
-      const send = <R>(statement: { text: string; values: unknown[] }) => {
-        const boundary = /^\s*(begin|start\s+transaction|commit|rollback)\b/i.exec(statement.text)?.[1];
-        if (boundary?.toLowerCase() === 'commit' && failedInTransaction) {
-          return Promise.reject(new Error('The transaction failed on an earlier statement: not committed.'));
-        }
-        if (boundary !== undefined) failedInTransaction = false;
-        const inTransaction = boundary === undefined && client.getTransactionStatus() !== 'I';
-        const answer = run<R>(client, statement.text, statement.values);
-        if (inTransaction) {
-          answer.catch(() => {
-            failedInTransaction = true;
-          });
-        }
-        return answer;
-      };
+      const pending = new PendingWrites(sendUnit !== undefined);
       function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
       function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
       function query<R>(
@@ -156,12 +161,14 @@ export function withNamedStatements(
           // A cursor (Kysely's streams) is a submittable of pg's own: passed on as it is.
           if (pending.size > 0)
             throw new Error('A cursor cannot carry deferred writes: send a statement first.');
+          const begin = pending.takeBegin();
+          if (begin !== undefined) void client.query(begin).catch(() => undefined);
           return client.query(sqlOrCursor as never);
         }
+        const inTransaction = pending.inTransaction;
         return pending.route(
           { text: sqlOrCursor, values: [...(parameters ?? [])] },
-          client.getTransactionStatus() === 'T',
-          send<R>,
+          (unit) => run<R>(client, unit, inTransaction),
           { command: 'SELECT', rowCount: 0, rows: [] },
         );
       }
@@ -170,7 +177,6 @@ export function withNamedStatements(
         // A connection of an older generation is closed instead of returned (its statements are stale).
         release: () => {
           pending.clear();
-          failedInTransaction = false;
           client.release(generationOf.get(client) !== generation);
         },
       };
