@@ -194,6 +194,36 @@ describe.runIf(ready)('deferred writes on PostgreSQL', () => {
     expect(await parents()).toEqual([]);
   });
 
+  it('names the statement that goes with a begin once it runs often, parsed before the begin', async () => {
+    const { seen, prepared } = await db.connection().execute(async (connection) => {
+      const values: number[] = [];
+      for (let run = 1; run <= 5; run++) {
+        const row = await connection
+          .transaction()
+          .execute((trx) =>
+            trx
+              .updateTable('dw_other')
+              .set({ n: run })
+              .where('id', '=', 'o')
+              .returning('n')
+              .executeTakeFirst(),
+          );
+        values.push(row?.n ?? -1);
+      }
+      const named = await sql<{
+        name: string;
+      }>`select name from pg_prepared_statements where statement like 'update "dw_other"%'`.execute(
+        connection,
+      );
+      return { seen: values, prepared: named.rows };
+    });
+    // Named from its third run (parsed in that unit, before the begin), then bound by its name alone.
+    expect(seen).toEqual([1, 2, 3, 4, 5]);
+    expect(sent.filter((text) => text.startsWith('begin | update "dw_other"'))).toHaveLength(5);
+    expect(prepared).toHaveLength(1);
+    await sql`update dw_other set n = 7 where id = 'o'`.execute(db);
+  });
+
   it('reads its own rows back in the values types pg gives, through a unit as alone', async () => {
     const row = await db.transaction().execute(async (trx) => {
       await trx.insertInto('dw_other').values({ id: 'u1', n: 41 }).execute();
