@@ -224,6 +224,23 @@ describe.runIf(ready)('deferred writes on PostgreSQL', () => {
     await sql`update dw_other set n = 7 where id = 'o'`.execute(db);
   });
 
+  it('goes on after a rollback to a savepoint, and commits what the savepoint kept', async () => {
+    await db.transaction().execute(async (trx) => {
+      await deferrable(trx.insertInto('dw_parent').values({ id: 'kept' })).execute();
+      await sql`savepoint sp`.execute(trx);
+      await deferrable(trx.insertInto('dw_parent').values({ id: 'undone' })).execute();
+      const duplicate = await trx
+        .insertInto('dw_parent')
+        .values({ id: 'kept' })
+        .execute()
+        .catch((error: unknown) => error);
+      expect(duplicate).toMatchObject({ code: '23505' });
+      await sql`rollback to savepoint sp`.execute(trx);
+      await trx.insertInto('dw_parent').values({ id: 'after' }).execute();
+    });
+    expect(await parents()).toEqual(['after', 'kept']);
+  });
+
   it('reads its own rows back in the values types pg gives, through a unit as alone', async () => {
     const row = await db.transaction().execute(async (trx) => {
       await trx.insertInto('dw_other').values({ id: 'u1', n: 41 }).execute();

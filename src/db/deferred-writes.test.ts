@@ -178,6 +178,16 @@ describe('PendingWrites', () => {
     ]);
   });
 
+  it('commits after a rollback to a savepoint has undone a failed statement', async () => {
+    const { sent, query } = connection((unit) => unit.main.text === 'select 1');
+    await query('begin');
+    await query('savepoint "sp"');
+    await query('select 1').catch(() => undefined);
+    await query('rollback to savepoint "sp"');
+    await query('commit');
+    expect(sent).toEqual(['begin | savepoint "sp"', 'select 1', 'rollback to savepoint "sp"', 'commit']);
+  });
+
   it('fails the statement that follows when the writes sent before it fail', async () => {
     const { sent, query } = connection((unit) => unit.main.text.startsWith('with w0 as (insert'));
     await query('begin');

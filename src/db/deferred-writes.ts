@@ -186,12 +186,12 @@ export class PendingWrites {
     const before = this.takeBegin();
     const writes = this.pending;
     this.pending = [];
-    if (writes.length === 0) return this.watch(send(unit(before, statement)));
+    if (writes.length === 0) return this.watch(send(unit(before, statement)), statement);
     if (canCarry(statement.text, writes)) return this.watch(send(unit(before, combine(writes, statement))));
     // Sent back to back (the connection runs them in this order): the writes first, as one.
     return afterOther(
       this.watch(send(unit(before, asOne(writes)))),
-      this.watch(send(unit(undefined, statement))),
+      this.watch(send(unit(undefined, statement)), statement),
     );
   }
 
@@ -217,12 +217,21 @@ export class PendingWrites {
     return afterOther(send(unit(undefined, asOne(writes))), send(unit(undefined, statement)));
   }
 
-  /** Marks the open transaction failed when `answer` fails. */
-  private watch<R>(answer: Promise<R>): Promise<R> {
+  /**
+   * Marks the open transaction failed when `answer` fails, and sound again when `answer` is a
+   * `rollback to` a savepoint that succeeded (PostgreSQL then lets the transaction go on).
+   */
+  private watch<R>(answer: Promise<R>, statement?: Statement): Promise<R> {
     if (this.open) {
-      answer.catch(() => {
-        this.failed = true;
-      });
+      const recovers = statement !== undefined && /^\s*rollback\s+to\b/i.test(statement.text);
+      answer.then(
+        () => {
+          if (recovers) this.failed = false;
+        },
+        () => {
+          this.failed = true;
+        },
+      );
     }
     return answer;
   }
