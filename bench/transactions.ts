@@ -14,7 +14,7 @@
  * BENCH_POOLER_NAMED=1 lets the handle name its statements (a pooler that does not keep them refuses
  * the first ones, then the process stops naming: docs/deploy.md).
  *
- *   npx tsx bench/transactions.ts
+ *   npm run bench:transactions
  *   BENCH_POOLER_URL=postgres://postgres@127.0.0.1:6432/test npx tsx bench/transactions.ts
  */
 import { randomBytes } from 'node:crypto';
