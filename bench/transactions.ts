@@ -7,6 +7,10 @@
  * process's CPU per transaction. The transaction is a reminder's outcome in small: a row locked by an
  * update, then an insert whose result nobody reads (deferrable), then `commit`.
  *
+ * BENCH_TX_DELAY_MS (default 0) puts a network between both sides and PostgreSQL: a relay on loopback
+ * that holds every chunk half that long in each direction, so that each round trip takes that much
+ * longer, as to a database on another machine.
+ *
  * With BENCH_POOLER_URL (a pooler in front of the same database, such as PgBouncer in transaction
  * mode), it then runs BENCH_TX_COUNT transactions through the pooler from BENCH_TX_CLIENTS clients at
  * once, every tenth rolled back by the transaction itself, and checks that each committed transaction
@@ -18,6 +22,7 @@
  *   BENCH_POOLER_URL=postgres://postgres@127.0.0.1:6432/test npx tsx bench/transactions.ts
  */
 import { randomBytes } from 'node:crypto';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { openDatabase } from '../src/db/database.js';
@@ -31,6 +36,7 @@ const COUNT = Math.round(positiveNumberFromEnv('BENCH_TX_COUNT', 2_000));
 const ROUNDS = Math.round(positiveNumberFromEnv('BENCH_TX_ROUNDS', 3));
 const CLIENTS = Math.round(positiveNumberFromEnv('BENCH_TX_CLIENTS', 8));
 const POOLER_URL = process.env.BENCH_POOLER_URL;
+const DELAY_MS = Number(process.env.BENCH_TX_DELAY_MS ?? '0');
 
 interface Tables {
   tx_counter: { id: string; n: number };
@@ -62,11 +68,15 @@ async function main(): Promise<void> {
   await admin.query(`create table ${schema}.tx_counter (id text primary key, n integer not null)`);
   await admin.query(`create table ${schema}.tx_rows (id text primary key, n integer not null)`);
   await admin.query(`insert into ${schema}.tx_counter (id, n) values ('c', 0)`);
+  const relay = DELAY_MS > 0 ? await delayingRelay(new URL(POSTGRES_URL), DELAY_MS / 2) : undefined;
   const url = new URL(POSTGRES_URL);
+  if (relay) url.port = String(relay.port);
+  if (relay)
+    console.log(`every round trip to PostgreSQL ${DELAY_MS} ms longer (a relay on port ${relay.port})`);
+  const bare = new pg.Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
   url.searchParams.set('schema', schema);
   const service = openDatabase({ databaseUrl: url.toString(), dataDir: '' });
   const db = service.kysely as unknown as Kysely<Tables>;
-  const bare = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
   await bare.connect();
   try {
     const serviceTransaction = (round: number) => (i: number) =>
@@ -111,9 +121,41 @@ async function main(): Promise<void> {
   } finally {
     await bare.end();
     await service.close();
+    relay?.close();
     await admin.query(`drop schema ${schema} cascade`);
     await admin.end();
   }
+}
+
+/**
+ * A TCP relay on loopback to `target`'s host and port that delivers each chunk `holdMs` after it
+ * arrived, in each direction, in order (timers of one duration fire in the order they were set).
+ */
+async function delayingRelay(target: URL, holdMs: number): Promise<{ port: number; close: () => void }> {
+  const sockets = new Set<Socket>();
+  const pipeLate = (from: Socket, to: Socket) => {
+    from.on('data', (chunk) => setTimeout(() => to.write(chunk), holdMs));
+    from.on('end', () => setTimeout(() => to.end(), holdMs));
+    from.on('error', () => to.destroy());
+  };
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.setNoDelay(true);
+      socket.on('close', () => sockets.delete(socket));
+    }
+    pipeLate(client, upstream);
+    pipeLate(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
 }
 
 /** Concurrent transactions through the pooler, then what they left checked against what they answered. */
