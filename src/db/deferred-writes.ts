@@ -101,13 +101,14 @@ export function combine(writes: readonly Statement[], main: Statement): Statemen
 
 /**
  * What a statement does to its connection's transaction, from its first words. A `rollback to` a
- * savepoint is an ordinary statement: the writes held before it go out first, and it undoes theirs
- * that follow the savepoint.
+ * savepoint is no boundary but an ordinary statement: the writes held before it go out first, it
+ * undoes theirs that follow the savepoint, and once it succeeds the transaction may go on.
  */
-function boundaryOf(text: string): 'begin' | 'commit' | 'rollback' | undefined {
-  const word = /^\s*(begin|start\s+transaction|commit|rollback(?!\s+to\b))\b/i.exec(text)?.[1]?.toLowerCase();
-  if (word === undefined) return undefined;
-  return word === 'commit' || word === 'rollback' ? word : 'begin';
+function boundaryOf(text: string): 'begin' | 'commit' | 'rollback' | 'rollback to' | undefined {
+  const words = /^\s*(begin|start\s+transaction|commit|rollback(?:\s+to\b)?)\b/i.exec(text)?.[1];
+  if (words === undefined) return undefined;
+  const kind = words.toLowerCase().replace(/\s+/g, ' ');
+  return kind === 'commit' || kind === 'rollback' || kind === 'rollback to' ? kind : 'begin';
 }
 
 /** The writes sent as one statement: the last one carries the others. */
@@ -186,12 +187,13 @@ export class PendingWrites {
     const before = this.takeBegin();
     const writes = this.pending;
     this.pending = [];
-    if (writes.length === 0) return this.watch(send(unit(before, statement)), statement);
+    const recovers = boundary === 'rollback to';
+    if (writes.length === 0) return this.watch(send(unit(before, statement)), recovers);
     if (canCarry(statement.text, writes)) return this.watch(send(unit(before, combine(writes, statement))));
     // Sent back to back (the connection runs them in this order): the writes first, as one.
     return afterOther(
       this.watch(send(unit(before, asOne(writes)))),
-      this.watch(send(unit(undefined, statement)), statement),
+      this.watch(send(unit(undefined, statement)), recovers),
     );
   }
 
@@ -218,12 +220,11 @@ export class PendingWrites {
   }
 
   /**
-   * Marks the open transaction failed when `answer` fails, and sound again when `answer` is a
-   * `rollback to` a savepoint that succeeded (PostgreSQL then lets the transaction go on).
+   * Marks the open transaction failed when `answer` fails, and sound again when it `recovers` (a
+   * `rollback to` a savepoint that succeeded: PostgreSQL then lets the transaction go on).
    */
-  private watch<R>(answer: Promise<R>, statement?: Statement): Promise<R> {
+  private watch<R>(answer: Promise<R>, recovers = false): Promise<R> {
     if (this.open) {
-      const recovers = statement !== undefined && /^\s*rollback\s+to\b/i.test(statement.text);
       answer.then(
         () => {
           if (recovers) this.failed = false;

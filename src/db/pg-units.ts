@@ -79,12 +79,10 @@ export function unitSender(pg: Pick<typeof PgModule, 'Query'>): UnitSender | und
   class UnitQuery extends Query {
     /** The unit's statements in the order they run, as " | "-joined text (for what inspects a query's text). */
     readonly statements: string;
+    /** The answer's place among the unit's results: after the `before` statement's, if any. */
+    readonly answerAt: number;
 
-    constructor(
-      private readonly unit: StatementUnit,
-      /** The answer's place among the unit's results: after the `before` statement's, if any. */
-      readonly answerAt = unit.before === undefined ? 0 : 1,
-    ) {
+    constructor(private readonly unit: StatementUnit) {
       super({
         text: unit.main.text,
         values: unit.main.values,
@@ -93,6 +91,7 @@ export function unitSender(pg: Pick<typeof PgModule, 'Query'>): UnitSender | und
         queryMode: 'extended',
       });
       this.statements = [unit.before, unit.main.text, unit.after].filter((t) => t !== undefined).join(' | ');
+      this.answerAt = unit.before === undefined ? 0 : 1;
     }
 
     override prepare(connection: WireConnection): void {
