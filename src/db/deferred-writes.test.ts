@@ -6,8 +6,8 @@ import {
   isDeferrable,
   PendingWrites,
   type Statement,
+  type StatementUnit,
 } from './deferred-writes.js';
-import type { StatementUnit } from './pg-units.js';
 
 const write = (table: string, ...values: unknown[]): Statement => ({
   text: `insert into "${table}" ("a", "b") values ($1, $2) ${DEFERRABLE_MARK}`,

@@ -1,5 +1,4 @@
 import { sql, type Expression } from 'kysely';
-import type { StatementUnit } from './pg-units.js';
 
 /**
  * Writes that ride on the next statement (PostgreSQL).
@@ -36,6 +35,19 @@ export function deferrable<Q extends EndModifiable<Q>>(query: Q): Q {
 export interface Statement {
   text: string;
   values: unknown[];
+}
+
+/**
+ * Statements that go out together and cost one round trip (sent by pg-units.ts): the caller's own
+ * (`main`), with a statement without parameters before it (a `begin`) or after it (a `commit`).
+ */
+export interface StatementUnit {
+  /** A statement without parameters run first (a `begin`). */
+  before?: string;
+  /** The statement whose result is the answer; named when `name` is given. */
+  main: Statement & { name?: string };
+  /** A statement without parameters run last (a `commit`). */
+  after?: string;
 }
 
 /** Whether `text` was marked with `deferrable`. */

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type PgModule from 'pg';
 import type { Pool, PoolClient } from 'pg';
-import { PendingWrites } from './deferred-writes.js';
-import { unitSender, type StatementUnit, type UnitSender } from './pg-units.js';
+import { PendingWrites, type StatementUnit } from './deferred-writes.js';
+import { unitSender, type UnitSender } from './pg-units.js';
 
 /**
  * Distinct statements given a name (prepared once per connection) in one process. A prepared statement

@@ -1,5 +1,5 @@
 import type PgModule from 'pg';
-import type { Statement } from './deferred-writes.js';
+import type { StatementUnit } from './deferred-writes.js';
 
 /**
  * Several statements sent to PostgreSQL as one unit: one write to the socket, one `Sync` at its end,
@@ -11,16 +11,8 @@ import type { Statement } from './deferred-writes.js';
  * and, once one fails, skips the rest up to the `Sync` (a `begin` that failed leaves the statements
  * after it unrun; a statement that failed leaves the `commit` after it unrun, and the transaction
  * failed). The statements around the unit's own (`before`, `after`) take no parameters: a `begin`, a
- * `commit`. The answer is the unit's own statement's result.
+ * `commit`. The answer is the unit's own statement's result (`StatementUnit`, deferred-writes.ts).
  */
-export interface StatementUnit {
-  /** A statement without parameters run first (a `begin`). */
-  before?: string;
-  /** The statement whose result is the answer; named when `name` is given. */
-  main: Statement & { name?: string };
-  /** A statement without parameters run last (a `commit`). */
-  after?: string;
-}
 
 /** What of pg's connection a unit writes to (pg's own `Connection`, undocumented). */
 interface WireConnection {
