@@ -57,10 +57,11 @@ function openSqlite(file: string): Db {
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   // Prepared reads run directly while no transaction is open on the connection: a read between the
   // statements of a transaction must wait for it (Kysely's lock), or it would see uncommitted rows.
+  // Reads only: a write that returns rows (`returning`) goes through Kysely like any other write.
   registerDirectReader(kysely, (sqlText, parameters) => {
     if (sqlite.inTransaction) return undefined;
     const statement = statements.prepare(sqlText);
-    return statement.reader ? statement.all(parameters) : undefined;
+    return statement.reader && statement.readonly ? statement.all(parameters) : undefined;
   });
   // data_version changes for every commit made by *another* connection: a second connection that never
   // writes therefore sees every commit, this process's own included.
@@ -96,7 +97,7 @@ function openSqlite(file: string): Db {
 function withStatementCache(
   sqlite: SQLite.Database,
   max = 1000,
-): SqliteDatabase & { prepare(sqlText: string): SQLite.Statement } {
+): Omit<SqliteDatabase, 'prepare'> & { prepare(sqlText: string): SQLite.Statement } {
   const statements = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),

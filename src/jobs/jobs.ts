@@ -5,7 +5,7 @@ import type { Database } from '../db/schema.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { notifyJobDue, WAKE_HORIZON_MS } from './wakeup.js';
-import { deferrable } from '../db/deferred-writes.js';
+import { preparedInsert, preparedQuery } from '../db/prepared.js';
 
 /**
  * Background jobs: a typed registry of job kinds, and the functions that write jobs in the caller's
@@ -174,7 +174,7 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
   }
   if (!Number.isFinite(job.dueAt)) throw new Error(`Job dueAt must be epoch milliseconds, got ${job.dueAt}`);
   const id = newId('job');
-  const insert = db.insertInto('jobs').values({
+  const row = {
     id,
     account_id: job.accountId,
     livemode: job.livemode ? 1 : 0,
@@ -190,14 +190,11 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     unique_key: job.uniqueKey ?? null,
     concurrency_key: job.concurrencyKey ?? null,
     trace_context: currentTraceparent(),
-  });
+  };
   if (job.uniqueKey === undefined) {
-    await deferrable(insert).execute();
+    await insertJobRows(db, [row]);
   } else {
-    const inserted = await insert
-      .onConflict((conflict) => conflict.column('unique_key').doNothing())
-      .returning('id')
-      .executeTakeFirst();
+    const [inserted] = await insertUniqueJob(db, ...JOB_COLUMNS.map((column) => row[column]));
     if (!inserted) {
       const pending = await db
         .selectFrom('jobs')
@@ -212,6 +209,36 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
   if (job.dueAt <= Date.now() + WAKE_HORIZON_MS) await notifyJobDue(db);
   return id;
 }
+
+/** The columns every enqueued job writes, in the order of insertUniqueJob's parameters. */
+const JOB_COLUMNS = [
+  'id',
+  'account_id',
+  'livemode',
+  'kind',
+  'subject_id',
+  'payload',
+  'due_at',
+  'locked_until',
+  'last_error',
+  'created_at',
+  'unique_key',
+  'concurrency_key',
+  'trace_context',
+] as const;
+
+// Every outcome of a job that plans the next one enqueues it: both statements compiled once. A job
+// without a unique key rides, on PostgreSQL, with the transaction's next statement.
+const insertJobRows = preparedInsert('jobs', JOB_COLUMNS, { maxRows: 1, deferrable: true });
+const insertUniqueJob = preparedQuery(
+  (db: Kysely<Database>, ...values: unknown[]) =>
+    db
+      .insertInto('jobs')
+      .values(Object.fromEntries(JOB_COLUMNS.map((column, index) => [column, values[index]])) as never)
+      .onConflict((conflict) => conflict.column('unique_key').doNothing())
+      .returning('id'),
+  JOB_COLUMNS.map((column): unknown => `jobs.${column}`),
+);
 
 /**
  * Deletes the jobs of a subject, or of several (optionally of one kind). Returns how many were removed.

@@ -5,6 +5,7 @@ import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@ope
 import type { Clock } from '../lib/clock.js';
 import { jobFailures, jobRuns } from '../lib/metrics.js';
 import { GroupCommit } from './group-commit.js';
+import { preparedQuery } from '../db/prepared.js';
 import {
   JobLeaseLostError,
   type JobFence,
@@ -865,13 +866,12 @@ export class Worker {
   }
 
   private async complete(job: Claimed, trx: Kysely<Database>): Promise<void> {
-    const { leases } = this.fenceOf(job);
-    const result = await trx
-      .deleteFrom('jobs')
-      .where('id', '=', job.row.id)
-      .where('locked_until', 'in', [...leases])
-      .executeTakeFirst();
-    if (result.numDeletedRows === 0n) throw new JobLeaseLostError(job.row.id);
+    // The fence of fenceOf: the lease, and while a renewal is under way the one it renews to.
+    const ended =
+      job.renewingTo === undefined
+        ? await deleteLeasedJob(trx, job.row.id, job.lease)
+        : await deleteJobLeasedEither(trx, job.row.id, job.lease, job.renewingTo);
+    if (ended.length === 0) throw new JobLeaseLostError(job.row.id);
     job.completed = true;
   }
 
@@ -1136,3 +1136,15 @@ function withDeadline<T>(work: Promise<T>, controller: AbortController, ms: numb
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
+
+// Every job's end (complete): compiled once, with its one lease or, during a renewal, either of two.
+const deleteLeasedJob = preparedQuery(
+  (db: Kysely<Database>, id: string, lease: number) =>
+    db.deleteFrom('jobs').where('id', '=', id).where('locked_until', '=', lease).returning('id'),
+  ['id', -1],
+);
+const deleteJobLeasedEither = preparedQuery(
+  (db: Kysely<Database>, id: string, lease: number, renewal: number) =>
+    db.deleteFrom('jobs').where('id', '=', id).where('locked_until', 'in', [lease, renewal]).returning('id'),
+  ['id', -1, -2],
+);

@@ -1,7 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js';
-import { preparedQuery } from '../../db/prepared.js';
-import { deferrable } from '../../db/deferred-writes.js';
+import { preparedInsert, preparedQuery } from '../../db/prepared.js';
 
 export type ChaseRow = Selectable<ChasesTable>;
 export type ChasePlanRow = Selectable<ChasePlansTable>;
@@ -10,8 +9,35 @@ export type ChasePlanRow = Selectable<ChasePlansTable>;
 export const FINAL_CHASE_STATUSES = ['sent', 'bounced', 'failed', 'cancelled'] as const;
 
 export async function insertChase(db: Kysely<Database>, row: Insertable<ChasesTable>): Promise<void> {
-  await deferrable(db.insertInto('chases').values(row)).execute();
+  await insertChaseRows(db, [row]);
 }
+
+// Every reminder's outcome plans the next one: compiled once for the columns a planned chase has (any
+// other row is built as before), and on PostgreSQL sent with the transaction's next statement.
+const insertChaseRows = preparedInsert(
+  'chases',
+  [
+    'id',
+    'account_id',
+    'livemode',
+    'intake_id',
+    'channel',
+    'trigger',
+    'sequence_no',
+    'attempt_no',
+    'status',
+    'scheduled_for',
+    'sent_at',
+    'recipient',
+    'recipient_id',
+    'message_id',
+    'provider_message_id',
+    'error',
+    'created_at',
+    'updated_at',
+  ],
+  { maxRows: 1, deferrable: true },
+);
 
 export async function findChase(db: Kysely<Database>, id: string): Promise<ChaseRow | undefined> {
   return db.selectFrom('chases').selectAll().where('id', '=', id).executeTakeFirst();
@@ -132,6 +158,17 @@ export async function settleChase(
   return result.numUpdatedRows > 0n;
 }
 
+/** What a dispatched chase's outcome writes on its row (recordChaseOutcome). */
+export interface ChaseAttemptOutcome {
+  status: ChaseRow['status'];
+  sent_at: string | null;
+  recipient: string | null;
+  message_id: string | null;
+  provider_message_id: string | null;
+  error: string | null;
+  updated_at: string;
+}
+
 /**
  * Records a scheduled chase's outcome (settleChase) with the intake's next attempt number, in one
  * statement (call under the intake's lock), and reads back that number and the last sequence number
@@ -141,33 +178,71 @@ export async function settleChase(
 export async function settleChaseAttempt(
   db: Kysely<Database>,
   chase: Pick<ChaseRow, 'id' | 'intake_id' | 'recipient_id'>,
-  patch: Omit<Updateable<ChasesTable>, 'attempt_no'>,
+  outcome: ChaseAttemptOutcome,
 ): Promise<{ attemptNo: number; lastSequenceNo: number } | undefined> {
-  const series = chase.recipient_id ?? null;
-  const row = await db
-    .updateTable('chases')
-    .set((eb) => ({
-      ...patch,
-      attempt_no: eb
-        .selectFrom('chases as earlier')
-        .select(sql<number>`coalesce(max(earlier.attempt_no), 0) + 1`.as('next'))
-        .where('earlier.intake_id', '=', chase.intake_id),
-    }))
-    .where('id', '=', chase.id)
-    .where('status', '=', 'scheduled')
-    .returning((eb) => [
-      'attempt_no',
-      eb
-        .selectFrom('chases as same')
-        .select((inner) => inner.fn.max<number | null>('same.sequence_no').as('last'))
-        .where('same.intake_id', '=', chase.intake_id)
-        .where('same.recipient_id', series === null ? 'is' : '=', series)
-        .as('last_sequence_no'),
-    ])
-    .executeTakeFirst();
+  const [row] = await settleAttemptStatement(
+    db,
+    outcome.status,
+    outcome.sent_at,
+    outcome.recipient,
+    outcome.message_id,
+    outcome.provider_message_id,
+    outcome.error,
+    outcome.updated_at,
+    chase.intake_id,
+    chase.id,
+    chase.intake_id,
+    chase.recipient_id ?? null,
+  );
   if (!row) return undefined;
   return { attemptNo: Number(row.attempt_no), lastSequenceNo: Number(row.last_sequence_no ?? 0) };
 }
+
+// settleChaseAttempt's statement: every reminder's outcome runs it, so it is compiled once. The series
+// is the client's (no recipient) or an also_notify recipient's: `is not distinct from` matches both.
+const settleAttemptStatement = preparedQuery(
+  (
+    db: Kysely<Database>,
+    status: string,
+    sentAt: string | null,
+    recipient: string | null,
+    messageId: string | null,
+    providerMessageId: string | null,
+    error: string | null,
+    updatedAt: string,
+    intakeId: string,
+    id: string,
+    sameIntakeId: string,
+    recipientId: string | null,
+  ) =>
+    db
+      .updateTable('chases')
+      .set((eb) => ({
+        status: status as ChaseRow['status'],
+        sent_at: sentAt,
+        recipient,
+        message_id: messageId,
+        provider_message_id: providerMessageId,
+        error,
+        updated_at: updatedAt,
+        attempt_no: eb
+          .selectFrom('chases as earlier')
+          .select(sql<number>`coalesce(max(earlier.attempt_no), 0) + 1`.as('next'))
+          .where('earlier.intake_id', '=', intakeId),
+      }))
+      .where('id', '=', id)
+      .where('status', '=', sql.lit('scheduled'))
+      .returning((eb) => [
+        'attempt_no',
+        eb
+          .selectFrom('chases as same')
+          .select((inner) => inner.fn.max<number | null>('same.sequence_no').as('last'))
+          .where('same.intake_id', '=', sameIntakeId)
+          .where(sql<boolean>`same.recipient_id is not distinct from ${recipientId}`)
+          .as('last_sequence_no'),
+      ]),
+  ['status', 'sent', 'to', 'message', 'provider', 'error', 'at', 'intake', 'id', 'same', 'recipient'],
+);
 
 /** Removes a still-scheduled chase (replaced by a re-plan); whether it was removed. */
 export async function deleteScheduledChase(db: Kysely<Database>, id: string): Promise<boolean> {

@@ -539,12 +539,18 @@ export async function lockIntake(db: Kysely<Database>, id: string): Promise<Inta
 
 /** lockIntake without reading the row back, for a caller that has it already. */
 export async function lockIntakeRow(db: Kysely<Database>, id: string): Promise<void> {
-  await db
-    .updateTable('intakes')
-    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-    .where('id', '=', id)
-    .execute();
+  await updateIntakeInPlace(db, id);
 }
+
+// Every outcome of a reminder, a submission or a review takes this lock first: compiled once.
+const updateIntakeInPlace = preparedQuery(
+  (db: Kysely<Database>, id: string) =>
+    db
+      .updateTable('intakes')
+      .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+      .where('id', '=', id),
+  [''],
+);
 
 /**
  * PostgreSQL only: waits until no other transaction holds the intake's row lock (lockIntake), without

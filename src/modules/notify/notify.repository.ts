@@ -1,7 +1,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { z } from 'zod';
 import type { Database, MessagesTable } from '../../db/schema.js';
-import { deferrable } from '../../db/deferred-writes.js';
+import { preparedInsert } from '../../db/prepared.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
@@ -14,8 +14,34 @@ export interface Tenant {
 }
 
 export async function insertMessage(db: Kysely<Database>, row: Insertable<MessagesTable>): Promise<void> {
-  await deferrable(db.insertInto('messages').values(row)).execute();
+  await insertMessageRows(db, [row]);
 }
+
+// Every email and reminder writes one: compiled once for the columns every caller gives (any other row
+// is built as before), and on PostgreSQL sent with the transaction's next statement.
+const insertMessageRows = preparedInsert(
+  'messages',
+  [
+    'id',
+    'account_id',
+    'livemode',
+    'intake_id',
+    'chase_id',
+    'channel',
+    'template',
+    'data',
+    'to_address',
+    'subject',
+    'text_body',
+    'html_body',
+    'status',
+    'provider_message_id',
+    'error',
+    'created_at',
+    'sent_at',
+  ],
+  { maxRows: 1, deferrable: true },
+);
 
 /**
  * What a message's template needs beyond the intake (the `data` column, JSON): a revision's item and

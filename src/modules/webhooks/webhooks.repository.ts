@@ -8,6 +8,7 @@ import type {
 } from '../../db/schema.js';
 import type { EndpointFormat } from './webhooks.format.js';
 import { deferrable } from '../../db/deferred-writes.js';
+import { preparedQuery } from '../../db/prepared.js';
 
 /** The fields of a delivery that will not be attempted again. */
 function cancelled(at: string) {
@@ -124,15 +125,21 @@ export async function countEnabledEndpoints(db: Kysely<Database>, tenant: Tenant
 
 /** The enabled endpoints of a tenant: the fan-out of each event picks the subscribed ones among them. */
 export async function enabledEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<EndpointRow[]> {
-  const rows = await db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('account_id', '=', tenant.accountId)
-    .where('livemode', '=', mode(tenant))
-    .where('status', '=', 'enabled')
-    .execute();
+  const rows = await selectEnabledEndpoints(db, tenant.accountId, mode(tenant));
   return rows.map(endpointOf);
 }
+
+// Every event recorded looks for its endpoints: compiled once.
+const selectEnabledEndpoints = preparedQuery(
+  (db: Kysely<Database>, accountId: string, livemode: number) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('livemode', '=', livemode)
+      .where('status', '=', sql.lit('enabled')),
+  ['account', -1],
+);
 
 export async function updateEndpoint(
   db: Kysely<Database>,
