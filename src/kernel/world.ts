@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import type { AuthContext } from '../http/auth.js';
 import { offsetClock, systemClock, type Clock } from '../lib/clock.js';
@@ -37,15 +38,18 @@ export async function worldOfIntake(
   const livemode = intake.livemode === 1;
   let offsetMs = 0;
   if (!livemode) {
-    const account = await db
-      .selectFrom('accounts')
-      .select('test_clock_offset_ms')
-      .where('id', '=', intake.account_id)
-      .executeTakeFirst();
+    const [account] = await selectClockOffset(db, intake.account_id);
     offsetMs = Number(account?.test_clock_offset_ms ?? 0);
   }
   return { accountId: intake.account_id, livemode, clock: offsetClock(base, offsetMs), offsetMs, actor };
 }
+
+// Read for every test-mode job (a webhook attempt reads it twice): compiled once.
+const selectClockOffset = preparedQuery(
+  (db: Kysely<Database>, accountId: string) =>
+    db.selectFrom('accounts').select('test_clock_offset_ms').where('id', '=', accountId),
+  [''],
+);
 
 /** The real time (epoch ms) at which a moment of this world's clock arrives: what jobs are scheduled by. */
 export function realTimeOf(world: World, worldTimeMs: number): number {

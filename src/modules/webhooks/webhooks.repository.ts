@@ -7,8 +7,7 @@ import type {
   WebhookEndpointsTable,
 } from '../../db/schema.js';
 import type { EndpointFormat } from './webhooks.format.js';
-import { deferrable } from '../../db/deferred-writes.js';
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedInsert, preparedQuery } from '../../db/prepared.js';
 
 /** The fields of a delivery that will not be attempted again. */
 function cancelled(at: string) {
@@ -208,10 +207,32 @@ export async function deregisterUrl(
 // ---- deliveries ----
 
 export async function insertDelivery(db: Kysely<Database>, row: DeliveryRow): Promise<void> {
-  await deferrable(
-    db.insertInto('webhook_deliveries').values({ ...row, payload: JSON.stringify(row.payload) }),
-  ).execute();
+  await insertDeliveryRows(db, [{ ...row, payload: JSON.stringify(row.payload) }]);
 }
+
+// Every event's fan-out writes one per subscribed endpoint: compiled once for a delivery's columns, and
+// on PostgreSQL sent with the transaction's next statement.
+const insertDeliveryRows = preparedInsert(
+  'webhook_deliveries',
+  [
+    'id',
+    'account_id',
+    'livemode',
+    'endpoint_id',
+    'event_id',
+    'event_type',
+    'payload',
+    'test',
+    'status',
+    'attempts',
+    'next_attempt_at',
+    'lease_owner',
+    'lease_until',
+    'created_at',
+    'completed_at',
+  ],
+  { deferrable: true },
+);
 
 /** Deliveries by id, in one statement (attempts starting together, see BatchLoader). */
 export async function findDeliveries(
@@ -232,15 +253,43 @@ export async function settleDelivery(
   fence: { id: string; attempt: number },
   patch: { status: WebhookDeliveryStatus; next_attempt_at: string | null; completed_at: string | null },
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('webhook_deliveries')
-    .set({ ...patch, attempts: fence.attempt })
-    .where('id', '=', fence.id)
-    .where('attempts', '=', fence.attempt - 1)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const settled = await settleDeliveryRow(
+    db,
+    patch.status,
+    patch.next_attempt_at,
+    patch.completed_at,
+    fence.attempt,
+    fence.id,
+    fence.attempt - 1,
+  );
+  return settled.length > 0;
 }
+
+// Every attempt's outcome (on SQLite, and a retry's on PostgreSQL): compiled once.
+const settleDeliveryRow = preparedQuery(
+  (
+    db: Kysely<Database>,
+    status: string,
+    nextAttemptAt: string | null,
+    completedAt: string | null,
+    attempts: number,
+    id: string,
+    previousAttempts: number,
+  ) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({
+        status: status as WebhookDeliveryStatus,
+        next_attempt_at: nextAttemptAt,
+        completed_at: completedAt,
+        attempts,
+      })
+      .where('id', '=', id)
+      .where('attempts', '=', previousAttempts)
+      .where('status', '=', sql.lit('pending'))
+      .returning('id'),
+  ['status', 'next', 'completed', -1, 'id', -2],
+);
 
 export async function cancelDelivery(db: Kysely<Database>, id: string, at: string): Promise<void> {
   await db
@@ -254,7 +303,7 @@ export async function cancelDelivery(db: Kysely<Database>, id: string, at: strin
 // ---- attempts (the delivery log) ----
 
 export async function insertAttempt(db: Kysely<Database>, row: AttemptRow): Promise<void> {
-  await db.insertInto('webhook_attempts').values(row).execute();
+  await insertAttemptRows(db, [row]);
 }
 
 /** The attempt log's columns with their PostgreSQL types, for settleAttemptsInOne's typed arrays. */
@@ -275,6 +324,12 @@ const ATTEMPT_COLUMNS = [
   ['outcome', 'text'],
   ['next_attempt_at', 'text'],
 ] as const satisfies readonly (readonly [keyof AttemptRow, 'text' | 'integer'])[];
+// Every attempt on SQLite (and a retry's on PostgreSQL) logs one: compiled once.
+const insertAttemptRows = preparedInsert(
+  'webhook_attempts',
+  ATTEMPT_COLUMNS.map(([column]) => column),
+  { maxRows: 1 },
+);
 // Every column of the table is listed: a column added to the log and not here fails to compile.
 const everyAttemptColumn: Record<Exclude<keyof AttemptRow, (typeof ATTEMPT_COLUMNS)[number][0]>, never> = {};
 void everyAttemptColumn;
