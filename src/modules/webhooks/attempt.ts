@@ -15,9 +15,8 @@ import { WEBHOOK_ATTEMPT, WEBHOOK_CONCURRENCY, WEBHOOK_TIMEOUT_MS } from './webh
 import {
   cancelDelivery,
   deregisterUrl,
-  findDeliveries,
+  findDeliveriesToAttempt,
   findEndpointById,
-  findEndpointsByIds,
   insertAttempt,
   settleAttemptsInOne,
   insertDelivery,
@@ -25,6 +24,7 @@ import {
   type AttemptRow,
   type AttemptSettlement,
   type DeliveryRow,
+  type DeliveryToAttempt,
   type EndpointRow,
 } from './webhooks.repository.js';
 import { retryDelayMs } from './webhooks.schedule.js';
@@ -56,7 +56,7 @@ export function enqueueAttempt(
     livemode: delivery.livemode === 1,
     kind: WEBHOOK_ATTEMPT,
     subjectId: delivery.id,
-    // The endpoint rides along so the attempt reads it beside the delivery, not after it.
+    // endpoint_id: for the previous release's workers (see WEBHOOK_ATTEMPT); this one reads it with the delivery.
     payload: { delivery_id: delivery.id, attempt, endpoint_id: delivery.endpoint_id },
     dueAt,
     uniqueKey: `${WEBHOOK_ATTEMPT.kind}:${delivery.id}`,
@@ -71,9 +71,8 @@ interface DeliveryContext {
   timeoutMs: number;
   /** Aborted at shutdown: a test delivery made in a request stops with the process. */
   shutdown: AbortController;
-  /** Attempts starting together read their deliveries, and their endpoints, in one statement each. */
-  deliveries: BatchLoader<DeliveryRow>;
-  endpoints: BatchLoader<EndpointRow>;
+  /** Attempts starting together read their deliveries with their endpoints in one statement. */
+  deliveries: BatchLoader<DeliveryToAttempt>;
   /**
    * Final outcomes on PostgreSQL: those ready in the same turn, or while the last statement ran, are
    * recorded by one statement (settleAttemptsInOne).
@@ -93,8 +92,7 @@ function contextOf(services: AppServices): DeliveryContext {
       logger: pino({ level: services.config.logLevel, base: { component: 'webhooks' } }),
       timeoutMs: WEBHOOK_TIMEOUT_MS,
       shutdown: new AbortController(),
-      deliveries: new BatchLoader((ids) => findDeliveries(services.db.kysely, ids)),
-      endpoints: new BatchLoader((ids) => findEndpointsByIds(services.db.kysely, ids)),
+      deliveries: new BatchLoader((ids) => findDeliveriesToAttempt(services.db.kysely, ids)),
       settles: new Batcher(
         async (settlements) =>
           (await settleAttemptsInOne(services.db.kysely, settlements)).map((value) => ({ ok: true, value })),
@@ -134,16 +132,14 @@ export async function runWebhookAttempt(
   services: AppServices,
   job: Job<{ delivery_id: string; attempt: number; endpoint_id?: string | undefined }>,
 ): Promise<void> {
-  const { delivery_id: id, attempt, endpoint_id: endpointId } = job.payload;
+  const { delivery_id: id, attempt } = job.payload;
   const context = contextOf(services);
-  // Side by side, and with the attempts starting in the same pass; jobs queued before the endpoint
-  // rode along read it after the delivery.
-  const [delivery, endpoint] = await Promise.all([
-    context.deliveries.load(id),
-    endpointId === undefined ? undefined : context.endpoints.load(endpointId),
-  ]);
+  // With its endpoint, and with the attempts starting in the same pass: one statement.
+  const found = await context.deliveries.load(id);
   // Already attempted, finished, cancelled or deleted: nothing to do.
-  if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;
+  if (!found) return;
+  const { delivery, endpoint } = found;
+  if (delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;
   const ending = { endWith: job.finish, inOne: job.finishInOne };
   const made = await makeAttempt(services, delivery, attempt, job.signal, ending, endpoint);
   if (made === 'interrupted') throw new AttemptInterruptedError();

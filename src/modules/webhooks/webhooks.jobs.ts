@@ -22,7 +22,8 @@ export const WEBHOOK_KEY_PREFETCH = 12;
  */
 export const WEBHOOK_ATTEMPT = defineJob(
   'webhook.attempt',
-  // endpoint_id: the delivery's, so the attempt reads both at once (absent from jobs queued before it).
+  // endpoint_id: the delivery's. This release reads the endpoint with the delivery (one statement) and
+  // ignores it; it is still written for the previous release's workers, which read it beside the delivery.
   z.object({ delivery_id: z.string(), attempt: z.number().int().min(1), endpoint_id: z.string().optional() }),
   {
     concurrency: WEBHOOK_CONCURRENCY,

@@ -102,15 +102,6 @@ export async function findEndpointById(db: Kysely<Database>, id: string): Promis
   return row && endpointOf(row);
 }
 
-/** Endpoints by id, in one statement (attempts starting together, see BatchLoader). */
-export async function findEndpointsByIds(
-  db: Kysely<Database>,
-  ids: readonly string[],
-): Promise<Map<string, EndpointRow>> {
-  const rows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', ids).execute();
-  return new Map(rows.map((row) => [row.id, endpointOf(row)]));
-}
-
 export async function countEnabledEndpoints(db: Kysely<Database>, tenant: Tenant): Promise<number> {
   const row = await db
     .selectFrom('webhook_endpoints')
@@ -234,13 +225,66 @@ const insertDeliveryRows = preparedInsert(
   { deferrable: true },
 );
 
-/** Deliveries by id, in one statement (attempts starting together, see BatchLoader). */
-export async function findDeliveries(
+/** A delivery with its endpoint, as an attempt reads them (undefined: the endpoint is gone). */
+export interface DeliveryToAttempt {
+  delivery: DeliveryRow;
+  endpoint: EndpointRow | undefined;
+}
+
+/** The endpoint's columns, read beside a delivery under these names (`e_id`, `e_url`, …). */
+const ENDPOINT_COLUMNS = [
+  'id',
+  'account_id',
+  'livemode',
+  'url',
+  'events',
+  'format',
+  'secret_ciphertext',
+  'previous_secret_ciphertext',
+  'previous_secret_expires_at',
+  'status',
+  'disabled_reason',
+  'disabled_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof StoredEndpoint)[];
+// Every column of the table is listed: a column added to endpoints and not here fails to compile.
+const everyEndpointColumn: Record<
+  Exclude<keyof StoredEndpoint, (typeof ENDPOINT_COLUMNS)[number]>,
+  never
+> = {};
+void everyEndpointColumn;
+
+/**
+ * Deliveries by id, each with its endpoint, in one statement (attempts starting together, see
+ * BatchLoader): on PostgreSQL one round trip for both instead of two side by side.
+ */
+export async function findDeliveriesToAttempt(
   db: Kysely<Database>,
   ids: readonly string[],
-): Promise<Map<string, DeliveryRow>> {
-  const rows = await db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', ids).execute();
-  return new Map(rows.map((row) => [row.id, deliveryOf(row)]));
+): Promise<Map<string, DeliveryToAttempt>> {
+  const rows = await db
+    .selectFrom('webhook_deliveries as d')
+    .leftJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .selectAll('d')
+    .select(ENDPOINT_COLUMNS.map((column) => sql.ref(`e.${column}`).as(`e_${column}`)))
+    .where('d.id', 'in', ids)
+    .execute();
+  const found = new Map<string, DeliveryToAttempt>();
+  for (const row of rows as (StoredDelivery & Record<string, unknown>)[]) {
+    const delivery: Record<string, unknown> = {};
+    const endpoint: Record<string, unknown> = {};
+    for (const [column, value] of Object.entries(row)) {
+      if (column.startsWith('e_')) endpoint[column.slice(2)] = value;
+      else delivery[column] = value;
+    }
+    found.set(row.id, {
+      delivery: deliveryOf(delivery as StoredDelivery),
+      // A left join: no endpoint row (deleted) reads as nulls.
+      endpoint: endpoint.id === null ? undefined : endpointOf(endpoint as StoredEndpoint),
+    });
+  }
+  return found;
 }
 
 /**
