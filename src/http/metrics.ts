@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { httpRequestDuration, httpRequests, rateLimitRejections } from '../lib/metrics.js';
+import { httpRequestMetrics, rateLimitRejections } from '../lib/metrics.js';
 
 /**
  * Counts every answer by its route's pattern (`/v1/intakes/:id`, never the id itself, so the label set
@@ -8,15 +8,10 @@ import { httpRequestDuration, httpRequests, rateLimitRejections } from '../lib/m
  */
 export function registerHttpMetrics(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: String(reply.statusCode),
-    };
-    httpRequests.inc(labels);
-    httpRequestDuration.observe(labels, reply.elapsedTime / 1000);
+    const route = request.routeOptions.url ?? 'unmatched';
+    httpRequestMetrics.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     // Every limiter answers 429 (API keys, the portal, sign-in links, OAuth): counted here, once.
-    if (reply.statusCode === 429) rateLimitRejections.inc({ route: labels.route });
+    if (reply.statusCode === 429) rateLimitRejections.inc({ route });
     done();
   });
 }
