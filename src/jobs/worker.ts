@@ -867,10 +867,7 @@ export class Worker {
 
   private async complete(job: Claimed, trx: Kysely<Database>): Promise<void> {
     // The fence of fenceOf: the lease, and while a renewal is under way the one it renews to.
-    const ended =
-      job.renewingTo === undefined
-        ? await deleteLeasedJob(trx, job.row.id, job.lease)
-        : await deleteJobLeasedEither(trx, job.row.id, job.lease, job.renewingTo);
+    const ended = await deleteLeasedJob(trx, job.row.id, job.lease, job.renewingTo ?? job.lease);
     if (ended.length === 0) throw new JobLeaseLostError(job.row.id);
     job.completed = true;
   }
@@ -1137,13 +1134,9 @@ function withDeadline<T>(work: Promise<T>, controller: AbortController, ms: numb
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-// Every job's end (complete): compiled once, with its one lease or, during a renewal, either of two.
+// Every job's end (complete): compiled once. Its lease, or during a renewal either of two (with no
+// renewal under way both are the lease).
 const deleteLeasedJob = preparedQuery(
-  (db: Kysely<Database>, id: string, lease: number) =>
-    db.deleteFrom('jobs').where('id', '=', id).where('locked_until', '=', lease).returning('id'),
-  ['id', -1],
-);
-const deleteJobLeasedEither = preparedQuery(
   (db: Kysely<Database>, id: string, lease: number, renewal: number) =>
     db.deleteFrom('jobs').where('id', '=', id).where('locked_until', 'in', [lease, renewal]).returning('id'),
   ['id', -1, -2],

@@ -62,40 +62,31 @@ export class HttpRequestMetrics {
 
   /** The two metrics as prom-client's registry reads a metric (name, help, type, get, reset). */
   register(registry: Registry): void {
-    const all = () => [...this.series.values()];
     const reset = () => this.series.clear();
-    const counter = {
-      name: 'intake_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status',
-      type: 'counter',
-      aggregator: 'sum',
-      get: () =>
-        Promise.resolve({
-          ...metricOf(counter),
-          values: all().map((s) => ({ labels: s.labels, value: s.count })),
-        }),
-      reset,
+    const metric = (name: string, help: string, type: string, values: (series: HttpSeries) => object[]) => {
+      const header = { name, help, type, aggregator: 'sum' };
+      const get = () => Promise.resolve({ ...header, values: [...this.series.values()].flatMap(values) });
+      // prom-client types a metric as one of its own classes; its registry reads only these fields.
+      return { ...header, get, reset } as unknown as Metric;
     };
-    const histogram = {
-      name: 'intake_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request, by method, route pattern and status',
-      type: 'histogram',
-      aggregator: 'sum',
-      get: () =>
-        Promise.resolve({
-          ...metricOf(histogram),
-          values: all().flatMap((s) => histogramValues(histogram.name, s)),
-        }),
-      reset,
-    };
-    // prom-client types a metric as one of its own classes; its registry reads only the fields above.
-    registry.registerMetric(counter as unknown as Metric);
-    registry.registerMetric(histogram as unknown as Metric);
+    registry.registerMetric(
+      metric(
+        'intake_http_requests_total',
+        'HTTP requests answered, by method, route pattern and status',
+        'counter',
+        (s) => [{ labels: s.labels, value: s.count }],
+      ),
+    );
+    const duration = 'intake_http_request_duration_seconds';
+    registry.registerMetric(
+      metric(
+        duration,
+        'Time to answer an HTTP request, by method, route pattern and status',
+        'histogram',
+        (s) => histogramValues(duration, s),
+      ),
+    );
   }
-}
-
-function metricOf(metric: { name: string; help: string; type: string; aggregator: string }) {
-  return { name: metric.name, help: metric.help, type: metric.type, aggregator: metric.aggregator };
 }
 
 /** A series as prom-client's Histogram exports it: cumulative buckets (`le`), +Inf, the sum, the count. */

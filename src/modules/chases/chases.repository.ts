@@ -159,15 +159,10 @@ export async function settleChase(
 }
 
 /** What a dispatched chase's outcome writes on its row (recordChaseOutcome). */
-export interface ChaseAttemptOutcome {
-  status: ChaseRow['status'];
-  sent_at: string | null;
-  recipient: string | null;
-  message_id: string | null;
-  provider_message_id: string | null;
-  error: string | null;
-  updated_at: string;
-}
+export type ChaseAttemptOutcome = Pick<
+  ChaseRow,
+  'status' | 'sent_at' | 'recipient' | 'message_id' | 'provider_message_id' | 'error' | 'updated_at'
+>;
 
 /**
  * Records a scheduled chase's outcome (settleChase) with the intake's next attempt number, in one
