@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import Fastify from 'fastify';
 import { accessLine, registerAccessLog } from './access-log.js';
 import { requestForLog } from './log-safety.js';
@@ -103,6 +103,40 @@ describe('registerAccessLog', () => {
       const lines = (await served(level)).map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(lines.map((line) => line.res)).toEqual([{ statusCode: 200 }, { statusCode: 404 }]);
       expect(lines[0]).toMatchObject({ level: 30, pid: 1, hostname: 'h', msg: 'request completed' });
+    }
+  });
+
+  it("writes the lines of one turn of the event loop in one write, at the turn's end, and what is held at close", async () => {
+    const writes: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        writes.push(chunk.toString());
+        done();
+      },
+    });
+    const app = Fastify();
+    registerAccessLog(app, { stream: sink, level: 'info', base: {} });
+    app.get('/v1/thing', () => ({ ok: true }));
+    await app.ready();
+    vi.useFakeTimers({ toFake: ['setImmediate'] });
+    try {
+      for (const path of ['/v1/thing', '/v1/thing?a=1', '/v1/missing']) await app.inject(path);
+      // Answered, held until the turn ends.
+      expect(writes).toEqual([]);
+      vi.runOnlyPendingTimers();
+      expect(writes).toHaveLength(1);
+      const urls = (writes[0] ?? '')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { req: { url: string } }).req.url);
+      expect(urls).toEqual(['/v1/thing', '/v1/thing?a=1', '/v1/missing']);
+      // A line held when the app closes is written then, not lost.
+      await app.inject('/v1/thing?b=2');
+      await app.close();
+      expect(writes).toHaveLength(2);
+      expect(writes[1]).toContain('"url":"/v1/thing?b=2"');
+    } finally {
+      vi.useRealTimers();
     }
   });
 

@@ -34,8 +34,9 @@ export function accessLine(
 }
 
 /**
- * The access log: one line per request, written to the app's log stream when its answer has been sent,
- * at `info` (none below it), carrying the request's `request_id` like every other line about it. It
+ * The access log: one line per request, written to the app's log stream at the end of the turn of the
+ * event loop in which its answer was sent (with the other lines of that turn; the app's close writes
+ * what is held), at `info` (none below it), carrying the request's `request_id` like every other line about it. It
  * holds what Fastify's two default lines held between them. Fastify's own request logging is off
  * (`disableRequestLogging`), which halves the log lines a busy server writes.
  */
@@ -49,10 +50,25 @@ export function registerAccessLog(
   // The logger's bindings as pino renders them after the time: `,"pid":…,"hostname":…`.
   const rendered = JSON.stringify(log.base);
   const bindings = rendered === '{}' ? '' : `,${rendered.slice(1, -1)}`;
+  // The lines of one turn of the event loop go to the stream together, at its end: one write for all
+  // the requests a busy server answers in a turn instead of one each (a write costs the stream its
+  // own bookkeeping, a conversion to bytes and, when none is under way, a write to the file).
+  let held = '';
+  const flush = () => {
+    if (held === '') return;
+    const lines = held;
+    held = '';
+    stream.write(lines);
+  };
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
     if (!quiet(request.url)) {
-      stream.write(accessLine(bindings, Date.now(), request, reply.statusCode, reply.elapsedTime));
+      if (held === '') setImmediate(flush);
+      held += accessLine(bindings, Date.now(), request, reply.statusCode, reply.elapsedTime);
     }
+    done();
+  });
+  app.addHook('onClose', (_app, done) => {
+    flush();
     done();
   });
 }
