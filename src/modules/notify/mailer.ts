@@ -156,17 +156,27 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * The transfer encoding nodemailer would choose for these texts (quoted-printable when Latin letters
  * outnumber control and non-ASCII characters, else base64), counted in one pass. Left to itself,
  * nodemailer counts with two global regex matches per text part, building an array of every letter:
- * about a millisecond of CPU and most of the garbage of sending a 16 KB reminder.
+ * about a millisecond of CPU and most of the garbage of sending a 16 KB reminder. The count stops as
+ * soon as the characters left could not change the answer (checked every 1,024): half-way through a
+ * mostly Latin email.
  */
 export function textEncodingFor(...texts: string[]): 'quoted-printable' | 'base64' {
   let latin = 0;
   let other = 0;
+  let left = 0;
+  for (const text of texts) left += text.length;
   for (const text of texts) {
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i);
       if ((code >= 65 && code <= 90) || (code >= 97 && code <= 122)) latin++;
       else if (code <= 8 || code === 11 || code === 12 || (code >= 14 && code <= 31) || code >= 128) other++;
+      if ((i & 1023) === 1023) {
+        const rest = left - i - 1;
+        if (other + rest < latin) return 'quoted-printable';
+        if (other >= latin + rest) return 'base64';
+      }
     }
+    left -= text.length;
   }
   return other < latin ? 'quoted-printable' : 'base64';
 }
