@@ -79,6 +79,18 @@ describe('accessLine', () => {
     expect(accessLine(bindings, 1, signed, 500, 12)).not.toContain('0a1b2c');
   });
 
+  it('writes the same line for a URL it wrote lately, and stays right past its memory of URLs', () => {
+    const first = accessLine(bindings, 1, status, 304, 1);
+    for (let n = 0; n < 1_500; n++) {
+      const other = { ...status, url: `/v1/intakes/int_${String(n).padStart(16, '0')}/status?n=${n}` };
+      const line = JSON.parse(accessLine(bindings, 1, other, 304, 1)) as { req: { url: string } };
+      expect(line.req.url).toBe(`/v1/intakes/int_0000…/status?n=${n}`);
+      if (n % 500 === 0) expect(accessLine(bindings, 1, status, 304, 1)).toBe(first);
+    }
+    expect(accessLine(bindings, 1, status, 304, 1)).toBe(first);
+    expect(accessLine(bindings, 1, signed, 500, 12)).not.toContain('0a1b2c');
+  });
+
   it('writes null for a time that is not a number, as pino does', () => {
     expect(JSON.parse(accessLine('', 1, account, 200, Number.NaN))).toMatchObject({ responseTime: null });
   });

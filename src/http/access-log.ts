@@ -10,6 +10,21 @@ function quiet(url: string): boolean {
 /** pino's number for `info`, which its lines carry as `level`. */
 const INFO = 30;
 
+/** URLs lately written, as the line holds them (loggable, JSON-quoted): a polled URL comes again and again. */
+const recentUrls = new Map<string, string>();
+const MAX_RECENT_URLS = 1_000;
+
+/** `url` made loggable (loggableUrl) and JSON-quoted, from recentUrls when it was written lately. */
+function urlForLine(url: string): string {
+  let quoted = recentUrls.get(url);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(loggableUrl(url));
+    if (recentUrls.size >= MAX_RECENT_URLS) recentUrls.clear();
+    recentUrls.set(url, quoted);
+  }
+  return quoted;
+}
+
 /**
  * One access-log line, as pino would write it for
  * `request.log.info({ req, res, responseTime }, 'request completed')` through the app's serialisers:
@@ -27,7 +42,7 @@ export function accessLine(
 ): string {
   return (
     `{"level":${INFO},"time":${time}${bindings},"request_id":${JSON.stringify(request.id)},` +
-    `"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(loggableUrl(request.url))},` +
+    `"req":{"method":${JSON.stringify(request.method)},"url":${urlForLine(request.url)},` +
     `"remoteAddress":${JSON.stringify(request.ip)}},"res":{"statusCode":${statusCode}},` +
     `"responseTime":${Number.isFinite(responseTime) ? responseTime : null},"msg":"request completed"}\n`
   );
