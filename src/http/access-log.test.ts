@@ -89,6 +89,10 @@ describe('accessLine', () => {
     }
     expect(accessLine(bindings, 1, status, 304, 1)).toBe(first);
     expect(accessLine(bindings, 1, signed, 500, 12)).not.toContain('0a1b2c');
+    // A long URL (not kept) is shortened all the same, every time.
+    const long = { ...status, url: `/v1/intakes/int_4f9Kq2Zx8Lm3Pw7R/status?q=${'x'.repeat(400)}` };
+    for (let n = 0; n < 2; n++)
+      expect(accessLine(bindings, 1, long, 200, 1)).toContain('int_4f9K…/status?q=xxx');
   });
 
   it('writes null for a time that is not a number, as pino does', () => {

@@ -10,17 +10,23 @@ function quiet(url: string): boolean {
 /** pino's number for `info`, which its lines carry as `level`. */
 const INFO = 30;
 
-/** URLs lately written, as the line holds them (loggable, JSON-quoted): a polled URL comes again and again. */
+/**
+ * Short URLs lately written, as the line holds them (loggable, JSON-quoted): a polled URL comes again
+ * and again. At most 1,000 of at most 256 characters, so long URLs cannot fill the memory.
+ */
 const recentUrls = new Map<string, string>();
 const MAX_RECENT_URLS = 1_000;
+const MAX_KEPT_URL_LENGTH = 256;
 
 /** `url` made loggable (loggableUrl) and JSON-quoted, from recentUrls when it was written lately. */
 function urlForLine(url: string): string {
   let quoted = recentUrls.get(url);
   if (quoted === undefined) {
     quoted = JSON.stringify(loggableUrl(url));
-    if (recentUrls.size >= MAX_RECENT_URLS) recentUrls.clear();
-    recentUrls.set(url, quoted);
+    if (url.length <= MAX_KEPT_URL_LENGTH) {
+      if (recentUrls.size >= MAX_RECENT_URLS) recentUrls.clear();
+      recentUrls.set(url, quoted);
+    }
   }
   return quoted;
 }
