@@ -19,6 +19,23 @@ function randomByte(): number {
 }
 
 /**
+ * `bytes` random bytes as lower-case hex, two characters a byte, taken from the pool at once (a request
+ * id is drawn for every request). Bytes left at the pool's end when it cannot hold `bytes` are skipped.
+ */
+export function randomHex(bytes: number): string {
+  if (!Number.isInteger(bytes) || bytes < 1 || bytes > pool.length) {
+    throw new RangeError(`randomHex: 1 to ${pool.length} bytes, not ${bytes}`);
+  }
+  if (used + bytes > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  const hex = pool.toString('hex', used, used + bytes);
+  used += bytes;
+  return hex;
+}
+
+/**
  * Random base62 text with `length` characters, drawn without modulo bias
  * (bytes >= 248 are rejected, so every character is equally likely).
  */
