@@ -55,11 +55,11 @@ export function accessLine(
 }
 
 /**
- * The access log: one line per request, written to the app's log stream at the end of the turn of the
- * event loop in which its answer was sent (with the other lines of that turn; the app's close writes
- * what is held), at `info` (none below it), carrying the request's `request_id` like every other line about it. It
- * holds what Fastify's two default lines held between them. Fastify's own request logging is off
- * (`disableRequestLogging`), which halves the log lines a busy server writes.
+ * The access log: one line per request, at `info` (none below it), carrying the request's `request_id`
+ * like every other line about it. It is written to the app's log stream at the end of the turn of the
+ * event loop in which the answer was sent, with the other lines of that turn (the app's close writes
+ * what is held). It holds what Fastify's two default lines held between them. Fastify's own request
+ * logging is off (`disableRequestLogging`), which halves the log lines a busy server writes.
  */
 export function registerAccessLog(
   app: FastifyInstance,
