@@ -9,6 +9,7 @@ import {
 } from '../src/modules/webhooks/webhooks.repository.js';
 import { DATABASES } from './helpers/env.js';
 import { openTestDatabase } from './helpers/server.js';
+import { endpointRow } from './helpers/webhook-rows.js';
 
 /**
  * What a webhook attempt reads before it posts: its delivery and that delivery's endpoint, for every
@@ -19,23 +20,8 @@ describe.each(DATABASES)('the deliveries an attempt reads, with their endpoints,
   let db: Db;
   const at = '2030-01-01T00:00:00.000Z';
 
-  const endpoint = (id: string, overrides: Partial<EndpointRow> = {}): EndpointRow => ({
-    id,
-    account_id: 'acct_reads',
-    livemode: 1,
-    url: `https://example.com/${id}`,
-    events: ['intake.sent', 'item.submitted'],
-    format: 'raw',
-    secret_ciphertext: `sealed-${id}`,
-    previous_secret_ciphertext: null,
-    previous_secret_expires_at: null,
-    status: 'enabled',
-    disabled_reason: null,
-    disabled_at: null,
-    created_at: at,
-    updated_at: at,
-    ...overrides,
-  });
+  const endpoint = (id: string, overrides: Partial<EndpointRow> = {}): EndpointRow =>
+    endpointRow(id, 'acct_reads', at, { events: ['intake.sent', 'item.submitted'], ...overrides });
 
   const delivery = (id: string, endpointId: string, attempts: number): DeliveryRow => ({
     id,

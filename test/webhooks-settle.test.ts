@@ -10,6 +10,7 @@ import {
 } from '../src/modules/webhooks/webhooks.repository.js';
 import { DATABASES } from './helpers/env.js';
 import { openTestDatabase } from './helpers/server.js';
+import { endpointRow } from './helpers/webhook-rows.js';
 
 /**
  * The one-statement record of webhook attempts' final outcomes on PostgreSQL: for each attempt, each
@@ -37,22 +38,13 @@ describe.runIf(DATABASES.includes('postgres'))('settleAttemptsInOne on postgres'
         created_at: at,
       })
       .execute();
-    await insertEndpoint(db.kysely, {
-      id: 'we_settle',
-      account_id: 'acct_settle',
-      livemode: 1,
-      url: 'https://example.com/hook',
-      events: ['*'],
-      format: 'raw',
-      secret_ciphertext: 'sealed',
-      previous_secret_ciphertext: null,
-      previous_secret_expires_at: null,
-      status: 'enabled',
-      disabled_reason: null,
-      disabled_at: null,
-      created_at: at,
-      updated_at: at,
-    });
+    await insertEndpoint(
+      db.kysely,
+      endpointRow('we_settle', 'acct_settle', at, {
+        url: 'https://example.com/hook',
+        secret_ciphertext: 'sealed',
+      }),
+    );
   });
   afterAll(() => opened.close());
   beforeEach(async () => {

@@ -10,12 +10,19 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const pool = Buffer.alloc(4096);
 let used = pool.length;
 
-function randomByte(): number {
-  if (used === pool.length) {
+/** Where `bytes` unused bytes of the pool start; a pool with fewer left is filled again first. */
+function take(bytes: number): number {
+  if (used + bytes > pool.length) {
     randomFillSync(pool);
     used = 0;
   }
-  return pool[used++] as number;
+  const at = used;
+  used += bytes;
+  return at;
+}
+
+function randomByte(): number {
+  return pool[take(1)] as number;
 }
 
 /**
@@ -26,13 +33,8 @@ export function randomHex(bytes: number): string {
   if (!Number.isInteger(bytes) || bytes < 1 || bytes > pool.length) {
     throw new RangeError(`randomHex: 1 to ${pool.length} bytes, not ${bytes}`);
   }
-  if (used + bytes > pool.length) {
-    randomFillSync(pool);
-    used = 0;
-  }
-  const hex = pool.toString('hex', used, used + bytes);
-  used += bytes;
-  return hex;
+  const at = take(bytes);
+  return pool.toString('hex', at, at + bytes);
 }
 
 /**
