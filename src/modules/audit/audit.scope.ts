@@ -13,9 +13,35 @@ export interface PendingAudit {
 
 const pending = new AsyncLocalStorage<PendingAudit>();
 
-/** Runs an audited action: the service that makes its change writes the entry in that transaction. */
+/** Audited actions under way in this process. */
+let underWay = 0;
+
+/** One audited action has ended: with none left, the storage is switched off (see runAudited). */
+function ended(): void {
+  underWay--;
+  if (underWay === 0) pending.disable();
+}
+
+/**
+ * Runs an audited action: the service that makes its change writes the entry in that transaction.
+ *
+ * While the storage is on, every promise, timer and socket the process makes pays for carrying it (an
+ * async hook on each one's creation), whether or not an audited action made it. So it is on only while
+ * audited actions are under way: `run` switches it on, and the end of the last action off. What an
+ * action starts carries its entry from the start; nothing made outside every action needs one.
+ */
 export function runAudited<T>(audit: PendingAudit, action: () => T): T {
-  return pending.run(audit, action);
+  underWay++;
+  let result: T;
+  try {
+    result = pending.run(audit, action);
+  } catch (error) {
+    ended();
+    throw error;
+  }
+  if (result instanceof Promise) return result.finally(ended) as T;
+  ended();
+  return result;
 }
 
 /**
