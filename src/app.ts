@@ -6,6 +6,7 @@ import { randomHex } from './lib/ids.js';
 import { apiKeyStore } from './modules/keys/key-lookup.js';
 import { registerReadMemo } from './http/read-memo.js';
 import { requestForLog } from './http/log-safety.js';
+import { requestLoggerFactory } from './http/request-logger.js';
 import { registerAccessLog } from './http/access-log.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { jsonHasNul, nulRefused, registerNulGuard } from './http/input-safety.js';
@@ -77,6 +78,8 @@ export async function buildApp(
     },
     // 128 random bits, as 32 hex characters, from the ids' pool of random bytes.
     genReqId: () => `req_${randomHex(16)}`,
+    // A request's child logger is made when it first logs a line (most never do).
+    childLoggerFactory: requestLoggerFactory,
     logController: new LogController({
       requestIdLogLabel: 'request_id',
       // One access-log line per request instead of Fastify's two (registerAccessLog).
