@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../src/db/database.js';
+import { openDatabase, rowBuilder, type Db } from '../src/db/database.js';
 import { preparedInsert, preparedQuery } from '../src/db/prepared.js';
 import type { Database } from '../src/db/schema.js';
 import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
@@ -105,5 +105,113 @@ describe.each(DATABASES)('preparedQuery on %s', (database) => {
       { name: 'y', value: 'default', extra: null },
       { name: 'z', value: 'given', extra: 'kept' },
     ]);
+  });
+});
+
+describe('direct reads on SQLite', () => {
+  let dataDir: string;
+  let db: Db;
+
+  // A scratch table outside the schema's types, read with `select *` so that its columns may change.
+  const everyColumn = preparedQuery(
+    (kysely: Kysely<Database>, name: string) =>
+      kysely
+        .withTables<{ direct_probe: { name: string } }>()
+        .selectFrom('direct_probe')
+        .selectAll()
+        .where('name', '=', name),
+    ['name'],
+  );
+  const joined = preparedQuery(
+    (kysely: Kysely<Database>, name: string) =>
+      kysely
+        .withTables<{
+          direct_probe: { name: string; score: number | null };
+          direct_other: { name: string; probe: string; note: string };
+        }>()
+        .selectFrom('direct_probe as a')
+        .innerJoin('direct_other as b', 'b.probe', 'a.name')
+        .select(['a.name', 'a.score', 'b.name as name', 'b.note'])
+        .where('a.name', '=', name),
+    ['name'],
+  );
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'direct-'));
+    db = openDatabase({ databaseUrl: undefined, dataDir });
+    await sql`create table direct_probe (name text primary key, score real, count integer, data blob, "odd ""quoted"" \\ name" text)`.execute(
+      db.kysely,
+    );
+    await sql`create table direct_other (name text primary key, probe text, note text)`.execute(db.kysely);
+    await sql`insert into direct_probe values ('a', 1.5, 42, x'00ff', 'quoted'), ('b', null, null, null, null)`.execute(
+      db.kysely,
+    );
+    await sql`insert into direct_other values ('other', 'a', 'joined')`.execute(db.kysely);
+  });
+
+  afterAll(async () => {
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('gives the rows Kysely gives: every column, its value and its type, nulls and bytes', async () => {
+    for (const name of ['a', 'b', 'missing']) {
+      const { rows } = await sql`select * from direct_probe where name = ${name}`.execute(db.kysely);
+      const direct = await everyColumn(db.kysely, name);
+      expect(direct).toEqual(rows);
+      expect(direct.map((row) => Object.keys(row))).toEqual(rows.map((row) => Object.keys(row as object)));
+    }
+    const [a] = await everyColumn(db.kysely, 'a');
+    expect(a).toEqual({
+      name: 'a',
+      score: 1.5,
+      count: 42,
+      data: Buffer.from([0, 255]),
+      'odd "quoted" \\ name': 'quoted',
+    });
+  });
+
+  it('keeps the last value of a column name given twice, as better-sqlite3 does', async () => {
+    const { rows } = await sql`select a.name, a.score, b.name as name, b.note from direct_probe a
+      join direct_other b on b.probe = a.name where a.name = ${'a'}`.execute(db.kysely);
+    expect(await joined(db.kysely, 'a')).toEqual(rows);
+    expect(rows).toEqual([{ name: 'other', score: 1.5, note: 'joined' }]);
+  });
+
+  it('follows the columns when another connection changes the table, and after a migration', async () => {
+    expect(Object.keys((await everyColumn(db.kysely, 'a'))[0] ?? {})).toHaveLength(5);
+    // Another process's migration: a connection of its own adds a column.
+    const other = openDatabase({ databaseUrl: undefined, dataDir });
+    try {
+      await sql`alter table direct_probe add column added text default 'new'`.execute(other.kysely);
+    } finally {
+      await other.close();
+    }
+    expect((await everyColumn(db.kysely, 'a'))[0]).toMatchObject({ name: 'a', added: 'new' });
+    // This process's own migration renames one: the count of columns is the same, the names are not.
+    await db.whileMigrating?.(async () => {
+      await sql`alter table direct_probe rename column score to points`.execute(db.kysely);
+    });
+    const [after] = await everyColumn(db.kysely, 'a');
+    expect(after).toEqual({
+      name: 'a',
+      points: 1.5,
+      count: 42,
+      data: Buffer.from([0, 255]),
+      'odd "quoted" \\ name': 'quoted',
+      added: 'new',
+    });
+  });
+});
+
+describe('rowBuilder', () => {
+  it('makes objects keyed by the names in their order, the last of a name twice kept', () => {
+    const build = rowBuilder(['id', 'a "quoted" \\ name', 'id']);
+    expect(build?.([1, 'x', 2])).toEqual({ id: 2, 'a "quoted" \\ name': 'x' });
+    expect(Object.keys(rowBuilder(['b', 'a', 'c'])?.([1, 2, 3]) ?? {})).toEqual(['b', 'a', 'c']);
+  });
+
+  it('refuses a name an object literal cannot hold as a key', () => {
+    expect(rowBuilder(['id', '__proto__'])).toBeUndefined();
   });
 });
