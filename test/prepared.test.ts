@@ -108,6 +108,15 @@ describe.each(DATABASES)('preparedQuery on %s', (database) => {
   });
 });
 
+/** The row 'a' of direct_probe as inserted below: every kind of value, and a column name to quote. */
+const ROW_A = {
+  name: 'a',
+  score: 1.5,
+  count: 42,
+  data: Buffer.from([0, 255]),
+  'odd "quoted" \\ name': 'quoted',
+};
+
 describe('direct reads on SQLite', () => {
   let dataDir: string;
   let db: Db;
@@ -161,14 +170,7 @@ describe('direct reads on SQLite', () => {
       expect(direct).toEqual(rows);
       expect(direct.map((row) => Object.keys(row))).toEqual(rows.map((row) => Object.keys(row as object)));
     }
-    const [a] = await everyColumn(db.kysely, 'a');
-    expect(a).toEqual({
-      name: 'a',
-      score: 1.5,
-      count: 42,
-      data: Buffer.from([0, 255]),
-      'odd "quoted" \\ name': 'quoted',
-    });
+    expect((await everyColumn(db.kysely, 'a'))[0]).toEqual(ROW_A);
   });
 
   it('keeps the last value of a column name given twice, as better-sqlite3 does', async () => {
@@ -192,15 +194,8 @@ describe('direct reads on SQLite', () => {
     await db.whileMigrating?.(async () => {
       await sql`alter table direct_probe rename column score to points`.execute(db.kysely);
     });
-    const [after] = await everyColumn(db.kysely, 'a');
-    expect(after).toEqual({
-      name: 'a',
-      points: 1.5,
-      count: 42,
-      data: Buffer.from([0, 255]),
-      'odd "quoted" \\ name': 'quoted',
-      added: 'new',
-    });
+    const { score, ...unchanged } = ROW_A;
+    expect((await everyColumn(db.kysely, 'a'))[0]).toEqual({ ...unchanged, points: score, added: 'new' });
   });
 });
 
