@@ -7,6 +7,7 @@ import { pgModule } from './pg-module.js';
 import { withNamedStatements } from './pg-named-statements.js';
 import { registerDirectReader } from './prepared.js';
 import type { Database } from './schema.js';
+import { KeptLately } from '../lib/kept-lately.js';
 import { ensurePrivateDirectory, ensurePrivateFile } from '../lib/private-files.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -131,36 +132,24 @@ export function rowBuilder(names: readonly string[]): RowBuilder | undefined {
  * undefined, and the query goes through Kysely.
  */
 function directReads(sqlite: SQLite.Database, max = 1000) {
-  const reads = new Map<string, DirectRead | null>();
-
-  function prepare(sqlText: string): DirectRead | null {
+  const reads = new KeptLately((sqlText): DirectRead | null => {
     const statement = sqlite.prepare<unknown[], unknown[]>(sqlText);
     if (!statement.reader || !statement.readonly) return null;
     const names = statement.columns().map((column) => column.name);
     const build = rowBuilder(names);
     if (!build) return null;
     return { statement: statement.raw(true), columns: names.length, build };
-  }
-
-  function readOf(sqlText: string): DirectRead | null {
-    let read = reads.get(sqlText);
-    if (read === undefined) {
-      read = prepare(sqlText);
-      if (reads.size >= max) reads.clear();
-      reads.set(sqlText, read);
-    }
-    return read;
-  }
+  }, max);
 
   return {
     run(sqlText: string, parameters: readonly unknown[]): Record<string, unknown>[] | undefined {
-      let read = readOf(sqlText);
+      let read = reads.get(sqlText);
       if (read === null) return undefined;
       let rows = read.statement.all(parameters);
       // Another process migrated the schema under this one: the statement's columns changed with it.
       if (rows.length > 0 && rows[0]?.length !== read.columns) {
-        reads.delete(sqlText);
-        read = readOf(sqlText);
+        reads.forget(sqlText);
+        read = reads.get(sqlText);
         if (read === null) return undefined;
         rows = read.statement.all(parameters);
       }
@@ -170,7 +159,7 @@ function directReads(sqlite: SQLite.Database, max = 1000) {
     },
     /** Forgets every kept read (after a migration). */
     forget(): void {
-      reads.clear();
+      reads.forget();
     },
   };
 }
@@ -183,18 +172,10 @@ function withStatementCache(
   sqlite: SQLite.Database,
   max = 1000,
 ): Omit<SqliteDatabase, 'prepare'> & { prepare(sqlText: string): SQLite.Statement } {
-  const statements = new Map<string, SQLite.Statement>();
+  const statements = new KeptLately((sqlText) => sqlite.prepare(sqlText), max);
   return {
     close: () => sqlite.close(),
-    prepare(sqlText: string) {
-      let statement = statements.get(sqlText);
-      if (!statement) {
-        statement = sqlite.prepare(sqlText);
-        if (statements.size >= max) statements.clear();
-        statements.set(sqlText, statement);
-      }
-      return statement;
-    },
+    prepare: (sqlText: string) => statements.get(sqlText),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { levels, type DestinationStream } from 'pino';
+import { KeptLately } from '../lib/kept-lately.js';
 import { loggableUrl } from './log-safety.js';
 
 /** Probes poll these every few seconds: their lines would drown the rest. */
@@ -11,25 +12,10 @@ function quiet(url: string): boolean {
 const INFO = 30;
 
 /**
- * Short URLs lately written, as the line holds them (loggable, JSON-quoted): a polled URL comes again
- * and again. At most 1,000 of at most 256 characters, so long URLs cannot fill the memory.
+ * URLs lately written, as the line holds them (loggable, JSON-quoted): a polled URL comes again and
+ * again. At most 1,000 of at most 256 characters, so long URLs cannot fill the memory.
  */
-const recentUrls = new Map<string, string>();
-const MAX_RECENT_URLS = 1_000;
-const MAX_KEPT_URL_LENGTH = 256;
-
-/** `url` made loggable (loggableUrl) and JSON-quoted, from recentUrls when it was written lately. */
-function urlForLine(url: string): string {
-  let quoted = recentUrls.get(url);
-  if (quoted === undefined) {
-    quoted = JSON.stringify(loggableUrl(url));
-    if (url.length <= MAX_KEPT_URL_LENGTH) {
-      if (recentUrls.size >= MAX_RECENT_URLS) recentUrls.clear();
-      recentUrls.set(url, quoted);
-    }
-  }
-  return quoted;
-}
+const urlsForLine = new KeptLately((url) => JSON.stringify(loggableUrl(url)), 1_000, 256);
 
 /**
  * One access-log line, as pino would write it for
@@ -48,7 +34,7 @@ export function accessLine(
 ): string {
   return (
     `{"level":${INFO},"time":${time}${bindings},"request_id":${JSON.stringify(request.id)},` +
-    `"req":{"method":${JSON.stringify(request.method)},"url":${urlForLine(request.url)},` +
+    `"req":{"method":${JSON.stringify(request.method)},"url":${urlsForLine.get(request.url)},` +
     `"remoteAddress":${JSON.stringify(request.ip)}},"res":{"statusCode":${statusCode}},` +
     `"responseTime":${Number.isFinite(responseTime) ? responseTime : null},"msg":"request completed"}\n`
   );

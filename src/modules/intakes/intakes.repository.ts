@@ -6,6 +6,7 @@ import type { IntakeStatus } from '../../domain/intake-state.js';
 import { applicableKeys } from '../../domain/conditions.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
 import { deepFreeze } from '../../lib/deep-freeze.js';
+import { KeptLately } from '../../lib/kept-lately.js';
 import type { World } from '../../kernel/world.js';
 
 export type IntakeRow = Selectable<IntakesTable>;
@@ -33,23 +34,17 @@ export type ItemPatch = Omit<Updateable<IntakeItemsTable>, 'definition' | 'value
  * Item definitions parsed lately, by their stored text. Every read of an intake's items parses their
  * definitions (a cold status read spent 9% of its time there), and the same texts come back read after
  * read. A kept definition is shared by every read that finds the same text, so it is frozen, all the way
- * down. At most 2,000 texts of at most 16 KB each are kept; the map is emptied when full.
+ * down. At most 2,000 texts of at most 16 KB each are kept.
  */
-const parsedDefinitions = new Map<string, ItemDefinition>();
-const MAX_KEPT_DEFINITIONS = 2_000;
-const MAX_KEPT_DEFINITION_LENGTH = 16_384;
+const parsedDefinitions = new KeptLately(
+  (text) => deepFreeze(JSON.parse(text) as ItemDefinition),
+  2_000,
+  16_384,
+);
 
 /** An item's definition from its stored text, parsed or kept (exported for its tests). */
 export function definitionOf(text: string): ItemDefinition {
-  let definition = parsedDefinitions.get(text);
-  if (definition === undefined) {
-    definition = deepFreeze(JSON.parse(text) as ItemDefinition);
-    if (text.length <= MAX_KEPT_DEFINITION_LENGTH) {
-      if (parsedDefinitions.size >= MAX_KEPT_DEFINITIONS) parsedDefinitions.clear();
-      parsedDefinitions.set(text, definition);
-    }
-  }
-  return definition;
+  return parsedDefinitions.get(text);
 }
 
 function itemOf({ definition, value_json, ...rest }: StoredItem): ItemRow {
