@@ -106,6 +106,30 @@ describe.each(DATABASES)('preparedQuery on %s', (database) => {
       { name: 'z', value: 'given', extra: 'kept' },
     ]);
   });
+
+  it('skips a row whose unique value is there already, compiled or built', async () => {
+    const insertNew = preparedInsert('prepared_rows' as never, ['name', 'value'] as never[], {
+      skipIfExists: 'name',
+    });
+    const insert = (rows: object[]) => insertNew(db.kysely, rows);
+    await insert([{ name: 'k', value: 'first' }]);
+    // Compiled (the same columns), then built (one column more): neither fails nor overwrites.
+    await insert([{ name: 'k', value: 'second' }]);
+    await insert([{ name: 'k', value: 'third', extra: 'more' }]);
+    await insert([
+      { name: 'k', value: 'fourth' },
+      { name: 'k2', value: 'new' },
+    ]);
+    const { rows } = await sql<{
+      name: string;
+      value: string;
+      extra: string | null;
+    }>`select name, value, extra from prepared_rows where name like 'k%' order by name`.execute(db.kysely);
+    expect(rows).toEqual([
+      { name: 'k', value: 'first', extra: null },
+      { name: 'k2', value: 'new', extra: null },
+    ]);
+  });
 });
 
 /** The row 'a' of direct_probe as inserted below: every kind of value, and a column name to quote. */

@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, Insertable, Kysely } from 'kysely';
-import { deferrable, type EndModifiable } from './deferred-writes.js';
+import { deferrable } from './deferred-writes.js';
 import type { Database } from './schema.js';
 
 /**
@@ -57,15 +57,22 @@ export function preparedQuery<Row, P extends unknown[]>(
  * (preparedQuery). Rows with any other set of columns (one undefined or missing, one more), or more
  * rows than `maxRows`, go through Kysely's builder as before: a column left to its default is never
  * written as null, and no column given is dropped. `deferrable`: the insert may ride on the
- * transaction's next statement (deferred-writes.ts).
+ * transaction's next statement (deferred-writes.ts). `skipIfExists`: a unique column; a row whose
+ * value is already there is left out (`on conflict (column) do nothing`).
  */
 export function preparedInsert<T extends keyof Database>(
   table: T,
   columns: readonly (keyof Insertable<Database[T]> & string)[],
-  options: { maxRows?: number; deferrable?: boolean } = {},
+  options: { maxRows?: number; deferrable?: boolean; skipIfExists?: keyof Database[T] & string } = {},
 ): (db: Kysely<Database>, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
   const maxRows = options.maxRows ?? 8;
-  const mark = <Q extends EndModifiable<Q>>(query: Q): Q => (options.deferrable ? deferrable(query) : query);
+  const unique = options.skipIfExists;
+  const insert = (db: Kysely<Database>, rows: readonly Insertable<Database[T]>[]) => {
+    const query = db.insertInto(table).values(rows);
+    const guarded =
+      unique === undefined ? query : query.onConflict((conflict) => conflict.column(unique).doNothing());
+    return options.deferrable ? deferrable(guarded) : guarded;
+  };
   const byCount = new Map<number, (db: Kysely<Database>, ...params: unknown[]) => Promise<unknown[]>>();
   const insertOf = (count: number) => {
     let prepared = byCount.get(count);
@@ -77,7 +84,7 @@ export function preparedInsert<T extends keyof Database>(
         const rows = Array.from({ length: count }, (_, row) =>
           Object.fromEntries(columns.map((column, index) => [column, values[row * columns.length + index]])),
         );
-        return mark(db.insertInto(table).values(rows as never));
+        return insert(db, rows as never);
       }, placeholders);
       byCount.set(count, prepared);
     }
@@ -88,7 +95,7 @@ export function preparedInsert<T extends keyof Database>(
     const values = rows.flatMap((row) => columns.map((column) => (row as Record<string, unknown>)[column]));
     const exactly = (row: object) => Object.keys(row).length === columns.length;
     if (rows.length > maxRows || values.some((value) => value === undefined) || !rows.every(exactly)) {
-      await mark(db.insertInto(table).values(rows)).execute();
+      await insert(db, rows).execute();
       return;
     }
     await insertOf(rows.length)(db, ...values);

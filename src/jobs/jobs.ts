@@ -249,6 +249,13 @@ export async function cancelJobs(
   db: Kysely<Database>,
   filter: { subjectId: string | readonly string[]; kind?: AnyJobKind; idleOnly?: boolean },
 ): Promise<number> {
+  if (typeof filter.subjectId === 'string' && filter.kind !== undefined) {
+    const kind = kindName(filter.kind);
+    const deleted = filter.idleOnly
+      ? await deleteIdleJobsOfSubject(db, filter.subjectId, kind)
+      : await deleteJobsOfSubject(db, filter.subjectId, kind);
+    return deleted.length;
+  }
   const subjects = typeof filter.subjectId === 'string' ? [filter.subjectId] : [...filter.subjectId];
   if (subjects.length === 0) return 0;
   let query = db.deleteFrom('jobs').where('subject_id', 'in', subjects);
@@ -258,19 +265,38 @@ export async function cancelJobs(
   return Number(result.numDeletedRows);
 }
 
+// One subject's jobs of one kind, the usual call (an intake's creation replaces its overdue check, a
+// decision its auto-approval): compiled once, each answering the ids it deleted.
+const deleteJobsOfSubject = preparedQuery(
+  (db: Kysely<Database>, subjectId: string, kind: string) =>
+    db.deleteFrom('jobs').where('subject_id', '=', subjectId).where('kind', '=', kind).returning('id'),
+  ['subject', 'kind'],
+);
+const deleteIdleJobsOfSubject = preparedQuery(
+  (db: Kysely<Database>, subjectId: string, kind: string) =>
+    db
+      .deleteFrom('jobs')
+      .where('subject_id', '=', subjectId)
+      .where('kind', '=', kind)
+      .where('locked_until', 'is', null)
+      .returning('id'),
+  ['subject', 'kind'],
+);
+
 /** The ids of the jobs of a subject and kind, waiting or running. */
 export async function jobIdsOf(
   db: Kysely<Database>,
   filter: { subjectId: string; kind: AnyJobKind },
 ): Promise<string[]> {
-  const rows = await db
-    .selectFrom('jobs')
-    .select('id')
-    .where('subject_id', '=', filter.subjectId)
-    .where('kind', '=', kindName(filter.kind))
-    .execute();
+  const rows = await selectJobIdsOfSubject(db, filter.subjectId, kindName(filter.kind));
   return rows.map((r) => r.id);
 }
+
+const selectJobIdsOfSubject = preparedQuery(
+  (db: Kysely<Database>, subjectId: string, kind: string) =>
+    db.selectFrom('jobs').select('id').where('subject_id', '=', subjectId).where('kind', '=', kind),
+  ['subject', 'kind'],
+);
 
 /**
  * The ids of the jobs of one kind about parts of a record (subjects `<id>/…`), oldest due first;

@@ -166,13 +166,8 @@ export async function emailIdentity(
   return identities.get(accountId) ?? { account: undefined, branding: NO_EMAIL_BRANDING };
 }
 
-/** emailIdentity of several accounts in one statement (reminders dispatched together); unknown ones have no entry. */
-export async function emailIdentities(
-  db: Kysely<Database>,
-  accountIds: readonly string[],
-  appUrl: string,
-): Promise<Map<string, EmailIdentity>> {
-  const rows = await db
+const identitiesQuery = (db: Kysely<Database>) =>
+  db
     .selectFrom('accounts')
     .leftJoin('account_branding', 'account_branding.account_id', 'accounts.id')
     .select([
@@ -182,9 +177,23 @@ export async function emailIdentities(
       'accounts.plan',
       'account_branding.logo_url',
       'account_branding.accent_color',
-    ])
-    .where('accounts.id', 'in', accountIds)
-    .execute();
+    ]);
+// Most messages are sent one account at a time: that read is compiled once.
+const selectIdentityOf = preparedQuery(
+  (db: Kysely<Database>, accountId: string) => identitiesQuery(db).where('accounts.id', '=', accountId),
+  [''],
+);
+
+/** emailIdentity of several accounts in one statement (reminders dispatched together); unknown ones have no entry. */
+export async function emailIdentities(
+  db: Kysely<Database>,
+  accountIds: readonly string[],
+  appUrl: string,
+): Promise<Map<string, EmailIdentity>> {
+  const rows =
+    accountIds.length === 1
+      ? await selectIdentityOf(db, accountIds[0] ?? '')
+      : await identitiesQuery(db).where('accounts.id', 'in', accountIds).execute();
   const identities = new Map<string, EmailIdentity>();
   for (const row of rows) {
     const account = { name: row.name, email: row.email };

@@ -119,25 +119,44 @@ export async function lastSequenceNo(
   intakeId: string,
   series: SeriesId = null,
 ): Promise<number> {
-  let query = db
-    .selectFrom('chases')
-    .select((eb) => eb.fn.max<number | null>('sequence_no').as('last'))
-    .where('intake_id', '=', intakeId);
-  query =
-    series === null ? query.where('recipient_id', 'is', null) : query.where('recipient_id', '=', series);
-  const row = await query.executeTakeFirst();
+  const [row] =
+    series === null
+      ? await selectLastOfClientSeries(db, intakeId)
+      : await selectLastOfRecipientSeries(db, intakeId, series);
   return Number(row?.last ?? 0);
 }
 
+// Every reminder planned reads its series' last number (an intake's creation plans the first): compiled once.
+const lastSequenceNoOf = (db: Kysely<Database>, intakeId: string) =>
+  db
+    .selectFrom('chases')
+    .select((eb) => eb.fn.max<number | null>('sequence_no').as('last'))
+    .where('intake_id', '=', intakeId);
+const selectLastOfClientSeries = preparedQuery(
+  (db: Kysely<Database>, intakeId: string) =>
+    lastSequenceNoOf(db, intakeId).where('recipient_id', 'is', null),
+  [''],
+);
+const selectLastOfRecipientSeries = preparedQuery(
+  (db: Kysely<Database>, intakeId: string, recipientId: string) =>
+    lastSequenceNoOf(db, intakeId).where('recipient_id', '=', recipientId),
+  ['intake', 'recipient'],
+);
+
 /** The next attempt number of the intake (call under the intake's lock). */
 export async function nextAttemptNo(db: Kysely<Database>, intakeId: string): Promise<number> {
-  const row = await db
-    .selectFrom('chases')
-    .select((eb) => eb.fn.max<number | null>('attempt_no').as('last'))
-    .where('intake_id', '=', intakeId)
-    .executeTakeFirst();
+  const [row] = await selectLastAttemptNo(db, intakeId);
   return Number(row?.last ?? 0) + 1;
 }
+
+const selectLastAttemptNo = preparedQuery(
+  (db: Kysely<Database>, intakeId: string) =>
+    db
+      .selectFrom('chases')
+      .select((eb) => eb.fn.max<number | null>('attempt_no').as('last'))
+      .where('intake_id', '=', intakeId),
+  [''],
+);
 
 /**
  * Changes a chase that is still scheduled: its outcome recorded by its dispatch job (the one sender),
@@ -262,12 +281,29 @@ export async function findPlan(db: Kysely<Database>, intakeId: string): Promise<
   return plan;
 }
 
+// Written by every intake's creation: compiled once for the columns a creation gives.
+const insertPlanRows = preparedInsert(
+  'chase_plans',
+  [
+    'intake_id',
+    'account_id',
+    'livemode',
+    'interval_minutes',
+    'max_reminders',
+    'respect_quiet_hours',
+    'chase_at_time',
+    'opted_out_at',
+    'stalled_at',
+    'thanked_at',
+    'created_at',
+    'updated_at',
+  ],
+  { maxRows: 1, skipIfExists: 'intake_id' },
+);
+
+/** Stores an intake's chase plan; an intake that has one keeps it. */
 export async function insertPlan(db: Kysely<Database>, row: Insertable<ChasePlansTable>): Promise<void> {
-  await db
-    .insertInto('chase_plans')
-    .values(row)
-    .onConflict((oc) => oc.column('intake_id').doNothing())
-    .execute();
+  await insertPlanRows(db, [row]);
 }
 
 export async function updatePlan(

@@ -203,9 +203,16 @@ export async function findIntake(
   return row;
 }
 
+// Every job about an intake (a reminder, a message, an overdue check) starts with this read: compiled once.
+const selectIntakeById = preparedQuery(
+  (db: Kysely<Database>, id: string) => db.selectFrom('intakes').selectAll().where('id', '=', id),
+  [''],
+);
+
 /** By id alone: for the portal (the id is the capability) and for jobs. */
 export async function findIntakeById(db: Kysely<Database>, id: string): Promise<IntakeRow | undefined> {
-  return db.selectFrom('intakes').selectAll().where('id', '=', canonicalIntakeId(id)).executeTakeFirst();
+  const [row] = await selectIntakeById(db, canonicalIntakeId(id));
+  return row;
 }
 
 /** Intakes by (canonical) id, in one statement (reminders dispatched together, see BatchLoader). */
@@ -434,10 +441,31 @@ export async function findItem(
 }
 
 export async function filesOf(db: Kysely<Database>, intakeId: string, itemKey?: string): Promise<FileRow[]> {
-  let query = db.selectFrom('item_files').selectAll().where('intake_id', '=', intakeId);
-  if (itemKey !== undefined) query = query.where('item_key', '=', itemKey);
-  return query.orderBy('created_at').orderBy('id').execute();
+  return itemKey === undefined ? selectFilesOf(db, intakeId) : selectFilesOfItem(db, intakeId, itemKey);
 }
+
+// Every message about an intake (its files' names) and every file's page reads these: compiled once.
+const selectFilesOf = preparedQuery(
+  (db: Kysely<Database>, intakeId: string) =>
+    db
+      .selectFrom('item_files')
+      .selectAll()
+      .where('intake_id', '=', intakeId)
+      .orderBy('created_at')
+      .orderBy('id'),
+  [''],
+);
+const selectFilesOfItem = preparedQuery(
+  (db: Kysely<Database>, intakeId: string, itemKey: string) =>
+    db
+      .selectFrom('item_files')
+      .selectAll()
+      .where('intake_id', '=', intakeId)
+      .where('item_key', '=', itemKey)
+      .orderBy('created_at')
+      .orderBy('id'),
+  ['intake', 'item'],
+);
 
 /** The files of each of these intakes, as filesOf orders them, with one statement (see itemsByIntake). */
 export async function filesByIntake(

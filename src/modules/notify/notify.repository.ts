@@ -1,7 +1,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { z } from 'zod';
 import type { Database, MessagesTable } from '../../db/schema.js';
-import { preparedInsert } from '../../db/prepared.js';
+import { preparedInsert, preparedQuery } from '../../db/prepared.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
@@ -67,9 +67,15 @@ function parseMessageData(text: string): MessageData {
 }
 
 export async function findMessage(db: Kysely<Database>, id: string): Promise<Message | undefined> {
-  const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+  const [row] = await selectMessage(db, id);
   return row && { ...row, data: parseMessageData(row.data) };
 }
+
+// Every message's send starts with this read: compiled once.
+const selectMessage = preparedQuery(
+  (db: Kysely<Database>, id: string) => db.selectFrom('messages').selectAll().where('id', '=', id),
+  [''],
+);
 
 /**
  * Records the outcome of a pending message's send (the caller holds its job, the one sender). Fenced
@@ -114,15 +120,21 @@ export async function outboxMessages(
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
 }
 
+// Every message sent and every reminder checks its address: compiled once.
+const selectSuppression = preparedQuery(
+  (db: Kysely<Database>, accountId: string, livemode: number, address: string) =>
+    db
+      .selectFrom('suppressions')
+      .select('address')
+      .where('account_id', '=', accountId)
+      .where('livemode', '=', livemode)
+      .where('address', '=', address),
+  ['account', 0, 'address'],
+);
+
 export async function isSuppressed(db: Kysely<Database>, tenant: Tenant, address: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('suppressions')
-    .select('address')
-    .where('account_id', '=', tenant.accountId)
-    .where('livemode', '=', tenant.livemode ? 1 : 0)
-    .where('address', '=', address.toLowerCase())
-    .executeTakeFirst();
-  return row !== undefined;
+  const rows = await selectSuppression(db, tenant.accountId, tenant.livemode ? 1 : 0, address.toLowerCase());
+  return rows.length > 0;
 }
 
 /** Which of these addresses (lower-cased) are suppressed for the account and mode, in one statement. */

@@ -2,6 +2,7 @@ import { ask } from '../../kernel/domain-events.js';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { preparedQuery } from '../../db/prepared.js';
 import { planOf } from '../../domain/plans.js';
 
 /** Monthly metrics are counted per year-month; storage is a running total (period "all"). */
@@ -29,7 +30,7 @@ export async function addUsage(
   delta: number,
   at: Date,
 ): Promise<void> {
-  await addUsageQuery(db, world, metric, delta, at).execute();
+  await addUsageAndRead(db, world, metric, delta, at);
 }
 
 /**
@@ -43,32 +44,42 @@ export async function addUsageAndRead(
   delta: number,
   at: Date,
 ): Promise<number> {
-  const row = await addUsageQuery(db, world, metric, delta, at).returning('value').executeTakeFirstOrThrow();
+  const livemode = world.livemode ? 1 : 0;
+  const [row] = await upsertCounter(
+    db,
+    world.accountId,
+    livemode,
+    periodFor(metric, at),
+    metric,
+    delta,
+    delta,
+  );
+  if (!row) throw new Error(`The ${metric} counter's upsert returned no row`);
   return Number(row.value);
 }
 
-function addUsageQuery(
-  db: Kysely<Database>,
-  world: UsageWorld,
-  metric: UsageMetric,
-  delta: number,
-  at: Date,
-) {
-  return db
-    .insertInto('usage_counters')
-    .values({
-      account_id: world.accountId,
-      livemode: world.livemode ? 1 : 0,
-      period: periodFor(metric, at),
-      metric,
-      value: delta,
-    })
-    .onConflict((oc) =>
-      oc
-        .columns(['account_id', 'livemode', 'period', 'metric'])
-        .doUpdateSet({ value: sql<number>`usage_counters.value + ${delta}` }),
-    );
-}
+// Every intake's creation counts itself (and checks its quota with the count): compiled once.
+const upsertCounter = preparedQuery(
+  (
+    db: Kysely<Database>,
+    accountId: string,
+    livemode: number,
+    period: string,
+    metric: string,
+    value: number,
+    delta: number,
+  ) =>
+    db
+      .insertInto('usage_counters')
+      .values({ account_id: accountId, livemode, period, metric, value })
+      .onConflict((oc) =>
+        oc
+          .columns(['account_id', 'livemode', 'period', 'metric'])
+          .doUpdateSet({ value: sql<number>`usage_counters.value + ${delta}` }),
+      )
+      .returning('value'),
+  ['account', 10, 'period', 'metric', 11, 12],
+);
 
 export async function usageValue(
   db: Kysely<Database>,
