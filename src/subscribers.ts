@@ -12,6 +12,7 @@ import {
   replanChases,
   resumeSeriesOf,
   scheduleOverdueCheck,
+  startNewIntake,
   stopChases,
   syncChases,
 } from './modules/chases/chases.service.js';
@@ -60,11 +61,12 @@ subscribe('clientEmailBounced', async (trx, bounce) => {
 });
 
 // An intake's life: its reminder plan, the people notified with the client, and their messages.
-subscribe('intakeCreated', async (trx, { world, intake, chasePlan, alsoNotify }) => {
-  await createChasePlan(trx, world, intake.id, chasePlan);
-  await insertAlsoNotify(trx, world, intake.id, alsoNotify);
-  // A sent intake has its overdue check planned when it is sent (intakeSent).
-  if (intake.status === 'draft') await scheduleOverdueCheck(trx, world, intake);
+subscribe('intakeCreated', async (trx, { world, intake, items, chasePlan, alsoNotify }) => {
+  const plan = await createChasePlan(trx, world, intake.id, chasePlan);
+  const recipients = await insertAlsoNotify(trx, world, intake.id, alsoNotify);
+  // Created sent: the invitations and first reminders, planned from the rows just written.
+  if (intake.status === 'sent') await startNewIntake(trx, world, intake, { plan, recipients, items });
+  await scheduleOverdueCheck(trx, world, intake, { isNew: true });
 });
 subscribe('intakeSent', async (trx, { world, intake }) => {
   await onIntakeSent(trx, world, intake);

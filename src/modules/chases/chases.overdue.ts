@@ -23,13 +23,18 @@ function zoneOf(intake: IntakeRow): string | null {
   return intake.client_timezone && isTimeZone(intake.client_timezone) ? intake.client_timezone : null;
 }
 
-/** (Re)schedules the intake's overdue check for its current due date, in the caller's transaction. */
+/**
+ * (Re)schedules the intake's overdue check for its current due date, in the caller's transaction. A
+ * new intake (`isNew`) has none to replace.
+ */
 export async function scheduleOverdueCheck(
   trx: Kysely<Database>,
   world: World,
   intake: IntakeRow,
+  options: { isNew?: boolean } = {},
 ): Promise<void> {
-  await cancelJobs(trx, { subjectId: overdueSubject(intake.id), kind: INTAKE_OVERDUE.kind });
+  if (!options.isNew)
+    await cancelJobs(trx, { subjectId: overdueSubject(intake.id), kind: INTAKE_OVERDUE.kind });
   if (!intake.due_date) return;
   await enqueueJob(trx, {
     accountId: world.accountId,

@@ -38,7 +38,7 @@ import {
   type ChasePlanRow,
   type SeriesId,
 } from './chases.repository.js';
-import { deleteRecipientsOf, recipientsOf } from '../recipients/recipients.service.js';
+import { deleteRecipientsOf, recipientsOf, type RecipientRow } from '../recipients/recipients.service.js';
 
 export function settingsOf(intake: IntakeRow, plan: ChasePlanRow | undefined): ChaseSettings {
   const schedule = (CHASE_SCHEDULES as readonly string[]).includes(intake.chase_schedule)
@@ -62,15 +62,18 @@ export function chaseItems(rows: readonly ItemRow[]): ChaseItem[] {
   }));
 }
 
-/** Stores an intake's chase settings (at creation, in its transaction). */
+/**
+ * Stores an intake's chase settings (at creation, in its transaction) and answers the row written, its
+ * defaults included. An intake that has a plan already keeps it: only a new intake may use the answer.
+ */
 export async function createChasePlan(
   trx: Kysely<Database>,
   world: World,
   intakeId: string,
   values: ChasePlanValues,
-): Promise<void> {
+): Promise<ChasePlanRow> {
   const at = world.clock.now().toISOString();
-  await insertPlan(trx, {
+  const row = {
     intake_id: intakeId,
     account_id: world.accountId,
     livemode: world.livemode ? 1 : 0,
@@ -80,7 +83,9 @@ export async function createChasePlan(
     thanked_at: null,
     created_at: at,
     updated_at: at,
-  });
+  };
+  await insertPlan(trx, row);
+  return { ...row, bounce_next: 0, overdue_fired_for: null };
 }
 
 export async function ensurePlan(
@@ -111,6 +116,15 @@ export async function seriesOf(
   intake: IntakeRow,
   plan: ChasePlanRow | undefined,
 ): Promise<Series[]> {
+  return seriesFrom(intake, plan, await recipientsOf(db, intake.id));
+}
+
+/** seriesOf, from the intake's also_notify rows when the caller has them (it has just written them). */
+function seriesFrom(
+  intake: IntakeRow,
+  plan: ChasePlanRow | undefined,
+  recipients: readonly RecipientRow[],
+): Series[] {
   const client: Series = {
     id: null,
     email: intake.client_email,
@@ -118,7 +132,7 @@ export async function seriesOf(
     optedOut: Boolean(plan?.opted_out_at),
     stalled: Boolean(plan?.stalled_at),
   };
-  const others = (await recipientsOf(db, intake.id)).map((r) => ({
+  const others = recipients.map((r) => ({
     id: r.id,
     email: r.email,
     name: r.name,
@@ -259,6 +273,32 @@ export async function onIntakeSent(trx: Kysely<Database>, world: World, intake: 
   }
 }
 
+/** What an intake's creation has just written, so that starting its series reads none of it back. */
+export interface NewIntakeRows {
+  plan: ChasePlanRow;
+  recipients: readonly RecipientRow[];
+  items: readonly ItemRow[];
+}
+
+/**
+ * An intake created sent: every person's invitation and first reminder, like onIntakeSent, from the
+ * rows its creation has just written (no reminder can precede the first).
+ */
+export async function startNewIntake(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  written: NewIntakeRows,
+): Promise<void> {
+  const sentAt = intake.sent_at ? Date.parse(intake.sent_at) : world.clock.now().getTime();
+  for (const person of seriesFrom(intake, written.plan, written.recipients)) {
+    await startSeries(trx, world, intake, written.plan, person, sentAt, {
+      items: written.items,
+      lastSequenceNo: 0,
+    });
+  }
+}
+
 /** One person's invitation and the first reminder of their series (at sending, or when added later). */
 export async function startSeries(
   trx: Kysely<Database>,
@@ -267,14 +307,17 @@ export async function startSeries(
   plan: ChasePlanRow | undefined,
   person: Series,
   nowMs: number,
+  /** The intake's items and the series' last reminder number, when the caller knows them. */
+  known?: { items: readonly ItemRow[]; lastSequenceNo: number },
 ): Promise<void> {
   const to = person.id === null ? undefined : { email: person.email, name: person.name };
   await queueEmail(trx, world, intake, 'invitation', {}, to);
-  if (seriesStopReason(intake, await itemsOf(trx, intake.id), person)) return;
+  if (seriesStopReason(intake, known?.items ?? (await itemsOf(trx, intake.id)), person)) return;
   await planNextReminder(trx, world, intake, settingsOf(intake, plan), {
     nowMs,
     resuming: false,
     series: person.id,
+    ...(known ? { lastSequenceNo: known.lastSequenceNo } : {}),
   });
 }
 

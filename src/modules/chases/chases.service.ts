@@ -54,6 +54,7 @@ export {
   notifyClient,
   onIntakeSent,
   settingsOf,
+  startNewIntake,
   stopChases,
   syncChases,
 } from './chases.plan.js';

@@ -15,14 +15,18 @@ export type ClientNotice = 'items_added' | 'revision';
 
 declare module '../../kernel/domain-events.js' {
   interface DomainEventMap {
-    /** A new intake and its items are written (sent or draft). */
+    /**
+     * A new intake and its items (`items`, as written) are written, sent or draft. One created sent
+     * is on its way with this event alone: intakeSent is not raised for it.
+     */
     intakeCreated: {
       world: World;
       intake: IntakeRow;
+      items: readonly ItemRow[];
       chasePlan: ChasePlanValues;
       alsoNotify: z.infer<typeof AlsoNotify>;
     };
-    /** The intake went out to its client (at creation with send, or by POST …/send). */
+    /** A draft went out to its client (POST …/send). */
     intakeSent: { world: World; intake: IntakeRow };
     /** The intake's items changed and it settled into `intake.status` (from `previousStatus`). */
     intakeSettled: { world: World; intake: IntakeRow; items: readonly ItemRow[]; previousStatus: string };

@@ -177,6 +177,11 @@ export function itemRows(
   }));
 }
 
+/** Items as a read would give them, from the rows itemRows made (and insertItems wrote). */
+export function writtenItems(rows: readonly ReturnType<typeof itemRows>[number][]): ItemRow[] {
+  return rows.map((row) => itemOf({ ...row, review_note: null }));
+}
+
 export async function insertItems(db: Kysely<Database>, rows: Insertable<IntakeItemsTable>[]): Promise<void> {
   await insertItemRows(db, rows);
 }

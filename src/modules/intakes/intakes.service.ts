@@ -29,6 +29,7 @@ import {
   insertIntake,
   insertItems,
   itemRows,
+  writtenItems,
   itemsOf,
   listIntakes,
   lockIntake,
@@ -153,11 +154,15 @@ export async function createIntake(
         await insertIntake(trx, intake);
         const rows = itemRows(world, id, items, 0, at);
         await insertItems(trx, rows);
-        await raise(trx, 'intakeCreated', { world, intake, chasePlan, alsoNotify });
-        if (send) {
-          await emitSent(trx, world, intake);
-          await raise(trx, 'intakeSent', { world, intake });
-        }
+        // Created sent, the intake is on its way with this event alone (no intakeSent follows).
+        await raise(trx, 'intakeCreated', {
+          world,
+          intake,
+          items: writtenItems(rows),
+          chasePlan,
+          alsoNotify,
+        });
+        if (send) await emitSent(trx, world, intake);
         await auditInTransaction(trx, id);
         return { id, value: toCreatedIntake(services.config.appUrl, intake, rows) };
       },

@@ -53,31 +53,30 @@ async function requireIntake(db: Kysely<Database>, world: World, id: string): Pr
   return intake;
 }
 
-/** Stores the also_notify list of a new intake, in its creating transaction (before it is sent). */
+/** Stores the also_notify list of a new intake, in its creating transaction, and answers the rows written. */
 export async function insertAlsoNotify(
   trx: Kysely<Database>,
   world: World,
   intakeId: string,
   list: readonly NewRecipient[],
   firstPosition = 0,
-): Promise<void> {
+): Promise<RecipientRow[]> {
   const at = world.clock.now().toISOString();
-  await insertRecipients(
-    trx,
-    list.map((person, index) => ({
-      id: newId('rcp'),
-      account_id: world.accountId,
-      livemode: world.livemode ? 1 : 0,
-      intake_id: intakeId,
-      email: person.email.toLowerCase(),
-      name: person.name ?? null,
-      position: firstPosition + index,
-      opted_out_at: null,
-      stalled_at: null,
-      created_at: at,
-      updated_at: at,
-    })),
-  );
+  const rows = list.map((person, index): RecipientRow => ({
+    id: newId('rcp'),
+    account_id: world.accountId,
+    livemode: world.livemode ? 1 : 0,
+    intake_id: intakeId,
+    email: person.email.toLowerCase(),
+    name: person.name ?? null,
+    position: firstPosition + index,
+    opted_out_at: null,
+    stalled_at: null,
+    created_at: at,
+    updated_at: at,
+  }));
+  await insertRecipients(trx, rows);
+  return rows;
 }
 
 /** Every recipient as the caller sees them: the client first, then the others in the order added. */
