@@ -212,8 +212,18 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
     (delivered !== INTAKES && !process.env.BENCH_NO_SMTP) ||
     Number(next.n) !== INTAKES
   ) {
+    // The reminders that neither went out nor wait, with what their dispatch recorded: the clue to why.
+    const others = await db
+      .selectFrom('chases')
+      .select(['status', 'error'])
+      .where('account_id', '=', account.account_id)
+      .where('status', 'not in', ['sent', 'scheduled'])
+      .limit(5)
+      .execute();
+    const recorded = others.map((row) => `${row.status}${row.error ? ` (${row.error})` : ''}`).join('; ');
     throw new Error(
-      `Expected ${INTAKES} reminders sent, delivered and re-planned; got ${String(sent.n)} sent, ${delivered} delivered, ${String(next.n)} planned`,
+      `Expected ${INTAKES} reminders sent, delivered and re-planned; got ${String(sent.n)} sent, ${delivered} delivered, ${String(next.n)} planned` +
+        (recorded ? `; others: ${recorded}` : ''),
     );
   }
   return {
