@@ -924,9 +924,13 @@ export class Worker {
       byLease.set(job.lease, [...(byLease.get(job.lease) ?? []), job]);
     }
     const lease = this.clock.now().getTime() + this.leaseMs;
-    for (const [old, jobs] of byLease) {
-      if (old >= lease) continue;
-      for (const job of jobs) job.renewingTo = lease;
+    const groups = [...byLease].filter(([old]) => old < lease);
+    // Every job of the renewal carries the new lease in its fence before the first update goes out: an
+    // outcome taken while an earlier group's update is under way is then recorded under either lease,
+    // whichever its row carries when the outcome's statement arrives (on PostgreSQL the two run on
+    // different connections).
+    for (const [, jobs] of groups) for (const job of jobs) job.renewingTo = lease;
+    for (const [old, jobs] of groups) {
       try {
         const renewed = await this.db.kysely
           .updateTable('jobs')

@@ -1,0 +1,196 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
+import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
+import { Worker, type WorkerLogger } from '../src/jobs/worker.js';
+import type { Clock } from '../src/lib/clock.js';
+import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
+
+const Step = defineJob('test_renewal.step', z.strictObject({ n: z.number().int() }), { testOnly: true });
+
+class ManualClock implements Clock {
+  constructor(public ms: number) {}
+  now(): Date {
+    return new Date(this.ms);
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+const quiet: WorkerLogger = { info: () => {}, warn: () => {}, error: () => {} };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
+    await sleep(5);
+  }
+}
+
+/** Makes pg hold back the statements whose text and parameters `match` until `release` is called. */
+function holdStatements(match: (text: string, values: readonly unknown[]) => boolean) {
+  const prototype = pg.Client.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const query = prototype.query;
+  if (!query) throw new Error('pg.Client has no query method');
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let held = 0;
+  prototype.query = function (this: unknown, ...args: unknown[]) {
+    const [config, second] = args;
+    const text =
+      typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? '');
+    const values =
+      (Array.isArray(second) ? second : (config as { values?: unknown[] } | undefined)?.values) ?? [];
+    if (!match(text, values)) return query.apply(this, args);
+    held++;
+    return gate.then(() => query.apply(this, args));
+  };
+  return { release, held: () => held, restore: () => (prototype.query = query) };
+}
+
+/**
+ * On PostgreSQL a worker renews its running jobs' leases by groups (one statement per lease they hold)
+ * on one connection while an outcome is recorded on another. An outcome taken while an earlier group's
+ * renewal is under way must hold whichever lease its row carries when its statement arrives: the
+ * outcome of a job whose renewal came after its fence was taken was lost (its handler's work rolled
+ * back, an at-most-once send recorded as cut off). SQLite runs both on its one connection, in turn.
+ */
+describe.runIf(DATABASES.includes('postgres'))(
+  'lease renewals under way while an outcome is recorded, on PostgreSQL',
+  () => {
+    let db: Db;
+    let other: Db;
+    let dataDir: string;
+    const schema = `t_renew_${process.pid}_${Date.now().toString(36)}`;
+
+    beforeAll(async () => {
+      dataDir = await mkdtemp(join(tmpdir(), 'intake-renewal-'));
+      const target = new URL(TEST_POSTGRES_URL);
+      target.searchParams.set('schema', schema);
+      db = openDatabase({ databaseUrl: target.toString(), dataDir });
+      await migrateToLatest(db, target.toString());
+      other = openDatabase({ databaseUrl: target.toString(), dataDir });
+    });
+    afterAll(async () => {
+      await db.close();
+      await other.close();
+      const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it('keeps the outcome of a job whose lease is renewed after its fence was taken', async () => {
+      const clock = new ManualClock(Date.UTC(2030, 0, 1));
+      const leaseMs = 3_000;
+      const worker = new Worker({
+        db,
+        clock,
+        logger: quiet,
+        pollIntervalMs: 10,
+        concurrency: 4,
+        leaseMs,
+        jobTimeoutMs: 20_000,
+      });
+      const started = new Set<number>();
+      const finishing = new Map<number, () => void>();
+      const outcomes: unknown[] = [];
+      worker.register(Step, async (job) => {
+        started.add(job.payload.n);
+        await new Promise<void>((resolve) => finishing.set(job.payload.n, resolve));
+        try {
+          outcomes.push(
+            await job.finish(async (trx) => {
+              await trx
+                .insertInto('usage_counters')
+                .values({
+                  account_id: 'acct_renewal',
+                  livemode: 1,
+                  period: 'all',
+                  metric: `step_${job.payload.n}`,
+                  value: 1,
+                })
+                .execute();
+              return 'recorded';
+            }),
+          );
+        } catch (error) {
+          outcomes.push(error);
+        }
+      });
+      const enqueue = (n: number, dueInMs: number) =>
+        enqueueJob(db.kysely, {
+          accountId: 'acct_renewal',
+          livemode: true,
+          kind: Step,
+          subjectId: `step_${n}`,
+          payload: { n },
+          dueAt: clock.now().getTime() + dueInMs,
+        });
+
+      // Two running jobs holding different leases: claimed one second apart.
+      const first = await enqueue(1, 0);
+      const second = await enqueue(2, 1_000);
+      const runs = [worker.runDue()];
+      await waitFor(() => started.has(1));
+      clock.advance(1_000);
+      runs.push(worker.runDue());
+      await waitFor(() => started.has(2));
+
+      // The first group's renewal waits on a row lock held elsewhere; the second job's outcome statement
+      // is held back on its way (as a slow network would), after its fence was taken.
+      let unlock: () => void = () => {};
+      const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+      let locked = false;
+      const holder = other.kysely.transaction().execute(async (trx) => {
+        await trx.selectFrom('jobs').select('id').where('id', '=', first).forUpdate().execute();
+        locked = true;
+        await unlocked;
+      });
+      await waitFor(() => locked);
+      const outcome = holdStatements(
+        (text, values) => /delete from "?jobs"?/i.test(text) && values.includes(second),
+      );
+      try {
+        // Both leases now end within one lease from now: the next heartbeat (every second here) renews
+        // them, and the first group's update waits on the lock.
+        clock.advance(1_100);
+        await sleep(1_300);
+        finishing.get(2)?.();
+        await waitFor(() => outcome.held() > 0);
+        // The first group's update goes through; the second group's follows, before the held outcome.
+        unlock();
+        await holder;
+        await sleep(500);
+      } finally {
+        outcome.release();
+        outcome.restore();
+      }
+      await waitFor(() => outcomes.length === 1);
+      expect(outcomes).toEqual(['recorded']);
+      finishing.get(1)?.();
+      await Promise.all(runs);
+      expect(outcomes).toEqual(['recorded', 'recorded']);
+      const left = await db.kysely
+        .selectFrom('jobs')
+        .select('id')
+        .where('id', 'in', [first, second])
+        .execute();
+      expect(left).toEqual([]);
+      const counted = await db.kysely
+        .selectFrom('usage_counters')
+        .select('metric')
+        .where('account_id', '=', 'acct_renewal')
+        .orderBy('metric')
+        .execute();
+      expect(counted.map((row) => row.metric)).toEqual(['step_1', 'step_2']);
+    });
+  },
+);
