@@ -7,31 +7,17 @@ import { z } from 'zod';
 import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
 import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
 import { Worker, type WorkerLogger } from '../src/jobs/worker.js';
-import type { Clock } from '../src/lib/clock.js';
 import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
+import { ManualClock } from './helpers/manual-clock.js';
+import { eventually, sleep } from './helpers/receivers.js';
 
 const Step = defineJob('test_renewal.step', z.strictObject({ n: z.number().int() }), { testOnly: true });
 
-class ManualClock implements Clock {
-  constructor(public ms: number) {}
-  now(): Date {
-    return new Date(this.ms);
-  }
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
-
 const quiet: WorkerLogger = { info: () => {}, warn: () => {}, error: () => {} };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
-    await sleep(5);
-  }
-}
+/** Waits until `condition` holds (polled). */
+const waitFor = (condition: () => boolean, what: string) =>
+  eventually(() => Promise.resolve(condition() || undefined), what);
 
 /** Makes pg hold back the statements whose text and parameters `match` until `release` is called. */
 function holdStatements(match: (text: string, values: readonly unknown[]) => boolean) {
@@ -139,10 +125,10 @@ describe.runIf(DATABASES.includes('postgres'))(
       const first = await enqueue(1, 0);
       const second = await enqueue(2, 1_000);
       const runs = [worker.runDue()];
-      await waitFor(() => started.has(1));
+      await waitFor(() => started.has(1), 'the first job started');
       clock.advance(1_000);
       runs.push(worker.runDue());
-      await waitFor(() => started.has(2));
+      await waitFor(() => started.has(2), 'the second job started');
 
       // The first group's renewal waits on a row lock held elsewhere; the second job's outcome statement
       // is held back on its way (as a slow network would), after its fence was taken.
@@ -154,7 +140,7 @@ describe.runIf(DATABASES.includes('postgres'))(
         locked = true;
         await unlocked;
       });
-      await waitFor(() => locked);
+      await waitFor(() => locked, 'the first job locked elsewhere');
       const outcome = holdStatements(
         (text, values) => /delete from "?jobs"?/i.test(text) && values.includes(second),
       );
@@ -164,7 +150,7 @@ describe.runIf(DATABASES.includes('postgres'))(
         clock.advance(1_100);
         await sleep(1_300);
         finishing.get(2)?.();
-        await waitFor(() => outcome.held() > 0);
+        await waitFor(() => outcome.held() > 0, 'the outcome held back');
         // The first group's update goes through; the second group's follows, before the held outcome.
         unlock();
         await holder;
@@ -173,7 +159,7 @@ describe.runIf(DATABASES.includes('postgres'))(
         outcome.release();
         outcome.restore();
       }
-      await waitFor(() => outcomes.length === 1);
+      await waitFor(() => outcomes.length === 1, 'the second outcome');
       expect(outcomes).toEqual(['recorded']);
       finishing.get(1)?.();
       await Promise.all(runs);

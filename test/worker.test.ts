@@ -23,8 +23,9 @@ import {
   Worker,
   type WorkerLogger,
 } from '../src/jobs/worker.js';
-import { systemClock, type Clock } from '../src/lib/clock.js';
+import { systemClock } from '../src/lib/clock.js';
 import { DATABASES, TEST_POSTGRES_URL, type DatabaseKind } from './helpers/env.js';
+import { ManualClock } from './helpers/manual-clock.js';
 
 // Test-only kinds: defined like production ones, but left out of the production start-up check.
 const Echo = defineJob('test_worker.echo', z.strictObject({ n: z.number().int() }), { testOnly: true });
@@ -71,17 +72,6 @@ const Slow = defineJob('test_worker.slow', z.strictObject({ n: z.number().int() 
   testOnly: true,
   concurrency: 1,
 });
-
-/** A clock the test moves by hand (lease expiry, backoff). */
-class ManualClock implements Clock {
-  constructor(public ms: number) {}
-  now(): Date {
-    return new Date(this.ms);
-  }
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
 
 interface LogLine {
   level: 'info' | 'warn' | 'error';
