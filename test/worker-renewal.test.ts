@@ -1,15 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
+import { openDatabase, type Db } from '../src/db/database.js';
 import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
 import { Worker, type WorkerLogger } from '../src/jobs/worker.js';
-import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
+import { DATABASES } from './helpers/env.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { eventually, sleep } from './helpers/receivers.js';
+import { openTestDatabase } from './helpers/server.js';
+import { holdPgStatements } from './helpers/statements.js';
 
 const Step = defineJob('test_renewal.step', z.strictObject({ n: z.number().int() }), { testOnly: true });
 
@@ -18,27 +16,6 @@ const quiet: WorkerLogger = { info: () => {}, warn: () => {}, error: () => {} };
 /** Waits until `condition` holds (polled). */
 const waitFor = (condition: () => boolean, what: string) =>
   eventually(() => Promise.resolve(condition() || undefined), what);
-
-/** Makes pg hold back the statements whose text and parameters `match` until `release` is called. */
-function holdStatements(match: (text: string, values: readonly unknown[]) => boolean) {
-  const prototype = pg.Client.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
-  const query = prototype.query;
-  if (!query) throw new Error('pg.Client has no query method');
-  let release: () => void = () => {};
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  let held = 0;
-  prototype.query = function (this: unknown, ...args: unknown[]) {
-    const [config, second] = args;
-    const text =
-      typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? '');
-    const values =
-      (Array.isArray(second) ? second : (config as { values?: unknown[] } | undefined)?.values) ?? [];
-    if (!match(text, values)) return query.apply(this, args);
-    held++;
-    return gate.then(() => query.apply(this, args));
-  };
-  return { release, held: () => held, restore: () => (prototype.query = query) };
-}
 
 /**
  * On PostgreSQL a worker renews its running jobs' leases by groups (one statement per lease they hold)
@@ -50,27 +27,19 @@ function holdStatements(match: (text: string, values: readonly unknown[]) => boo
 describe.runIf(DATABASES.includes('postgres'))(
   'lease renewals under way while an outcome is recorded, on PostgreSQL',
   () => {
+    let opened: Awaited<ReturnType<typeof openTestDatabase>>;
     let db: Db;
+    /** A second handle on the same schema, as another process would have. */
     let other: Db;
-    let dataDir: string;
-    const schema = `t_renew_${process.pid}_${Date.now().toString(36)}`;
 
     beforeAll(async () => {
-      dataDir = await mkdtemp(join(tmpdir(), 'intake-renewal-'));
-      const target = new URL(TEST_POSTGRES_URL);
-      target.searchParams.set('schema', schema);
-      db = openDatabase({ databaseUrl: target.toString(), dataDir });
-      await migrateToLatest(db, target.toString());
-      other = openDatabase({ databaseUrl: target.toString(), dataDir });
+      opened = await openTestDatabase('postgres');
+      db = opened.db;
+      other = openDatabase({ databaseUrl: opened.env.DATABASE_URL, dataDir: opened.env.DATA_DIR ?? '' });
     });
     afterAll(async () => {
-      await db.close();
       await other.close();
-      const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-      await rm(dataDir, { recursive: true, force: true });
+      await opened.close();
     });
 
     it('keeps the outcome of a job whose lease is renewed after its fence was taken', async () => {
@@ -141,7 +110,7 @@ describe.runIf(DATABASES.includes('postgres'))(
         await unlocked;
       });
       await waitFor(() => locked, 'the first job locked elsewhere');
-      const outcome = holdStatements(
+      const outcome = holdPgStatements(
         (text, values) => /delete from "?jobs"?/i.test(text) && values.includes(second),
       );
       try {

@@ -267,19 +267,16 @@ export async function cancelJobs(
 
 // One subject's jobs of one kind, the usual call (an intake's creation replaces its overdue check, a
 // decision its auto-approval): compiled once, each answering the ids it deleted.
+const jobsOfSubject = (db: Kysely<Database>, subjectId: string, kind: string) =>
+  db.deleteFrom('jobs').where('subject_id', '=', subjectId).where('kind', '=', kind);
 const deleteJobsOfSubject = preparedQuery(
   (db: Kysely<Database>, subjectId: string, kind: string) =>
-    db.deleteFrom('jobs').where('subject_id', '=', subjectId).where('kind', '=', kind).returning('id'),
+    jobsOfSubject(db, subjectId, kind).returning('id'),
   ['subject', 'kind'],
 );
 const deleteIdleJobsOfSubject = preparedQuery(
   (db: Kysely<Database>, subjectId: string, kind: string) =>
-    db
-      .deleteFrom('jobs')
-      .where('subject_id', '=', subjectId)
-      .where('kind', '=', kind)
-      .where('locked_until', 'is', null)
-      .returning('id'),
+    jobsOfSubject(db, subjectId, kind).where('locked_until', 'is', null).returning('id'),
   ['subject', 'kind'],
 );
 

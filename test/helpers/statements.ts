@@ -32,18 +32,45 @@ export function recordStatements(): { statements: Statement[]; stop(): void } {
     };
     restore.push(() => (sqlitePrototype[method] = original));
   }
-  const pgPrototype = pg.Client.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
-  const query = pgPrototype.query;
-  if (query) {
-    pgPrototype.query = function (this: unknown, ...args: unknown[]) {
-      const [config, values] = args;
-      const text = typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text;
-      const params =
-        (Array.isArray(values) ? values : (config as { values?: unknown[] } | undefined)?.values) ?? [];
-      if (text) statements.push({ sql: text, parameters: params.length });
-      return query.apply(this, args);
-    };
-    restore.push(() => (pgPrototype.query = query));
-  }
+  restore.push(
+    aroundPgQueries((text, values, send) => {
+      if (text) statements.push({ sql: text, parameters: values.length });
+      return send();
+    }),
+  );
   return { statements, stop: () => restore.forEach((undo) => undo()) };
+}
+
+/**
+ * Puts `around` between pg's Client.query and every statement sent (its text and parameters, and
+ * `send`, which sends it), until the function returned is called.
+ */
+export function aroundPgQueries(
+  around: (text: string, values: readonly unknown[], send: () => unknown) => unknown,
+): () => void {
+  const prototype = pg.Client.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const query = prototype.query;
+  if (!query) throw new Error('pg.Client has no query method');
+  prototype.query = function (this: unknown, ...args: unknown[]) {
+    const [config, second] = args;
+    const text =
+      typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? '');
+    const values =
+      (Array.isArray(second) ? second : (config as { values?: unknown[] } | undefined)?.values) ?? [];
+    return around(text, values, () => query.apply(this, args));
+  };
+  return () => (prototype.query = query);
+}
+
+/** Holds back the pg statements that `match` (text and parameters) until `release` is called. */
+export function holdPgStatements(match: (text: string, values: readonly unknown[]) => boolean) {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let held = 0;
+  const restore = aroundPgQueries((text, values, send) => {
+    if (!match(text, values)) return send();
+    held++;
+    return gate.then(send);
+  });
+  return { release, held: () => held, restore };
 }

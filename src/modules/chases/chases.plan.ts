@@ -262,15 +262,12 @@ export async function cancelPending(
 }
 
 /**
- * When an intake is sent (creation with send, or POST /send): the portal-link email and the first
- * reminder of its series, in the sending transaction.
+ * When a draft is sent (POST /send): the portal-link email and the first reminder of every person's
+ * series, in the sending transaction.
  */
 export async function onIntakeSent(trx: Kysely<Database>, world: World, intake: IntakeRow): Promise<void> {
   const plan = await ensurePlan(trx, world, intake);
-  const sentAt = intake.sent_at ? Date.parse(intake.sent_at) : world.clock.now().getTime();
-  for (const person of await seriesOf(trx, intake, plan)) {
-    await startSeries(trx, world, intake, plan, person, sentAt);
-  }
+  await startEverySeries(trx, world, intake, plan, await seriesOf(trx, intake, plan));
 }
 
 /** What an intake's creation has just written, so that starting its series reads none of it back. */
@@ -281,8 +278,8 @@ export interface NewIntakeRows {
 }
 
 /**
- * An intake created sent: every person's invitation and first reminder, like onIntakeSent, from the
- * rows its creation has just written (no reminder can precede the first).
+ * An intake created sent: as onIntakeSent, from the rows its creation has just written (no reminder
+ * can precede the first).
  */
 export async function startNewIntake(
   trx: Kysely<Database>,
@@ -290,13 +287,35 @@ export async function startNewIntake(
   intake: IntakeRow,
   written: NewIntakeRows,
 ): Promise<void> {
-  const sentAt = intake.sent_at ? Date.parse(intake.sent_at) : world.clock.now().getTime();
-  for (const person of seriesFrom(intake, written.plan, written.recipients)) {
-    await startSeries(trx, world, intake, written.plan, person, sentAt, {
+  await startEverySeries(
+    trx,
+    world,
+    intake,
+    written.plan,
+    seriesFrom(intake, written.plan, written.recipients),
+    {
       items: written.items,
       lastSequenceNo: 0,
-    });
-  }
+    },
+  );
+}
+
+async function startEverySeries(
+  trx: Kysely<Database>,
+  world: World,
+  intake: IntakeRow,
+  plan: ChasePlanRow | undefined,
+  people: readonly Series[],
+  known?: KnownAtStart,
+): Promise<void> {
+  const sentAt = intake.sent_at ? Date.parse(intake.sent_at) : world.clock.now().getTime();
+  for (const person of people) await startSeries(trx, world, intake, plan, person, sentAt, known);
+}
+
+/** The intake's items and the series' last reminder number, when the caller knows them. */
+interface KnownAtStart {
+  items: readonly ItemRow[];
+  lastSequenceNo: number;
 }
 
 /** One person's invitation and the first reminder of their series (at sending, or when added later). */
@@ -307,8 +326,7 @@ export async function startSeries(
   plan: ChasePlanRow | undefined,
   person: Series,
   nowMs: number,
-  /** The intake's items and the series' last reminder number, when the caller knows them. */
-  known?: { items: readonly ItemRow[]; lastSequenceNo: number },
+  known?: KnownAtStart,
 ): Promise<void> {
   const to = person.id === null ? undefined : { email: person.email, name: person.name };
   await queueEmail(trx, world, intake, 'invitation', {}, to);

@@ -450,25 +450,17 @@ export async function filesOf(db: Kysely<Database>, intakeId: string, itemKey?: 
 }
 
 // Every message about an intake (its files' names) and every file's page reads these: compiled once.
-const selectFilesOf = preparedQuery(
-  (db: Kysely<Database>, intakeId: string) =>
-    db
-      .selectFrom('item_files')
-      .selectAll()
-      .where('intake_id', '=', intakeId)
-      .orderBy('created_at')
-      .orderBy('id'),
-  [''],
-);
+const itemFilesQuery = (db: Kysely<Database>, intakeId: string) =>
+  db
+    .selectFrom('item_files')
+    .selectAll()
+    .where('intake_id', '=', intakeId)
+    .orderBy('created_at')
+    .orderBy('id');
+const selectFilesOf = preparedQuery(itemFilesQuery, ['']);
 const selectFilesOfItem = preparedQuery(
   (db: Kysely<Database>, intakeId: string, itemKey: string) =>
-    db
-      .selectFrom('item_files')
-      .selectAll()
-      .where('intake_id', '=', intakeId)
-      .where('item_key', '=', itemKey)
-      .orderBy('created_at')
-      .orderBy('id'),
+    itemFilesQuery(db, intakeId).where('item_key', '=', itemKey),
   ['intake', 'item'],
 );
 
