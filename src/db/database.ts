@@ -7,6 +7,7 @@ import { pgModule } from './pg-module.js';
 import { withNamedStatements } from './pg-named-statements.js';
 import { registerDirectReader } from './prepared.js';
 import type { Database } from './schema.js';
+import { checkpointInBackground, INLINE_CHECKPOINT_PAGES } from './sqlite-checkpoints.js';
 import { KeptLately } from '../lib/kept-lately.js';
 import { ensurePrivateDirectory, ensurePrivateFile } from '../lib/private-files.js';
 
@@ -32,7 +33,7 @@ export interface Db {
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
   dataDir: string;
-  /** Told what an operator should know about the connection (PostgreSQL only). */
+  /** Told what an operator should know: about the connection (PostgreSQL), its checkpoints (SQLite). */
   warn?: (message: string) => void;
 }
 
@@ -45,15 +46,17 @@ export function openDatabase(options: DatabaseOptions): Db {
   ensurePrivateDirectory(options.dataDir);
   const file = join(options.dataDir, 'intake.sqlite');
   ensurePrivateFile(file);
-  return openSqlite(file);
+  return openSqlite(file, options.warn ?? ((message) => process.emitWarning(message)));
 }
 
-function openSqlite(file: string): Db {
+function openSqlite(file: string, warn: (message: string) => void): Db {
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
+  // Checkpoints run on a thread of their own (below); a commit checkpoints only a log that has grown long.
+  sqlite.pragma(`wal_autocheckpoint = ${INLINE_CHECKPOINT_PAGES}`);
   const statements = withStatementCache(sqlite);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   // Prepared reads run directly while no transaction is open on the connection: a read between the
@@ -67,6 +70,8 @@ function openSqlite(file: string): Db {
   // writes therefore sees every commit, this process's own included.
   const watcher = new SQLite(file);
   const dataVersion = watcher.prepare('PRAGMA data_version').pluck();
+  const openedAt = dataVersion.get() as number;
+  const checkpoints = checkpointInBackground(file, () => dataVersion.get() !== openedAt, warn);
   let versionThisTurn: number | undefined;
   const changeVersion = (): number => {
     if (versionThisTurn === undefined) {
@@ -92,6 +97,7 @@ function openSqlite(file: string): Db {
     // One connection, used synchronously: never idle-waiting, never queued.
     poolUse: () => ({ max: 1, total: 1, idle: 0, waiting: 0 }),
     close: async () => {
+      await checkpoints.stop();
       await kysely.destroy();
       watcher.close();
     },
