@@ -1,7 +1,10 @@
+import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
@@ -48,6 +51,30 @@ describe('SQLite checkpoints on a thread of their own', () => {
     }
     // Closed cleanly: the thread's connection first, so that the last one to close folds the log in.
     expect(existsSync(`${file}-wal`)).toBe(false);
+  });
+
+  it('lets a process whose last work is closing the database end normally', async () => {
+    // The thread is unref'd while it runs; closing must still wait for it, in a process that has
+    // nothing else to keep it alive (a script, a CLI command), not end with the close unsettled.
+    const script = join(dataDir, 'close-last.mts');
+    const database = pathToFileURL(resolve('src/db/database.ts')).href;
+    await writeFile(
+      script,
+      [
+        `import { openDatabase } from ${JSON.stringify(database)};`,
+        `const db = openDatabase({ databaseUrl: undefined, dataDir: ${JSON.stringify(dataDir)} });`,
+        `await db.kysely.schema.createTable('t').addColumn('a', 'text').execute();`,
+        'await new Promise((resolve) => setTimeout(resolve, 300));',
+        'await db.close();',
+        `console.log('closed');`,
+      ].join('\n'),
+    );
+    const run = promisify(execFile);
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', script], {
+      cwd: resolve('.'),
+      timeout: 30_000,
+    });
+    expect(stdout.trim()).toBe('closed');
   });
 
   it('tells the opener what went wrong, once, and still stops', async () => {

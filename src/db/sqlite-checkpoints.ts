@@ -94,6 +94,9 @@ export function checkpointInBackground(
   return {
     stop: async () => {
       clearInterval(waiting);
+      // Held by the thread until it has closed: unref'd, a process with nothing else left to do would
+      // end before its exit came, with this promise unsettled.
+      thread?.ref();
       thread?.postMessage('stop');
       await exited;
     },
