@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import { checkpointInBackground, INLINE_CHECKPOINT_PAGES } from '../src/db/sqlite-checkpoints.js';
-import { eventually } from './helpers/receivers.js';
+import { eventually, sleep } from './helpers/receivers.js';
 
 describe('SQLite checkpoints on a thread of their own', () => {
   let dataDir: string;
@@ -75,6 +76,37 @@ describe('SQLite checkpoints on a thread of their own', () => {
       timeout: 30_000,
     });
     expect(stdout.trim()).toBe('closed');
+  });
+
+  it('starts checkpointing only once the database has changed', async () => {
+    // A connection of the test's own that never checkpoints: only the thread can move its pages.
+    const file = join(dataDir, 'gate.sqlite');
+    const writer = new SQLite(file);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec('create table probe (id integer primary key, body text not null)');
+    const insert = writer.prepare('insert into probe (id, body) values (?, ?)');
+    for (let id = 1; id <= 500; id++) insert.run(id, 'x'.repeat(1_000));
+    const sizeAtFirst = statSync(file).size;
+    let changed = false;
+    const checkpoints = checkpointInBackground(
+      file,
+      () => changed,
+      () => undefined,
+      20,
+    );
+    try {
+      await sleep(200); // ten intervals, told nothing has changed: no thread, no checkpoint
+      expect(statSync(file).size).toBe(sizeAtFirst);
+      changed = true;
+      await eventually(
+        () => Promise.resolve(statSync(file).size > 500_000 ? true : undefined),
+        'the database file to hold the rows once told of the change',
+      );
+    } finally {
+      await checkpoints.stop();
+      writer.close();
+    }
   });
 
   it('tells the opener what went wrong, once, and still stops', async () => {
