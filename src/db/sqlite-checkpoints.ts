@@ -16,7 +16,9 @@ export const INLINE_CHECKPOINT_PAGES = 10_000;
  * The thread's code, plain JavaScript (no loader to start): its own connection, and on every tick on
  * which another connection has committed (`data_version` moved), a passive checkpoint. A passive
  * checkpoint takes no lock a writer waits for: it copies what no reader still needs and leaves the
- * rest for the next tick. An error is posted to the opener, once per distinct message.
+ * rest for the next tick. After ten ticks without a commit it ticks ten times less often, until the
+ * next commit: an idle process's thread wakes once a second. An error is posted to the opener, once
+ * per distinct message.
  */
 const THREAD_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -34,11 +36,16 @@ const open = () => {
   }
 };
 let lastError = '';
+let quietTicks = 0;
 const tick = () => {
   try {
     connection ??= open();
     const now = connection.version.get();
-    if (now === connection.seen) return;
+    if (now === connection.seen) {
+      quietTicks++;
+      return;
+    }
+    quietTicks = 0;
     connection.seen = now;
     connection.checkpoint.get();
   } catch (error) {
@@ -47,9 +54,16 @@ const tick = () => {
     lastError = message;
   }
 };
-const timer = setInterval(tick, workerData.intervalMs);
+let timer;
+const next = () => {
+  timer = setTimeout(() => {
+    tick();
+    next();
+  }, quietTicks < 10 ? workerData.intervalMs : workerData.intervalMs * 10);
+};
+next();
 parentPort.on('message', () => {
-  clearInterval(timer);
+  clearTimeout(timer);
   connection?.db.close();
   parentPort.close();
 });
