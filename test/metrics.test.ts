@@ -117,8 +117,11 @@ describe.each(DATABASES)('metrics on %s', (database) => {
       const delivered =
         value(scraped.samples, 'intake_webhook_deliveries_total', { outcome: 'succeeded' }) ?? 0;
       const emailed = value(scraped.samples, 'intake_messages_total', { channel: 'email' }) ?? 0;
-      return delivered >= 1 && emailed >= 1 ? scraped : undefined;
-    }, 'the webhook and the email to be counted');
+      // One scrape reads the jobs table before it writes the counters: the delivery can be counted in
+      // the scrape whose table still showed its job running. Wait for a scrape that saw it end.
+      const attempting = value(scraped.samples, 'intake_jobs', { kind: 'webhook.attempt', state: 'running' });
+      return delivered >= 1 && emailed >= 1 && attempting === 0 ? scraped : undefined;
+    }, 'the webhook and the email to be counted, and the attempt to have ended');
 
     // HTTP by route pattern (never the id) and status.
     expect(
