@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely, type KyselyPlugin } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -1084,6 +1084,99 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       await worker.stop();
     }
     expect(stuckMostAtOnce).toBe(2);
+  });
+
+  it("claims the other keys' jobs, oldest key first, beside a key whose backlog fills the kind's front", async () => {
+    // The claims made while the worker holds the busy key's allowance, as statements with their values.
+    const claims: { sql: string; parameters: readonly unknown[] }[] = [];
+    let busyRunning = 0;
+    const executor = db.kysely.getExecutor();
+    const recording: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => {
+        const compiled = executor.compileQuery(node, queryId);
+        if (busyRunning > 0 && compiled.sql.includes('update jobs set locked_until')) claims.push(compiled);
+        return node;
+      },
+      transformResult: ({ result }) => Promise.resolve(result),
+    };
+    const worker = new Worker({
+      db: { ...db, kysely: db.kysely.withPlugin(recording) },
+      clock,
+      logger: recordingLogger(),
+      pollIntervalMs: 10,
+    });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const done: string[] = [];
+    worker.register(KeyedAhead, async (job) => {
+      if (job.subjectId === 'busy') {
+        busyRunning++;
+        await gate;
+      }
+      done.push(`${job.subjectId}:${job.payload.n}`);
+    });
+    const add = (subjectId: string, n: number, dueInMs: number, key: string | null) =>
+      enqueueJob(db.kysely, {
+        accountId,
+        livemode: true,
+        kind: KeyedAhead,
+        subjectId,
+        payload: { n },
+        dueAt: clock.now().getTime() + dueInMs,
+        ...(key === null ? {} : { concurrencyKey: key }),
+      });
+    // Two hundred of one endpoint, all older than any other key's.
+    for (let n = 0; n < 200; n++) await add('busy', n, -100_000 + n, 'endpoint_busy');
+    for (let n = 0; n < 3; n++) await add('b', n, -500 + n, 'endpoint_b');
+    for (let n = 0; n < 2; n++) await add('a', n, -400 + n, 'endpoint_a');
+    await add('none', 0, -300, null);
+    // Not due yet: left for later.
+    await add('later', 0, 60_000, 'endpoint_later');
+    const claimedOf = async (subjectId: string) =>
+      (
+        await db.kysely
+          .selectFrom('jobs')
+          .select('id')
+          .where('subject_id', '=', subjectId)
+          .where('locked_until', 'is not', null)
+          .execute()
+      ).length;
+
+    worker.start();
+    try {
+      await waitFor(() => done.length === 6);
+      expect(done.filter((d) => !d.startsWith('busy')).sort()).toEqual([
+        'a:0',
+        'a:1',
+        'b:0',
+        'b:1',
+        'b:2',
+        'none:0',
+      ]);
+      // One of the busy key at once (its keyConcurrency), five more claimed ahead: no more.
+      expect(busyRunning).toBe(1);
+      expect(await claimedOf('busy')).toBe(6);
+      expect(await claimedOf('later')).toBe(0);
+      expect(claims.length).toBeGreaterThan(0);
+      if (database === 'sqlite') {
+        // Each claim beside the busy key reads the other keys' jobs from the key index, a seek per
+        // key: none walks the kind's front, the busy key's 194 unclaimed jobs.
+        for (const claim of claims) {
+          const plan = await db.kysely.executeQuery<{ detail: string }>(
+            CompiledQuery.raw(`explain query plan ${claim.sql}`, [...claim.parameters]),
+          );
+          const steps = plan.rows.map((row) => row.detail);
+          expect(steps.some((step) => step.includes('jobs_kind_key_due_id'))).toBe(true);
+          expect(steps.filter((step) => step.includes('jobs_kind_due_id'))).toEqual([]);
+        }
+      }
+      release();
+      await waitFor(async () => (await jobCount()) === 1);
+    } finally {
+      release();
+      await worker.stop();
+    }
+    expect(done.filter((d) => d.startsWith('busy'))).toHaveLength(200);
   });
 
   it("claims a busy key's jobs ahead by the kind's keyPrefetch, and still runs one of the key at once", async () => {

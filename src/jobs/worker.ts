@@ -704,28 +704,64 @@ export class Worker {
     const lease = now + this.leaseMs;
     const postgres = this.db.dialect === 'postgres';
 
+    // What makes a job claimable beside being due: no live lease, the run's account and mode, not held
+    // here. Columns are named through `column` (bare, or of an alias).
+    const claimable = (kinds: readonly string[], column: (name: string) => RawBuilder<unknown>) => {
+      const filters: RawBuilder<unknown>[] = [
+        sql`(${column('locked_until')} is null or ${column('locked_until')} < ${now})`,
+      ];
+      if (options.accountId !== undefined) filters.push(sql`${column('account_id')} = ${options.accountId}`);
+      if (options.livemode !== undefined)
+        filters.push(sql`${column('livemode')} = ${options.livemode ? 1 : 0}`);
+      // A queued job whose lease ran out is due again, but not for this worker, which holds it.
+      const held = this.queue.filter((job) => kinds.includes(job.row.kind)).map((job) => job.row.id);
+      if (held.length > 0) filters.push(sql`${column('id')} not in (${sql.join(held)})`);
+      return sql.join(filters, sql` and `);
+    };
+    const bare = (name: string) => sql.ref(name);
+    const ofAlias = (alias: string) => (name: string) => sql.ref(`${alias}.${name}`);
+    const lock = postgres ? sql` for update skip locked` : sql``;
+    const materialized = postgres ? sql`materialized ` : sql``;
+    const saturatedKeys = (keyed: Pick['keyed']) =>
+      [...(keyed?.inHand ?? [])].filter(([, n]) => n >= (keyed?.allowance ?? 0)).map(([key]) => key);
+
     // Each pick: its kinds' due rows, oldest first. On PostgreSQL each row is locked as it is picked
     // (SKIP LOCKED: rows another worker is claiming right now are passed over, not waited for), in a
     // materialised CTE so the pick runs exactly once. SQLite takes its one write lock for the whole
     // statement.
-    const pick = ({ kinds: of, limit: most, keyed }: Pick): RawBuilder<unknown> => {
-      const filters: RawBuilder<unknown>[] = [
-        sql`kind in (${sql.join(of)})`,
-        sql`due_at <= ${now}`,
-        sql`(locked_until is null or locked_until < ${now})`,
+    const walk = ({ kinds, limit: most }: Pick): RawBuilder<unknown> =>
+      sql`select id, due_at, concurrency_key from jobs where kind in (${sql.join(kinds)}) and due_at <= ${now} and ${claimable(kinds, bare)} order by due_at, id limit ${most}${lock}`;
+
+    // A kind limited per key, with keys of which this worker holds its whole allowance: their due
+    // jobs may be the whole front of the kind's backlog (an endpoint thousands of deliveries behind),
+    // which the walk above would pass over one by one at every claim. Instead the kind's keys are
+    // found by a skip scan of (kind, concurrency_key, due_at, id), one index seek each, and each other
+    // key's oldest due jobs read from there: the cost follows how many keys have jobs of the kind,
+    // not how many jobs they have. A key's due jobs are asked for as one range of that index's rows,
+    // in its order, so that no planner walks the (kind, due_at) index instead, filtering by key
+    // (PostgreSQL would, where its statistics know a single key).
+    const perKey = (i: number, { kinds, limit: most, keyed }: Pick): RawBuilder<unknown>[] => {
+      const kind = kinds[0] ?? '';
+      const keys = sql.id(`keys${i}`);
+      const heads = sql.id(`heads${i}`);
+      const due = sql.id(`due${i}`);
+      const allowance = keyed?.allowance ?? 1;
+      const dueOfKey = (column: (name: string) => RawBuilder<unknown>, key: RawBuilder<unknown>) =>
+        sql`(${column('kind')}, ${column('concurrency_key')}, ${column('due_at')}) >= (${kind}, ${key}, ${Number.MIN_SAFE_INTEGER}) and (${column('kind')}, ${column('concurrency_key')}, ${column('due_at')}) <= (${kind}, ${key}, ${now}) and ${claimable(kinds, column)}`;
+      const inOrder = (alias: string) =>
+        sql.raw(`${alias}.kind, ${alias}.concurrency_key, ${alias}.due_at, ${alias}.id`);
+      // Each key's oldest due jobs; on PostgreSQL locked as they are read (SKIP LOCKED, as the walk),
+      // so a key's rows another worker is claiming are passed over for its next ones.
+      const oldest = postgres
+        ? sql`select y.id, y.due_at, y.concurrency_key from ${heads} h cross join lateral (select id, due_at, concurrency_key from jobs where ${dueOfKey(bare, sql`h.k`)} order by ${inOrder('jobs')} limit ${allowance}${lock}) y`
+        : sql`select y.id, y.due_at, y.concurrency_key from ${heads} h join jobs y on y.id in (select z.id from jobs z where ${dueOfKey(ofAlias('z'), sql`h.k`)} order by ${inOrder('z')} limit ${allowance})`;
+      // Jobs of the kind without a key are taken as the walk takes them.
+      const unkeyed = sql`select * from (select id, due_at, concurrency_key from jobs where kind = ${kind} and concurrency_key is null and due_at <= ${now} and ${claimable(kinds, bare)} order by due_at, id limit ${most}${lock}) unkeyed`;
+      return [
+        sql`${keys}(k) as (select min(concurrency_key) from jobs where kind = ${kind} and concurrency_key is not null union all select (select min(concurrency_key) from jobs where kind = ${kind} and concurrency_key > k) from ${keys} where k is not null)`,
+        sql`${heads} as (select k, head from (select k, (select j.due_at from jobs j where ${dueOfKey(ofAlias('j'), sql`k`)} order by ${inOrder('j')} limit 1) as head from ${keys} where k is not null and k not in (${sql.join(saturatedKeys(keyed))})) keyed where head is not null order by head, k limit ${most})`,
+        sql`${due} as ${materialized}(${oldest} union all ${unkeyed})`,
       ];
-      if (options.accountId !== undefined) filters.push(sql`account_id = ${options.accountId}`);
-      if (options.livemode !== undefined) filters.push(sql`livemode = ${options.livemode ? 1 : 0}`);
-      // A queued job whose lease ran out is due again, but not for this worker, which holds it.
-      const held = this.queue.filter((job) => of.includes(job.row.kind)).map((job) => job.row.id);
-      if (held.length > 0) filters.push(sql`id not in (${sql.join(held)})`);
-      const saturated = [...(keyed?.inHand ?? [])].filter(([, n]) => n >= (keyed?.allowance ?? 0));
-      if (saturated.length > 0) {
-        const keys = saturated.map(([key]) => key);
-        filters.push(sql`(concurrency_key is null or concurrency_key not in (${sql.join(keys)}))`);
-      }
-      const lock = postgres ? sql` for update skip locked` : sql``;
-      return sql`select id, due_at, concurrency_key from jobs where ${sql.join(filters, sql` and `)} order by due_at, id limit ${most}${lock}`;
     };
     // A kind limited per key takes, of its oldest due jobs, at most each key's allowance less what
     // this worker holds of that key.
@@ -735,15 +771,16 @@ export class Worker {
       const cases = partial.map(([key, n]) => sql`when ${key} then cast(${allowance - n} as integer)`);
       return sql`case concurrency_key ${sql.join(cases, sql` `)} else cast(${allowance} as integer) end`;
     };
-    const materialized = postgres ? sql`materialized ` : sql``;
+    let recursive = false;
     const ctes = chosen.flatMap((p, i) => {
       const name = sql.id(`pick${i}`);
-      if (!p.keyed) return [sql`${name} as ${materialized}(${pick(p)})`];
+      if (!p.keyed) return [sql`${name} as ${materialized}(${walk(p)})`];
       const candidates = sql.id(`due${i}`);
-      return [
-        sql`${candidates} as ${materialized}(${pick(p)})`,
-        sql`${name} as (select id from (select id, concurrency_key, row_number() over (partition by concurrency_key order by due_at, id) as rn from ${candidates}) ranked where concurrency_key is null or rn <= ${allowed(p.keyed)})`,
-      ];
+      const ranked = sql`${name} as (select id from (select id, due_at, concurrency_key, row_number() over (partition by concurrency_key order by due_at, id) as rn from ${candidates}) ranked where concurrency_key is null or rn <= ${allowed(p.keyed)} order by due_at, id limit ${p.limit})`;
+      if (saturatedKeys(p.keyed).length === 0)
+        return [sql`${candidates} as ${materialized}(${walk(p)})`, ranked];
+      recursive = true;
+      return [...perKey(i, p), ranked];
     });
     const union = sql.join(
       chosen.map((_, i) => sql`select id from ${sql.id(`pick${i}`)}`),
@@ -752,7 +789,7 @@ export class Worker {
     // One statement, so picking and locking are one round trip and one lock. (On SQLite, no
     // multi-statement transaction either: another connection in this process would have to wait
     // synchronously for it, blocking the event loop that must finish it.)
-    const result = await sql<JobRow>`with ${sql.join(ctes)}
+    const result = await sql<JobRow>`with ${recursive ? sql`recursive ` : sql``}${sql.join(ctes)}
       update jobs set locked_until = ${lease}, attempts = attempts + 1
       where id in (${union})
       returning *`.execute(this.db.kysely);
