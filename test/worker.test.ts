@@ -304,6 +304,17 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       /Invalid payload for job kind "test_worker.echo"/,
     );
     await expect(enqueue('test_worker.nothing', {})).rejects.toThrow(/No job kind/);
+    await expect(
+      enqueueJob(db.kysely, {
+        accountId,
+        livemode: true,
+        kind: Keyed,
+        subjectId: 'in_one',
+        payload: { n: 1 },
+        dueAt: clock.now().getTime(),
+        concurrencyKey: '',
+      }),
+    ).rejects.toThrow(/concurrencyKey must not be empty/);
     await enqueue(Echo, { n: 1 }, 0, { subjectId: 'in_one' });
     await enqueue(Other, {}, 0, { subjectId: 'in_one' });
     const kept = await enqueue(Echo, { n: 2 }, 0, { subjectId: 'in_two' });
@@ -1159,14 +1170,14 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       expect(await claimedOf('later')).toBe(0);
       expect(claims.length).toBeGreaterThan(0);
       if (database === 'sqlite') {
-        // Each claim beside the busy key reads the other keys' jobs from the key index, a seek per
+        // Each claim beside the busy key reads the other keys' jobs from the queue index, a seek per
         // key: none walks the kind's front, the busy key's 194 unclaimed jobs.
         for (const claim of claims) {
           const plan = await db.kysely.executeQuery<{ detail: string }>(
             CompiledQuery.raw(`explain query plan ${claim.sql}`, [...claim.parameters]),
           );
           const steps = plan.rows.map((row) => row.detail);
-          expect(steps.some((step) => step.includes('jobs_kind_key_due_id'))).toBe(true);
+          expect(steps.some((step) => step.includes('jobs_queue_due_id'))).toBe(true);
           expect(steps.filter((step) => step.includes('jobs_kind_due_id'))).toEqual([]);
         }
       }

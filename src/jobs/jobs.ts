@@ -151,7 +151,10 @@ export interface NewJob<Input = unknown> {
    * another adds nothing and returns the pending job's id. Keys are global: prefix them with the kind.
    */
   uniqueKey?: string;
-  /** What the job competes for, e.g. a webhook endpoint (see JobDefinition.keyConcurrency). */
+  /**
+   * What the job competes for, e.g. a webhook endpoint (see JobDefinition.keyConcurrency). Not empty:
+   * a job without a key leaves it out.
+   */
   concurrencyKey?: string;
 }
 
@@ -173,6 +176,8 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     throw new Error(`Invalid payload for job kind "${definition.kind}": ${checked.error.message}`);
   }
   if (!Number.isFinite(job.dueAt)) throw new Error(`Job dueAt must be epoch milliseconds, got ${job.dueAt}`);
+  if (job.concurrencyKey === '')
+    throw new Error('Job concurrencyKey must not be empty (leave it out instead)');
   const id = newId('job');
   const row = {
     id,

@@ -734,32 +734,35 @@ export class Worker {
 
     // A kind limited per key, with keys of which this worker holds its whole allowance: their due
     // jobs may be the whole front of the kind's backlog (an endpoint thousands of deliveries behind),
-    // which the walk above would pass over one by one at every claim. Instead the kind's keys are
-    // found by a skip scan of (kind, concurrency_key, due_at, id), one index seek each, and each other
-    // key's oldest due jobs read from there: the cost follows how many keys have jobs of the kind,
-    // not how many jobs they have. A key's due jobs are asked for as one range of that index's rows,
-    // in its order, so that no planner walks the (kind, due_at) index instead, filtering by key
-    // (PostgreSQL would, where its statistics know a single key).
+    // which the walk above would pass over one by one at every claim. Instead the kind's queues (its
+    // kind and key as one value, `kind/key`, indexed with due_at and id: jobs_queue_due_id) are found
+    // by a skip scan, one seek each, and each other queue's oldest due jobs read from its own range:
+    // the cost follows how many keys have jobs of the kind, not how many jobs they have.
     const perKey = (i: number, { kinds, limit: most, keyed }: Pick): RawBuilder<unknown>[] => {
       const kind = kinds[0] ?? '';
-      const keys = sql.id(`keys${i}`);
+      const queues = sql.id(`queues${i}`);
       const heads = sql.id(`heads${i}`);
       const due = sql.id(`due${i}`);
       const allowance = keyed?.allowance ?? 1;
-      const dueOfKey = (column: (name: string) => RawBuilder<unknown>, key: RawBuilder<unknown>) =>
-        sql`(${column('kind')}, ${column('concurrency_key')}, ${column('due_at')}) >= (${kind}, ${key}, ${Number.MIN_SAFE_INTEGER}) and (${column('kind')}, ${column('concurrency_key')}, ${column('due_at')}) <= (${kind}, ${key}, ${now}) and ${claimable(kinds, column)}`;
-      const inOrder = (alias: string) =>
-        sql.raw(`${alias}.kind, ${alias}.concurrency_key, ${alias}.due_at, ${alias}.id`);
-      // Each key's oldest due jobs; on PostgreSQL locked as they are read (SKIP LOCKED, as the walk),
-      // so a key's rows another worker is claiming are passed over for its next ones.
+      const queue = (alias: string) =>
+        sql.raw(`(${alias}.kind || '/' || coalesce(${alias}.concurrency_key, ''))`);
+      // The kind's keyed queues sort after `kind/` (its jobs without a key) and before `kind0` ('0'
+      // follows '/').
+      const ofKind = (alias: string) =>
+        sql`${queue(alias)} > ${`${kind}/`} and ${queue(alias)} < ${`${kind}0`}`;
+      const saturated = saturatedKeys(keyed).map((key) => `${kind}/${key}`);
+      const dueIn = (alias: string, q: RawBuilder<unknown>) =>
+        sql`${queue(alias)} = ${q} and ${sql.ref(`${alias}.due_at`)} <= ${now} and ${claimable(kinds, ofAlias(alias))}`;
+      // Each queue's oldest due jobs; on PostgreSQL locked as they are read (SKIP LOCKED, as the walk),
+      // so a queue's rows another worker is claiming are passed over for its next ones.
       const oldest = postgres
-        ? sql`select y.id, y.due_at, y.concurrency_key from ${heads} h cross join lateral (select id, due_at, concurrency_key from jobs where ${dueOfKey(bare, sql`h.k`)} order by ${inOrder('jobs')} limit ${allowance}${lock}) y`
-        : sql`select y.id, y.due_at, y.concurrency_key from ${heads} h join jobs y on y.id in (select z.id from jobs z where ${dueOfKey(ofAlias('z'), sql`h.k`)} order by ${inOrder('z')} limit ${allowance})`;
+        ? sql`select y.id, y.due_at, y.concurrency_key from ${heads} h cross join lateral (select z.id, z.due_at, z.concurrency_key from jobs z where ${dueIn('z', sql`h.q`)} order by z.due_at, z.id limit ${allowance}${lock}) y`
+        : sql`select y.id, y.due_at, y.concurrency_key from ${heads} h join jobs y on y.id in (select z.id from jobs z where ${dueIn('z', sql`h.q`)} order by z.due_at, z.id limit ${allowance})`;
       // Jobs of the kind without a key are taken as the walk takes them.
-      const unkeyed = sql`select * from (select id, due_at, concurrency_key from jobs where kind = ${kind} and concurrency_key is null and due_at <= ${now} and ${claimable(kinds, bare)} order by due_at, id limit ${most}${lock}) unkeyed`;
+      const unkeyed = sql`select * from (select j.id, j.due_at, j.concurrency_key from jobs j where ${dueIn('j', sql`${`${kind}/`}`)} and j.concurrency_key is null order by j.due_at, j.id limit ${most}${lock}) unkeyed`;
       return [
-        sql`${keys}(k) as (select min(concurrency_key) from jobs where kind = ${kind} and concurrency_key is not null union all select (select min(concurrency_key) from jobs where kind = ${kind} and concurrency_key > k) from ${keys} where k is not null)`,
-        sql`${heads} as (select k, head from (select k, (select j.due_at from jobs j where ${dueOfKey(ofAlias('j'), sql`k`)} order by ${inOrder('j')} limit 1) as head from ${keys} where k is not null and k not in (${sql.join(saturatedKeys(keyed))})) keyed where head is not null order by head, k limit ${most})`,
+        sql`${queues}(q) as (select min(${queue('j')}) from jobs j where ${ofKind('j')} union all select (select min(${queue('j')}) from jobs j where ${ofKind('j')} and ${queue('j')} > q) from ${queues} where q is not null)`,
+        sql`${heads} as (select q, head from (select q, (select j.due_at from jobs j where ${dueIn('j', sql`q`)} order by j.due_at, j.id limit 1) as head from ${queues} where q is not null and q not in (${sql.join(saturated)})) keyed where head is not null order by head, q limit ${most})`,
         sql`${due} as ${materialized}(${oldest} union all ${unkeyed})`,
       ];
     };
