@@ -29,6 +29,7 @@ const BENCHES: readonly Bench[] = [
   { name: 'reminders', script: 'reminders.ts', what: 'reminders against a plain nodemailer loop' },
   { name: 'workers', script: 'workers.ts', what: 'worker CPU per job, one against three workers' },
   { name: 'scale', script: 'growth.ts', what: 'creation, status and the claim at 1,000 and many intakes' },
+  { name: 'claims', script: 'claims.ts', what: 'a claim beside an endpoint 1,000 and many attempts behind' },
 ];
 
 const here = dirname(fileURLToPath(import.meta.url));
