@@ -117,6 +117,15 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** The largest valid Date (year 275760): "locked forever", for jobs given up on. */
 export const GAVE_UP_LOCKED_UNTIL = 8_640_000_000_000_000;
 
+/**
+ * That a job is not given up on, word for word as the partial indexes the claims read state it
+ * (migration 0038): a planner uses such an index only for a query that states its condition. Given-up
+ * jobs stay for the operator but out of those indexes, so they never lengthen a claim.
+ */
+function notGivenUp(column: (name: string) => RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`(${column('locked_until')} is null or ${column('locked_until')} < ${sql.lit(GAVE_UP_LOCKED_UNTIL)})`;
+}
+
 /** The delay before the next attempt after `failedAttempts` failures, or null to give up. */
 export function retryDelayMs(failedAttempts: number): number | null {
   if (failedAttempts >= MAX_ATTEMPTS) return null;
@@ -708,6 +717,7 @@ export class Worker {
     // here. Columns are named through `column` (bare, or of an alias).
     const claimable = (kinds: readonly string[], column: (name: string) => RawBuilder<unknown>) => {
       const filters: RawBuilder<unknown>[] = [
+        notGivenUp(column),
         sql`(${column('locked_until')} is null or ${column('locked_until')} < ${now})`,
       ];
       if (options.accountId !== undefined) filters.push(sql`${column('account_id')} = ${options.accountId}`);

@@ -26,7 +26,7 @@ import { memberships } from './0029_memberships.js';
 import { dropJobsDue } from './0034_drop_jobs_due.js';
 import { commentActorName } from './0036_comment_actor_name.js';
 import { jobUnsentAttempts } from './0037_job_unsent_attempts.js';
-import { jobsQueueDue } from './0038_jobs_queue_due.js';
+import { jobsClaimIndexes } from './0038_jobs_claim_indexes.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -57,7 +57,7 @@ const migrations: Record<string, Migration> = {
   '0034_drop_jobs_due': dropJobsDue,
   '0036_comment_actor_name': commentActorName,
   '0037_job_unsent_attempts': jobUnsentAttempts,
-  '0038_jobs_queue_due': jobsQueueDue,
+  '0038_jobs_claim_indexes': jobsClaimIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
