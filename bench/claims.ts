@@ -11,6 +11,10 @@
  * the handler is the benchmark's, so no request goes out. SQLite, then PostgreSQL (TEST_POSTGRES_URL;
  * skipped with a notice when it does not answer).
  *
+ * A second ratio, the same way: a claim past jobs given up on. Each side also holds as many jobs of a
+ * kind of the bench's own given up on (a day of failed sends), older than any due job; each operation
+ * enqueues one job of that kind, due, and claims and runs it (`Worker.runDue`).
+ *
  * Environment: BENCH_CLAIM_BACKLOG (default 100,000; 10,000 with BENCH_QUICK=1), BENCH_CLAIM_ROUNDS
  * (default 3; 1 quick), BENCH_CLAIM_OPS (operations per side and round, default 200; 50 quick),
  * BENCH_CLAIM_DATABASES (default sqlite,postgres).
@@ -21,8 +25,9 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
-import { enqueueJob } from '../src/jobs/jobs.js';
-import { Worker } from '../src/jobs/worker.js';
+import { z } from 'zod';
+import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
+import { GAVE_UP_LOCKED_UNTIL, Worker } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import { WEBHOOK_ATTEMPT } from '../src/modules/webhooks/webhooks.jobs.js';
 import { positiveNumberFromEnv } from './load.js';
@@ -45,31 +50,60 @@ interface Side {
   backlog: number;
   /** Enqueues one attempt for a new endpoint and resolves once the worker has started it. */
   op(): Promise<void>;
+  /** Enqueues one job of the bench's kind, due, and claims and runs it past the jobs given up on. */
+  pastGivenUp(): Promise<void>;
   stop(): Promise<void>;
 }
 
+/** The bench's own kind, of which each side holds as many jobs given up on as its backlog. */
+const ECHO = defineJob('bench_claims.echo', z.strictObject({ n: z.number().int() }), { testOnly: true });
+
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** `count` due attempts of the busy endpoint, oldest first, written in a few multi-row inserts. */
+/**
+ * `count` due attempts of the busy endpoint, oldest first, and `count` jobs of the bench's kind given
+ * up on, older still, written in a few multi-row inserts.
+ */
 async function fillBacklog(db: Db, count: number): Promise<void> {
   const due = Date.now() - count - 60_000;
+  const created_at = new Date().toISOString();
   await db.kysely.transaction().execute(async (trx) => {
     for (let start = 0; start < count; start += CHUNK) {
-      const rows = [];
-      for (let n = start; n < Math.min(count, start + CHUNK); n++) {
-        rows.push({
-          id: `job_busy_${String(n).padStart(8, '0')}`,
-          account_id: ACCOUNT,
-          livemode: 1,
-          kind: WEBHOOK_ATTEMPT.kind,
-          subject_id: `whd_busy_${n}`,
-          payload: JSON.stringify({ delivery_id: `whd_busy_${n}`, attempt: 1 }),
-          due_at: due + n,
-          created_at: new Date().toISOString(),
-          concurrency_key: BUSY,
-        });
-      }
-      await trx.insertInto('jobs').values(rows).execute();
+      const numbers = Array.from({ length: Math.min(CHUNK, count - start) }, (_, i) => start + i);
+      await trx
+        .insertInto('jobs')
+        .values(
+          numbers.map((n) => ({
+            id: `job_busy_${String(n).padStart(8, '0')}`,
+            account_id: ACCOUNT,
+            livemode: 1,
+            kind: WEBHOOK_ATTEMPT.kind,
+            subject_id: `whd_busy_${n}`,
+            payload: JSON.stringify({ delivery_id: `whd_busy_${n}`, attempt: 1 }),
+            due_at: due + n,
+            created_at,
+            concurrency_key: BUSY,
+          })),
+        )
+        .execute();
+      await trx
+        .insertInto('jobs')
+        .values(
+          numbers.map((n) => ({
+            id: `job_failed_${String(n).padStart(8, '0')}`,
+            account_id: ACCOUNT,
+            livemode: 1,
+            kind: ECHO.kind,
+            subject_id: `failed_${n}`,
+            payload: JSON.stringify({ n }),
+            due_at: due - count + n,
+            attempts: 8,
+            locked_until: GAVE_UP_LOCKED_UNTIL,
+            last_error: 'the relay refused the message',
+            created_at,
+          })),
+        )
+        .execute();
     }
   });
 }
@@ -87,6 +121,9 @@ async function open(dialect: Dialect, backlog: number): Promise<Side> {
   const hanging = new Promise<void>((resolve) => (release = resolve));
   let busyStarted = 0;
   const worker = new Worker({ db, clock: systemClock, logger: silent, pollIntervalMs: 1_000 });
+  // Another worker, not polling, for the bench's kind alone: runDue claims and runs what is due.
+  const echoes = new Worker({ db, clock: systemClock, logger: silent, pollIntervalMs: 1_000 });
+  echoes.register(ECHO, () => Promise.resolve());
   worker.register(WEBHOOK_ATTEMPT, async (job) => {
     if (job.payload.delivery_id.startsWith('whd_busy_')) {
       busyStarted++;
@@ -121,6 +158,17 @@ async function open(dialect: Dialect, backlog: number): Promise<Side> {
     let next = 0;
     return {
       backlog,
+      async pastGivenUp() {
+        await enqueueJob(db.kysely, {
+          accountId: ACCOUNT,
+          livemode: true,
+          kind: ECHO,
+          subjectId: 'echo',
+          payload: { n: next++ },
+          dueAt: Date.now(),
+        });
+        if ((await echoes.runDue()) !== 1) throw new Error('the due job was not claimed');
+      },
       async op() {
         const delivery = `whd_other_${next++}`;
         const ran = new Promise<void>((resolve) => waiting.set(delivery, resolve));
@@ -146,34 +194,54 @@ async function open(dialect: Dialect, backlog: number): Promise<Side> {
 }
 
 /** Operations per second, OPS one after another. */
-async function rate(side: Side): Promise<number> {
+async function rate(op: () => Promise<void>): Promise<number> {
   const started = performance.now();
-  for (let i = 0; i < OPS; i++) await side.op();
+  for (let i = 0; i < OPS; i++) await op();
   return OPS / ((performance.now() - started) / 1000);
 }
 
-async function bench(dialect: Dialect): Promise<BenchResult> {
+const MEASURES = {
+  endpoint: {
+    op: (side: Side) => () => side.op(),
+    title: "another endpoint's attempt claimed beside one {n} behind",
+    baseline: 'the same beside one {n} behind',
+  },
+  givenUp: {
+    op: (side: Side) => () => side.pastGivenUp(),
+    title: 'a due job claimed past {n} jobs given up on',
+    baseline: 'the same past {n}',
+  },
+} as const;
+type Measure = keyof typeof MEASURES;
+
+async function bench(dialect: Dialect): Promise<BenchResult[]> {
   const small = await open(dialect, SMALL);
   let large: Side | undefined;
   try {
     large = await open(dialect, LARGE);
-    const rounds: { service: number; baseline: number }[] = [];
+    const rounds = new Map<Measure, { service: number; baseline: number }[]>();
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? [small, large] : [large, small];
-      const rates = new Map<Side, number>();
-      for (const side of order) rates.set(side, await rate(side));
-      const entry = { service: rates.get(large) ?? 0, baseline: rates.get(small) ?? 0 };
-      rounds.push(entry);
-      process.stderr.write(
-        `  ${dialect} round ${round + 1}: ${Math.round(entry.service)}/s beside ${LARGE.toLocaleString('en')}, ${Math.round(entry.baseline)}/s beside ${SMALL.toLocaleString('en')}\n`,
-      );
+      for (const name of Object.keys(MEASURES) as Measure[]) {
+        const order = round % 2 === 0 ? [small, large] : [large, small];
+        const rates = new Map<Side, number>();
+        for (const side of order) rates.set(side, await rate(MEASURES[name].op(side)));
+        const entry = { service: rates.get(large) ?? 0, baseline: rates.get(small) ?? 0 };
+        rounds.set(name, [...(rounds.get(name) ?? []), entry]);
+        process.stderr.write(
+          `  ${dialect} round ${round + 1}, ${MEASURES[name].title.replace('{n}', 'N')}: ${Math.round(entry.service)}/s at N = ${LARGE.toLocaleString('en')}, ${Math.round(entry.baseline)}/s at ${SMALL.toLocaleString('en')}\n`,
+        );
+      }
     }
-    return printRatio({
-      name: `scale: another endpoint's attempt claimed beside one ${LARGE.toLocaleString('en')} behind (${dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'})`,
-      goal: '>=0.5',
-      baseline: `the same beside one ${SMALL.toLocaleString('en')} behind (per second; within 2× = at least 0.5)`,
-      rounds,
-    });
+    const label = dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+    const size = (text: string, n: number) => text.replace('{n}', n.toLocaleString('en'));
+    return (Object.keys(MEASURES) as Measure[]).map((name) =>
+      printRatio({
+        name: `scale: ${size(MEASURES[name].title, LARGE)} (${label})`,
+        goal: '>=0.5',
+        baseline: `${size(MEASURES[name].baseline, SMALL)} (per second; within 2× = at least 0.5)`,
+        rounds: rounds.get(name) ?? [],
+      }),
+    );
   } finally {
     await large?.stop();
     await small.stop();
@@ -187,7 +255,7 @@ for (const dialect of DATABASES) {
     process.stderr.write(`PostgreSQL at ${POSTGRES_URL} does not answer: skipped\n`);
     continue;
   }
-  results.push(await bench(dialect));
+  results.push(...(await bench(dialect)));
 }
 console.log(
   JSON.stringify({ small: SMALL, large: LARGE, rounds: ROUNDS, ops: OPS, loadavg1: loadavg()[0], results }),

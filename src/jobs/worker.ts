@@ -771,7 +771,7 @@ export class Worker {
       // Jobs of the kind without a key are taken as the walk takes them.
       const unkeyed = sql`select * from (select j.id, j.due_at, j.concurrency_key from jobs j where ${dueIn('j', sql`${`${kind}/`}`)} and j.concurrency_key is null order by j.due_at, j.id limit ${most}${lock}) unkeyed`;
       return [
-        sql`${queues}(q) as (select (select ${queue('j')} from jobs j where ${ofKind('j')} order by 1 limit 1) union all select (select ${queue('j')} from jobs j where ${queue('j')} > q and ${queue('j')} < ${`${kind}0`} order by 1 limit 1) from ${queues} where q is not null)`,
+        sql`${queues}(q) as (select (select ${queue('j')} from jobs j where ${ofKind('j')} and ${notGivenUp(ofAlias('j'))} order by 1 limit 1) union all select (select ${queue('j')} from jobs j where ${queue('j')} > q and ${queue('j')} < ${`${kind}0`} and ${notGivenUp(ofAlias('j'))} order by 1 limit 1) from ${queues} where q is not null)`,
         sql`${heads} as (select q, head from (select q, (select j.due_at from jobs j where ${dueIn('j', sql`q`)} order by j.due_at, j.id limit 1) as head from ${queues} where q is not null and q not in (${sql.join(saturated)})) keyed where head is not null order by head, q limit ${most})`,
         sql`${due} as ${materialized}(${oldest} union all ${unkeyed})`,
       ];
