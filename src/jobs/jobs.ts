@@ -1,5 +1,5 @@
 import { context, propagation } from '@opentelemetry/api';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../db/schema.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
@@ -12,6 +12,21 @@ import { preparedInsert, preparedQuery } from '../db/prepared.js';
  * transaction (transactional outbox: a state change and the work it causes commit together).
  * The worker (worker.ts) claims due rows and dispatches them to the handler registered for their kind.
  */
+
+/** The largest valid Date (year 275760): "locked forever", for jobs given up on. */
+export const GAVE_UP_LOCKED_UNTIL = 8_640_000_000_000_000;
+
+/**
+ * That a job is not given up on, word for word as the partial indexes of jobs state it (migration
+ * 0038: the indexes the worker's claims read): a planner uses such an index only for a query that
+ * states its condition. Jobs given up on stay for the operator but out of those indexes, so they
+ * never lengthen a claim. Columns named through `column` (default: bare).
+ */
+export function notGivenUp(
+  column: (name: string) => RawBuilder<unknown> = (name) => sql.ref(name),
+): RawBuilder<SqlBool> {
+  return sql<SqlBool>`(${column('locked_until')} is null or ${column('locked_until')} < ${sql.lit(GAVE_UP_LOCKED_UNTIL)})`;
+}
 
 /** A job kind: its name, and the zod schema its payload must satisfy (checked on enqueue and on run). */
 export interface JobDefinition<Input = unknown, Output = Input> {
@@ -301,8 +316,8 @@ const selectJobIdsOfSubject = preparedQuery(
 );
 
 /**
- * The ids of the jobs of one kind about parts of a record (subjects `<id>/…`), oldest due first;
- * `dueBy` (real epoch ms): only those due by then.
+ * The ids of the jobs of one kind about parts of a record (subjects `<id>/…`), oldest due first,
+ * none given up on; `dueBy` (real epoch ms): only those due by then (read from the kind's due jobs).
  */
 export async function jobIdsUnder(
   db: Kysely<Database>,
@@ -312,7 +327,8 @@ export async function jobIdsUnder(
     .selectFrom('jobs')
     .select('id')
     .where('subject_id', 'like', `${filter.subjectId}/%`)
-    .where('kind', '=', kindName(filter.kind));
+    .where('kind', '=', kindName(filter.kind))
+    .where(notGivenUp());
   if (filter.dueBy !== undefined) query = query.where('due_at', '<=', filter.dueBy);
   const rows = await query.orderBy('due_at').orderBy('id').execute();
   return rows.map((r) => r.id);

@@ -7,7 +7,9 @@ import { jobFailures, jobRuns } from '../lib/metrics.js';
 import { GroupCommit } from './group-commit.js';
 import { preparedQuery } from '../db/prepared.js';
 import {
+  GAVE_UP_LOCKED_UNTIL,
   JobLeaseLostError,
+  notGivenUp,
   type JobFence,
   jobDefinition,
   kindName,
@@ -114,17 +116,7 @@ export const RETRY_DELAYS_MS: readonly number[] = [
   12 * 3_600_000,
 ];
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
-/** The largest valid Date (year 275760): "locked forever", for jobs given up on. */
-export const GAVE_UP_LOCKED_UNTIL = 8_640_000_000_000_000;
-
-/**
- * That a job is not given up on, word for word as the partial indexes the claims read state it
- * (migration 0038): a planner uses such an index only for a query that states its condition. Given-up
- * jobs stay for the operator but out of those indexes, so they never lengthen a claim.
- */
-function notGivenUp(column: (name: string) => RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`(${column('locked_until')} is null or ${column('locked_until')} < ${sql.lit(GAVE_UP_LOCKED_UNTIL)})`;
-}
+export { GAVE_UP_LOCKED_UNTIL };
 
 /** The delay before the next attempt after `failedAttempts` failures, or null to give up. */
 export function retryDelayMs(failedAttempts: number): number | null {
@@ -754,8 +746,13 @@ export class Worker {
       const heads = sql.id(`heads${i}`);
       const due = sql.id(`due${i}`);
       const allowance = keyed?.allowance ?? 1;
+      // As jobs_queue_due_id has it: compared byte by byte on both databases.
       const queue = (alias: string) =>
-        sql.raw(`(${alias}.kind || '/' || coalesce(${alias}.concurrency_key, ''))`);
+        sql.raw(
+          postgres
+            ? `((${alias}.kind || '/' || coalesce(${alias}.concurrency_key, '')) collate "C")`
+            : `(${alias}.kind || '/' || coalesce(${alias}.concurrency_key, ''))`,
+        );
       // The kind's keyed queues sort after `kind/` (its jobs without a key) and before `kind0` ('0'
       // follows '/').
       const ofKind = (alias: string) =>

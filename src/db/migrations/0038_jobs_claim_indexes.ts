@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 
 /**
  * The indexes the worker's claims read hold only jobs that may run again: a job given up on keeps its
@@ -26,9 +26,13 @@ export const jobsClaimIndexes: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema.dropIndex('jobs_kind_due_id').execute();
     await sql`create index jobs_kind_due_id on jobs (kind, due_at, id) where ${LIVE}`.execute(db);
-    await sql`create index jobs_queue_due_id on jobs ((kind || '/' || coalesce(concurrency_key, '')), due_at, id) where ${LIVE}`.execute(
-      db,
-    );
+    // Compared byte by byte on both databases (SQLite's default; "C" on PostgreSQL), so that a kind's
+    // queues sort together between `kind/` and `kind0` whatever the database's collation.
+    const queue =
+      db.getExecutor().adapter instanceof PostgresAdapter
+        ? sql`((kind || '/' || coalesce(concurrency_key, '')) collate "C")`
+        : sql`(kind || '/' || coalesce(concurrency_key, ''))`;
+    await sql`create index jobs_queue_due_id on jobs (${queue}, due_at, id) where ${LIVE}`.execute(db);
     await db.schema.dropIndex('jobs_due_id').execute();
   },
   async down(db: Kysely<unknown>) {
