@@ -23,7 +23,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { migrateToLatest, openDatabase, type Db } from '../src/db/database.js';
 import { z } from 'zod';
 import { defineJob, enqueueJob } from '../src/jobs/jobs.js';
@@ -31,8 +30,8 @@ import { GAVE_UP_LOCKED_UNTIL, Worker } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import { WEBHOOK_ATTEMPT } from '../src/modules/webhooks/webhooks.jobs.js';
 import { positiveNumberFromEnv } from './load.js';
-import { printRatio, QUICK, type BenchResult } from './result.js';
-import { postgresReachable } from './processes.js';
+import { alternatingRounds, printRatio, QUICK, type BenchResult } from './result.js';
+import { dropSchema, postgresReachable } from './processes.js';
 
 const SMALL = 1_000;
 const LARGE = Math.round(positiveNumberFromEnv('BENCH_CLAIM_BACKLOG', QUICK ? 10_000 : 100_000));
@@ -136,12 +135,7 @@ async function open(dialect: Dialect, backlog: number): Promise<Side> {
     release();
     await worker.stop(0);
     await db.close();
-    if (dialect === 'postgres') {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    }
+    if (dialect === 'postgres') await dropSchema(POSTGRES_URL, schema);
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
@@ -219,19 +213,17 @@ async function bench(dialect: Dialect): Promise<BenchResult[]> {
   let large: Side | undefined;
   try {
     large = await open(dialect, LARGE);
-    const rounds = new Map<Measure, { service: number; baseline: number }[]>();
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const name of Object.keys(MEASURES) as Measure[]) {
-        const order = round % 2 === 0 ? [small, large] : [large, small];
-        const rates = new Map<Side, number>();
-        for (const side of order) rates.set(side, await rate(MEASURES[name].op(side)));
-        const entry = { service: rates.get(large) ?? 0, baseline: rates.get(small) ?? 0 };
-        rounds.set(name, [...(rounds.get(name) ?? []), entry]);
+    const rounds = await alternatingRounds({
+      small,
+      large,
+      names: Object.keys(MEASURES) as Measure[],
+      rounds: ROUNDS,
+      rateOf: (name, side) => rate(MEASURES[name].op(side)),
+      onRound: (name, round, entry) =>
         process.stderr.write(
           `  ${dialect} round ${round + 1}, ${MEASURES[name].title.replace('{n}', 'N')}: ${Math.round(entry.service)}/s at N = ${LARGE.toLocaleString('en')}, ${Math.round(entry.baseline)}/s at ${SMALL.toLocaleString('en')}\n`,
-        );
-      }
-    }
+        ),
+    });
     const label = dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
     const size = (text: string, n: number) => text.replace('{n}', n.toLocaleString('en'));
     return (Object.keys(MEASURES) as Measure[]).map((name) =>

@@ -18,15 +18,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { createWorker, startServer, type RunningServer } from '../src/server.js';
 import { loadIntakes } from './bulk.js';
 import { withEveryReadAfterACommit } from './cold.js';
 import { positiveNumberFromEnv } from './load.js';
-import { printRatio, QUICK, type BenchResult } from './result.js';
-import { postgresReachable } from './processes.js';
+import { alternatingRounds, printRatio, QUICK, type BenchResult } from './result.js';
+import { dropSchema, postgresReachable } from './processes.js';
 
 const SMALL = 1_000;
 const LARGE = Math.round(positiveNumberFromEnv('BENCH_SCALE_ROWS', QUICK ? 20_000 : 1_000_000));
@@ -82,12 +81,7 @@ async function open(dialect: Dialect, size: number): Promise<Side> {
   const server = await startServer(config, { runWorker: false });
   const stop = async () => {
     await server.stop();
-    if (dialect === 'postgres') {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    }
+    if (dialect === 'postgres') await dropSchema(POSTGRES_URL, schema);
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
@@ -144,20 +138,17 @@ async function bench(dialect: Dialect): Promise<BenchResult[]> {
   let large: Side | undefined;
   try {
     large = await open(dialect, LARGE);
-    const rounds = new Map<Measure, { service: number; baseline: number }[]>();
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const name of Object.keys(MEASURES) as Measure[]) {
-        const op = MEASURES[name];
-        const order = round % 2 === 0 ? [small, large] : [large, small];
-        const rates = new Map<Side, number>();
-        for (const side of order) rates.set(side, await cold(side, () => rate(op(side))));
-        const entry = { service: rates.get(large) ?? 0, baseline: rates.get(small) ?? 0 };
-        rounds.set(name, [...(rounds.get(name) ?? []), entry]);
+    const rounds = await alternatingRounds({
+      small,
+      large,
+      names: Object.keys(MEASURES) as Measure[],
+      rounds: ROUNDS,
+      rateOf: (name, side) => cold(side, () => rate(MEASURES[name](side))),
+      onRound: (name, round, entry) =>
         process.stderr.write(
           `  ${dialect} round ${round + 1}, ${name}: ${Math.round(entry.service)}/s at ${LARGE.toLocaleString('en')}, ${Math.round(entry.baseline)}/s at ${SMALL.toLocaleString('en')}\n`,
-        );
-      }
-    }
+        ),
+    });
     const label = dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
     return (Object.keys(MEASURES) as Measure[]).map((name) =>
       printRatio({

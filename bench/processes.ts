@@ -161,3 +161,14 @@ export async function postgresReachable(url: string): Promise<boolean> {
     return false;
   }
 }
+
+/** Drops a benchmark's schema (and everything in it) from the PostgreSQL at `url`. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
+}

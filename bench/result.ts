@@ -123,3 +123,37 @@ export function printResult(result: BenchResult): void {
 
 /** BENCH_QUICK=1: a short run for trying the benchmarks out (figures not worth quoting). */
 export const QUICK = process.env.BENCH_QUICK === '1' || process.env.BENCH_QUICK === 'true';
+
+/** One round of a ratio: the service side's rate and the baseline side's. */
+export interface Round {
+  service: number;
+  baseline: number;
+}
+
+/**
+ * Each measure, `rounds` times, on a large side (the service) and a small one (the baseline), the
+ * small side first in odd rounds and second in even ones; `rateOf` times one measure on one side.
+ * Returns each measure's rounds; `onRound` hears each as it ends (for progress).
+ */
+export async function alternatingRounds<Side, Name extends string>(options: {
+  small: Side;
+  large: Side;
+  names: readonly Name[];
+  rounds: number;
+  rateOf: (name: Name, side: Side) => Promise<number>;
+  onRound: (name: Name, round: number, entry: Round) => void;
+}): Promise<Map<Name, Round[]>> {
+  const { small, large } = options;
+  const rounds = new Map<Name, Round[]>();
+  for (let round = 0; round < options.rounds; round++) {
+    for (const name of options.names) {
+      const rates = new Map<Side, number>();
+      for (const side of round % 2 === 0 ? [small, large] : [large, small])
+        rates.set(side, await options.rateOf(name, side));
+      const entry = { service: rates.get(large) ?? 0, baseline: rates.get(small) ?? 0 };
+      rounds.set(name, [...(rounds.get(name) ?? []), entry]);
+      options.onRound(name, round, entry);
+    }
+  }
+  return rounds;
+}

@@ -199,6 +199,30 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       dueAt: clock.now().getTime() + 3_600_000,
     });
 
+  /** A worker whose claim statements are kept, with their values, while `keep()` says so. */
+  function claimRecordingWorker(keep: () => boolean = () => true): {
+    worker: Worker;
+    claims: CompiledQuery[];
+  } {
+    const claims: CompiledQuery[] = [];
+    const executor = db.kysely.getExecutor();
+    const recording: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => {
+        const compiled = executor.compileQuery(node, queryId);
+        if (keep() && compiled.sql.includes('update jobs set locked_until')) claims.push(compiled);
+        return node;
+      },
+      transformResult: ({ result }) => Promise.resolve(result),
+    };
+    const worker = new Worker({
+      db: { ...db, kysely: db.kysely.withPlugin(recording) },
+      clock,
+      logger: recordingLogger(),
+      pollIntervalMs: 10,
+    });
+    return { worker, claims };
+  }
+
   const jobRow = (id: string) =>
     db.kysely.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
   const jobCount = async () =>
@@ -300,22 +324,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
   });
 
   it('claims past jobs given up on without reading them: the indexes its picks read hold none', async () => {
-    const claims: { sql: string; parameters: readonly unknown[] }[] = [];
-    const executor = db.kysely.getExecutor();
-    const recording: KyselyPlugin = {
-      transformQuery: ({ node, queryId }) => {
-        const compiled = executor.compileQuery(node, queryId);
-        if (compiled.sql.includes('update jobs set locked_until')) claims.push(compiled);
-        return node;
-      },
-      transformResult: ({ result }) => Promise.resolve(result),
-    };
-    const worker = new Worker({
-      db: { ...db, kysely: db.kysely.withPlugin(recording) },
-      clock,
-      logger: recordingLogger(),
-      pollIntervalMs: 10,
-    });
+    const { worker, claims } = claimRecordingWorker();
     const ran: number[] = [];
     worker.register(Echo, async (job) => {
       ran.push(job.payload.n);
@@ -1172,24 +1181,9 @@ describe.each(DATABASES)('job worker on %s', (database) => {
   });
 
   it("claims the other keys' jobs, oldest key first, beside a key whose backlog fills the kind's front", async () => {
-    // The claims made while the worker holds the busy key's allowance, as statements with their values.
-    const claims: { sql: string; parameters: readonly unknown[] }[] = [];
+    // The claims made while the worker holds the busy key's allowance.
     let busyRunning = 0;
-    const executor = db.kysely.getExecutor();
-    const recording: KyselyPlugin = {
-      transformQuery: ({ node, queryId }) => {
-        const compiled = executor.compileQuery(node, queryId);
-        if (busyRunning > 0 && compiled.sql.includes('update jobs set locked_until')) claims.push(compiled);
-        return node;
-      },
-      transformResult: ({ result }) => Promise.resolve(result),
-    };
-    const worker = new Worker({
-      db: { ...db, kysely: db.kysely.withPlugin(recording) },
-      clock,
-      logger: recordingLogger(),
-      pollIntervalMs: 10,
-    });
+    const { worker, claims } = claimRecordingWorker(() => busyRunning > 0);
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
     const done: string[] = [];
