@@ -755,8 +755,8 @@ export class Worker {
         );
       // The kind's keyed queues sort after `kind/` (its jobs without a key) and before `kind0` ('0'
       // follows '/').
-      const ofKind = (alias: string) =>
-        sql`${queue(alias)} > ${`${kind}/`} and ${queue(alias)} < ${`${kind}0`}`;
+      const unkeyedQueue = `${kind}/`;
+      const pastKind = `${kind}0`;
       const saturated = saturatedKeys(keyed).map((key) => `${kind}/${key}`);
       const dueIn = (alias: string, q: RawBuilder<unknown>) =>
         sql`${queue(alias)} = ${q} and ${sql.ref(`${alias}.due_at`)} <= ${now} and ${claimable(kinds, ofAlias(alias))}`;
@@ -766,9 +766,9 @@ export class Worker {
         ? sql`select y.id, y.due_at, y.concurrency_key from ${heads} h cross join lateral (select z.id, z.due_at, z.concurrency_key from jobs z where ${dueIn('z', sql`h.q`)} order by z.due_at, z.id limit ${allowance}${lock}) y`
         : sql`select y.id, y.due_at, y.concurrency_key from ${heads} h join jobs y on y.id in (select z.id from jobs z where ${dueIn('z', sql`h.q`)} order by z.due_at, z.id limit ${allowance})`;
       // Jobs of the kind without a key are taken as the walk takes them.
-      const unkeyed = sql`select * from (select j.id, j.due_at, j.concurrency_key from jobs j where ${dueIn('j', sql`${`${kind}/`}`)} and j.concurrency_key is null order by j.due_at, j.id limit ${most}${lock}) unkeyed`;
+      const unkeyed = sql`select * from (select j.id, j.due_at, j.concurrency_key from jobs j where ${dueIn('j', sql`${unkeyedQueue}`)} and j.concurrency_key is null order by j.due_at, j.id limit ${most}${lock}) unkeyed`;
       return [
-        sql`${queues}(q) as (select (select ${queue('j')} from jobs j where ${ofKind('j')} and ${notGivenUp(ofAlias('j'))} order by 1 limit 1) union all select (select ${queue('j')} from jobs j where ${queue('j')} > q and ${queue('j')} < ${`${kind}0`} and ${notGivenUp(ofAlias('j'))} order by 1 limit 1) from ${queues} where q is not null)`,
+        sql`${queues}(q) as (select (select ${queue('j')} from jobs j where ${queue('j')} > ${unkeyedQueue} and ${queue('j')} < ${pastKind} and ${notGivenUp(ofAlias('j'))} order by 1 limit 1) union all select (select ${queue('j')} from jobs j where ${queue('j')} > q and ${queue('j')} < ${pastKind} and ${notGivenUp(ofAlias('j'))} order by 1 limit 1) from ${queues} where q is not null)`,
         sql`${heads} as (select q, head from (select q, (select j.due_at from jobs j where ${dueIn('j', sql`q`)} order by j.due_at, j.id limit 1) as head from ${queues} where q is not null and q not in (${sql.join(saturated)})) keyed where head is not null order by head, q limit ${most})`,
         sql`${due} as ${materialized}(${oldest} union all ${unkeyed})`,
       ];
@@ -781,16 +781,15 @@ export class Worker {
       const cases = partial.map(([key, n]) => sql`when ${key} then cast(${allowance - n} as integer)`);
       return sql`case concurrency_key ${sql.join(cases, sql` `)} else cast(${allowance} as integer) end`;
     };
-    let recursive = false;
+    const perKeyPick = (p: Pick) => p.keyed !== undefined && saturatedKeys(p.keyed).length > 0;
     const ctes = chosen.flatMap((p, i) => {
       const name = sql.id(`pick${i}`);
       if (!p.keyed) return [sql`${name} as ${materialized}(${walk(p)})`];
       const candidates = sql.id(`due${i}`);
       const ranked = sql`${name} as (select id from (select id, due_at, concurrency_key, row_number() over (partition by concurrency_key order by due_at, id) as rn from ${candidates}) ranked where concurrency_key is null or rn <= ${allowed(p.keyed)} order by due_at, id limit ${p.limit})`;
-      if (saturatedKeys(p.keyed).length === 0)
-        return [sql`${candidates} as ${materialized}(${walk(p)})`, ranked];
-      recursive = true;
-      return [...perKey(i, p), ranked];
+      return perKeyPick(p)
+        ? [...perKey(i, p), ranked]
+        : [sql`${candidates} as ${materialized}(${walk(p)})`, ranked];
     });
     const union = sql.join(
       chosen.map((_, i) => sql`select id from ${sql.id(`pick${i}`)}`),
@@ -799,7 +798,8 @@ export class Worker {
     // One statement, so picking and locking are one round trip and one lock. (On SQLite, no
     // multi-statement transaction either: another connection in this process would have to wait
     // synchronously for it, blocking the event loop that must finish it.)
-    const result = await sql<JobRow>`with ${recursive ? sql`recursive ` : sql``}${sql.join(ctes)}
+    const result =
+      await sql<JobRow>`with ${chosen.some(perKeyPick) ? sql`recursive ` : sql``}${sql.join(ctes)}
       update jobs set locked_until = ${lease}, attempts = attempts + 1
       where id in (${union})
       returning *`.execute(this.db.kysely);
