@@ -141,6 +141,9 @@ const ROW_A = {
   'odd "quoted" \\ name': 'quoted',
 };
 
+/** Resolves in the next turn of the event loop. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 describe('direct reads on SQLite', () => {
   let dataDir: string;
   let db: Db;
@@ -213,6 +216,8 @@ describe('direct reads on SQLite', () => {
     } finally {
       await other.close();
     }
+    // The reads of a turn share one snapshot (below): the other connection's change is seen from the next.
+    await nextTurn();
     expect((await everyColumn(db.kysely, 'a'))[0]).toMatchObject({ name: 'a', added: 'new' });
     // This process's own migration renames one: the count of columns is the same, the names are not.
     await db.whileMigrating?.(async () => {
@@ -220,6 +225,76 @@ describe('direct reads on SQLite', () => {
     });
     const { score, ...unchanged } = ROW_A;
     expect((await everyColumn(db.kysely, 'a'))[0]).toEqual({ ...unchanged, points: score, added: 'new' });
+  });
+});
+
+describe('the reads of a turn on SQLite', () => {
+  let dataDir: string;
+  let db: Db;
+  let other: Db;
+
+  const scoreOf = preparedQuery(
+    (kysely: Kysely<Database>, name: string) =>
+      kysely
+        .withTables<{ turn_probe: { name: string; score: number } }>()
+        .selectFrom('turn_probe')
+        .select('score')
+        .where('name', '=', name),
+    ['name'],
+  );
+  const score = async (handle: Db) => (await scoreOf(handle.kysely, 'a'))[0]?.score;
+  const setScore = (kysely: Kysely<Database>, value: number) =>
+    sql`update turn_probe set score = ${value} where name = 'a'`.execute(kysely);
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'turn-'));
+    db = openDatabase({ databaseUrl: undefined, dataDir });
+    await sql`create table turn_probe (name text primary key, score integer)`.execute(db.kysely);
+    await sql`insert into turn_probe values ('a', 0)`.execute(db.kysely);
+    // Another process's connection to the same file.
+    other = openDatabase({ databaseUrl: undefined, dataDir });
+  });
+
+  afterAll(async () => {
+    await other.close();
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("share one snapshot: another connection's commit is seen from the next turn", async () => {
+    await nextTurn();
+    expect(await score(db)).toBe(0);
+    await setScore(other.kysely, 1);
+    // Still the turn of the first read: one read transaction, one snapshot.
+    expect(await score(db)).toBe(0);
+    await nextTurn();
+    expect(await score(db)).toBe(1);
+  });
+
+  it("see the connection's own writes at once, and let its transactions begin", async () => {
+    await nextTurn();
+    expect(await score(db)).toBe(1);
+    await setScore(db.kysely, 2);
+    expect(await score(db)).toBe(2);
+    // A transaction begun while the turn's reads are open; a read inside it goes through Kysely.
+    await db.kysely.transaction().execute(async (trx) => {
+      await setScore(trx, 3);
+      expect(await scoreOf(trx, 'a')).toEqual([{ score: 3 }]);
+    });
+    expect(await score(db)).toBe(3);
+  });
+
+  it('read the change version before their snapshot, so that a value kept under it is never older', async () => {
+    await nextTurn();
+    expect(await score(db)).toBe(3);
+    // Another connection commits after the turn's first read, before its first look at the version.
+    await setScore(other.kysely, 4);
+    const version = db.changeVersion?.();
+    expect(await score(db)).toBe(3);
+    await nextTurn();
+    // The version the turn gave predates that commit: the next turn's differs, and what was kept goes.
+    expect(db.changeVersion?.()).not.toBe(version);
+    expect(await score(db)).toBe(4);
   });
 });
 
