@@ -6,6 +6,10 @@
  * database's rate over the small one's (1 = no growth; within 2× = at least 0.5), printed as a
  * BENCH_RESULT line (bench/result.ts).
  *
+ * Then, on the large database, a metrics scrape's job summary (`jobBacklog`, which reads every job) is
+ * run SCRAPES times while a 1 ms timer runs: the longest the timer waited is how long the scrape held
+ * the event loop (goal under 50 ms), printed as a value (median of the scrapes) with its unit.
+ *
  * Both databases are filled the same way (bench/bulk.ts: two items and one future reminder job per
  * intake, every tenth intake the benchmark account's, in test mode, the mode of its key), each behind
  * an API server in this process (no worker: the claim is timed by calling it). SQLite, then
@@ -19,18 +23,21 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
+import { jobBacklog } from '../src/jobs/admin.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { createWorker, startServer, type RunningServer } from '../src/server.js';
 import { loadIntakes } from './bulk.js';
 import { withEveryReadAfterACommit } from './cold.js';
 import { positiveNumberFromEnv } from './load.js';
-import { alternatingRounds, printRatio, QUICK, type BenchResult } from './result.js';
+import { alternatingRounds, median, printRatio, printResult, QUICK, type BenchResult } from './result.js';
 import { dropSchema, postgresReachable } from './processes.js';
 
 const SMALL = 1_000;
 const LARGE = Math.round(positiveNumberFromEnv('BENCH_SCALE_ROWS', QUICK ? 20_000 : 1_000_000));
 const ROUNDS = Math.round(positiveNumberFromEnv('BENCH_SCALE_ROUNDS', QUICK ? 1 : 3));
 const OPS = Math.round(positiveNumberFromEnv('BENCH_SCALE_OPS', QUICK ? 50 : 200));
+const SCRAPES = 5;
+const SCRAPE_GOAL_MS = 50;
 const DATABASES = (process.env.BENCH_SCALE_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim());
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -133,6 +140,23 @@ function cold<T>(side: Side, run: () => Promise<T>): Promise<T> {
   return side.server.services.db.changeVersion ? withEveryReadAfterACommit(side.server, run) : run();
 }
 
+/** How long a metrics scrape's job summary held the event loop: the longest wait of a 1 ms timer meanwhile. */
+async function loopHeldByScrape(side: Side): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const at = performance.now();
+    longest = Math.max(longest, at - last);
+    last = at;
+  }, 1);
+  try {
+    await jobBacklog(side.server.services.db, Date.now());
+  } finally {
+    clearInterval(timer);
+  }
+  return Math.max(longest, performance.now() - last);
+}
+
 async function bench(dialect: Dialect): Promise<BenchResult[]> {
   const small = await open(dialect, SMALL);
   let large: Side | undefined;
@@ -150,7 +174,7 @@ async function bench(dialect: Dialect): Promise<BenchResult[]> {
         ),
     });
     const label = dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
-    return (Object.keys(MEASURES) as Measure[]).map((name) =>
+    const results = (Object.keys(MEASURES) as Measure[]).map((name) =>
       printRatio({
         name: `scale: ${name} at ${LARGE.toLocaleString('en')} intakes (${label})`,
         goal: '>=0.5',
@@ -158,6 +182,20 @@ async function bench(dialect: Dialect): Promise<BenchResult[]> {
         rounds: rounds.get(name) ?? [],
       }),
     );
+    const held: number[] = [];
+    for (let scrape = 0; scrape < SCRAPES; scrape++) held.push(await loopHeldByScrape(large));
+    process.stderr.write(
+      `  ${dialect}: a scrape held the loop ${held.map((ms) => ms.toFixed(1)).join(', ')} ms\n`,
+    );
+    const scrape: BenchResult = {
+      name: `scale: event loop held by a metrics scrape at ${LARGE.toLocaleString('en')} intakes (${label})`,
+      goal: `<${SCRAPE_GOAL_MS}`,
+      baseline: `none: the longest wait of a 1 ms timer while the job table is summed up (median of ${SCRAPES})`,
+      unit: 'ms',
+      value: Number(median(held).toFixed(1)),
+    };
+    printResult(scrape);
+    return [...results, scrape];
   } finally {
     await large?.stop();
     await small.stop();

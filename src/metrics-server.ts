@@ -21,7 +21,7 @@ function databaseGauges(services: AppServices): Registry {
   // One query per scrape for both job gauges (a scrape collects them concurrently).
   let reading: Promise<Map<string, KindBacklog>> | undefined;
   const backlog = () =>
-    (reading ??= jobBacklog(services.db.kysely, services.clock.now().getTime())
+    (reading ??= jobBacklog(services.db, services.clock.now().getTime())
       .then((rows) => new Map(rows.map((row) => [row.kind, row])))
       .finally(() => setImmediate(() => (reading = undefined))));
   const kinds = (byKind: Map<string, KindBacklog>) => new Set([...definedKinds(), ...byKind.keys()]);

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
 import { SearchPathPostgresDialect } from './pg-introspector.js';
 import { pgModule } from './pg-module.js';
 import { withNamedStatements } from './pg-named-statements.js';
 import { registerDirectReader } from './prepared.js';
 import type { Database } from './schema.js';
+import { readsAside } from './sqlite-aside.js';
 import { checkpointInBackground, INLINE_CHECKPOINT_PAGES } from './sqlite-checkpoints.js';
 import { KeptLately } from '../lib/kept-lately.js';
 import { ensurePrivateDirectory, ensurePrivateFile } from '../lib/private-files.js';
@@ -23,6 +24,12 @@ export interface Db {
    * engine offers one (SQLite's `PRAGMA data_version`); caches of rows are safe only where it exists.
    */
   changeVersion?: () => number;
+  /**
+   * Runs a read that scans much of a table off the event loop, where the database runs in the process
+   * (SQLite: on a thread with a connection of its own, sqlite-aside.ts). Elsewhere the read is a query
+   * like any other: PostgreSQL runs it in its own process.
+   */
+  readAside<R>(query: CompiledQuery<R>): Promise<R[]>;
   /** Runs a migration: on PostgreSQL, with no statement prepared across it (see pg-named-statements.ts). */
   whileMigrating?: <T>(task: () => Promise<T>) => Promise<T>;
   /** Connections of the pool now (metrics): open, idle, and queries waiting for one. */
@@ -64,6 +71,7 @@ function openSqlite(file: string, warn: (message: string) => void): Db {
   const openedAt = dataVersion.get() as number;
   const checkpoints = checkpointInBackground(file, () => dataVersion.get() !== openedAt, warn);
   const turn = readsOfATurn(sqlite, () => dataVersion.get() as number);
+  const aside = readsAside(file);
   // Any statement of Kysely's (a write, a transaction's begin) first ends the turn's read transaction.
   const statements = withStatementCache(sqlite, turn.endReads);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
@@ -78,6 +86,7 @@ function openSqlite(file: string, warn: (message: string) => void): Db {
     kysely,
     dialect: 'sqlite',
     changeVersion: turn.changeVersion,
+    readAside: <R>(query: CompiledQuery<R>) => aside.read(query.sql, query.parameters) as Promise<R[]>,
     // A migration may change the columns a kept read returns: its row builders are made anew after it.
     whileMigrating: async (task) => {
       try {
@@ -89,7 +98,7 @@ function openSqlite(file: string, warn: (message: string) => void): Db {
     // One connection, used synchronously: never idle-waiting, never queued.
     poolUse: () => ({ max: 1, total: 1, idle: 0, waiting: 0 }),
     close: async () => {
-      await checkpoints.stop();
+      await Promise.all([checkpoints.stop(), aside.stop()]);
       turn.endReads();
       await kysely.destroy();
       watcher.close();
@@ -286,6 +295,7 @@ function openPostgres(databaseUrl: string, warn?: (message: string) => void): Db
   return {
     kysely,
     dialect: 'postgres',
+    readAside: async <R>(query: CompiledQuery<R>) => (await kysely.executeQuery(query)).rows,
     whileMigrating: (task) => named.unnamedWhile(task),
     poolUse: () => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => kysely.destroy(),
