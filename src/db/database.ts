@@ -196,7 +196,7 @@ function withStatementCache(
  * One turn of the event loop on the SQLite connection: its change version and its direct reads.
  *
  * A statement run on its own is a transaction of its own: SQLite takes and drops the file's shared lock
- * and a read mark of the write-ahead log's index around it, four system calls that cost more than a small
+ * and a read mark of the write-ahead log's index around it: system calls that cost more than a small
  * indexed read (5 µs against 0.4–2 µs in a loop). The direct reads of one turn (every request and job
  * handled in it) therefore share one read transaction, begun by the first and committed when the turn
  * ends, or before any statement of Kysely's (a write, a transaction's begin), whichever comes first.
