@@ -114,14 +114,14 @@ function assertClientMayWork(intake: IntakeRow): void {
 
 function toPortalItem(item: ItemRow, files: FileRow[]): z.infer<typeof PortalItem> {
   const secret = item.definition.type === 'secret';
-  return {
-    ...itemBasics(item),
+  // Onto the basics' own fresh object: a spread takes V8's slow path (see itemBasics).
+  return Object.assign(itemBasics(item), {
     value: secret ? null : item.value,
     secret_saved: secret && item.secret_ciphertext !== null,
     files: files.filter((f) => f.item_key === item.key).map(toFileRecord),
     saved_at: item.saved_at,
     submitted_at: item.submitted_at,
-  };
+  });
 }
 
 export async function buildView(
