@@ -5,7 +5,7 @@ import type { z } from 'zod';
 /**
  * The serialiser of the answers agents read most (the kept reads: the account, the list, an intake, its
  * status). The default one parses every answer with its zod response schema and then stringifies the
- * result: about a tenth of a cold intake read's CPU went to that parse. This one is built once per
+ * result: about a tenth of a cold intake read's CPU went to the two. This one is built once per
  * schema: a copy of the answer that takes, in the schema's order, exactly the fields the schema names
  * (so nothing it does not name goes out, as with the parse), checking each value's kind on the way (a
  * string is a string, an enum's value is one of its values, a required field is there), then
