@@ -168,6 +168,11 @@ describe('the kept reads serialiser against the parse', () => {
     expect(copierOf(ObjectUnion)).toBeUndefined();
     expect(compiled(ObjectUnion)({ v: { b: 'x', c: 1 } })).toBe('{"v":{"b":"x"}}');
     expect(copierOf(z.object({ n: z.coerce.number() }))).toBeUndefined();
+    const wrapped = answerSerializerCompiler({
+      ...route,
+      schema: { properties: z.object({ a: z.string() }) },
+    });
+    expect(wrapped({ a: 'x', b: 1 })).toBe('{"a":"x"}');
   });
 
   it("knows every part of the kept reads' schemas", () => {

@@ -18,7 +18,7 @@ import type { z } from 'zod';
  */
 export const answerSerializerCompiler: FastifySerializerCompiler<unknown> = (route) => {
   const byParse = serializerCompiler(route as Parameters<typeof serializerCompiler>[0]);
-  const copy = copierOf(route.schema as z.core.$ZodType);
+  const copy = isZodSchema(route.schema) ? copierOf(route.schema) : undefined;
   if (!copy) return byParse;
   return (data: unknown) => {
     let copied: unknown;
@@ -31,6 +31,11 @@ export const answerSerializerCompiler: FastifySerializerCompiler<unknown> = (rou
     return JSON.stringify(copied);
   };
 };
+
+/** A zod schema (the parse also takes one wrapped as `{ properties }`: left to it). */
+function isZodSchema(schema: unknown): schema is z.core.$ZodType {
+  return typeof schema === 'object' && schema !== null && '_zod' in schema;
+}
 
 /** Thrown (and caught above) where a value does not fit its schema: no stack, nothing allocated. */
 const MISFIT = Object.freeze({ misfit: true });
