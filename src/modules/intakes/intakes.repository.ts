@@ -311,7 +311,10 @@ function pageQuery(query: IntakesInWorld, limit: number, offset: number) {
     .offset(offset);
 }
 
-/** The listed rows with their counts as numbers; every field named (see itemOf), any other column left. */
+/**
+ * The listed rows with their counts as numbers: every field named (see itemOf), any other column (the
+ * page's total) left out.
+ */
 function withAwaitingReview(
   rows: readonly (Omit<ListedIntakeRow, 'awaiting_review'> & { awaiting_review: number | null })[],
 ): ListedIntakeRow[] {
