@@ -974,6 +974,57 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     }
   });
 
+  it('on SQLite, waits for the outcomes of handlers still running and records them in one commit', async () => {
+    // A wait of a minute: the commit can come within the test's time only once no handler is left
+    // running, which is what ends the wait.
+    const worker = new Worker({
+      db,
+      clock,
+      logger: recordingLogger(),
+      pollIntervalMs: 10,
+      concurrency: 4,
+      outcomeGatherMs: 60_000,
+    });
+    const gates = new Map<number, () => void>();
+    const handedIn: number[] = [];
+    worker.register(Echo, async (job) => {
+      await new Promise<void>((resolve) => gates.set(job.payload.n, resolve));
+      handedIn.push(job.payload.n);
+      await job.finish(() => Promise.resolve());
+    });
+    for (let n = 1; n <= 4; n++) await enqueue(Echo, { n });
+    worker.start();
+    await waitFor(() => gates.size === 4);
+    // The handlers end one per turn of the event loop, as replies to requests in flight do.
+    for (let n = 1; n <= 4; n++) {
+      gates.get(n)?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await waitFor(async () => (await jobCount()) === 0);
+    expect(handedIn).toEqual([1, 2, 3, 4]);
+    expect(worker.outcomeCommits()).toEqual(
+      database === 'sqlite' ? { commits: 1, works: 4 } : { commits: 4, works: 4 },
+    );
+
+    await worker.stop();
+
+    // With no other handler running, an outcome is recorded at once.
+    const alone = new Worker({
+      db,
+      clock,
+      logger: recordingLogger(),
+      pollIntervalMs: 10,
+      outcomeGatherMs: 60_000,
+    });
+    alone.register(Echo, async (job) => {
+      await tick();
+      await job.finish(() => Promise.resolve());
+    });
+    await enqueue(Echo, { n: 5 });
+    expect(await alone.runDue()).toBe(1);
+    expect(alone.outcomeCommits()).toEqual({ commits: 1, works: 1 });
+  });
+
   it("ends a job with the handler's own fenced statement (Job.finishInOne), or throws when it lost the job", async () => {
     const logger = recordingLogger();
     const worker = newWorker(db, logger);

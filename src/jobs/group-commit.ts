@@ -1,12 +1,19 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { Batcher, type BatchOutcome } from '../lib/batcher.js';
+import { Batcher, type BatchOutcome, type Gathering } from '../lib/batcher.js';
 
 /** Work recorded in a shared transaction: its statements, run in the order they were handed in. */
 export type GroupWork<T> = (trx: Kysely<Database>) => Promise<T>;
 
 /** Outcomes recorded at most by one transaction: bounds how long one commit holds its rows. */
 export const GROUP_COMMIT_MAX = 64;
+
+/**
+ * How long a shared transaction waits at most for the outcomes of work still under way (see
+ * GroupCommit). A job's slot is given back when its outcome is handed over, not when it is committed,
+ * so the wait holds up no job; it only delays when the outcome can be read.
+ */
+export const GROUP_COMMIT_GATHER_MS = 4;
 
 /**
  * Group commit: many small transactions recorded as one, where that is cheaper, batched as Batcher
@@ -16,6 +23,11 @@ export const GROUP_COMMIT_MAX = 64;
  *
  * Shared (SQLite): its one connection runs one transaction at a time anyway, and a commit (its pages
  * written to the WAL) is the largest part of a small transaction, so many outcomes pay one commit.
+ * The connection is synchronous, so nothing is handed in while a transaction runs: outcomes arriving
+ * one per turn (replies to a few requests in flight) would each have a commit of their own. With
+ * `gathering` (whether work that will hand an outcome in is under way), a transaction first waits for
+ * those outcomes, up to its `ms` (the worker's default: GROUP_COMMIT_GATHER_MS) or until it is full;
+ * with nothing under way, an outcome is recorded at the end of its turn as before.
  * Not shared (PostgreSQL): each work runs at once in a transaction of its own, on its own pooled
  * connection. There the works of one transaction would run one after another, each statement a round
  * trip, where separate transactions run side by side; and the server already flushes the WAL once for
@@ -36,9 +48,11 @@ export class GroupCommit {
     private readonly db: Kysely<Database>,
     /** Whether works share transactions (see above); when not, each runs at once in its own. */
     readonly shared: boolean,
+    /** Whether more works are on their way, and how long to wait for them (see above; shared only). */
+    gathering?: Gathering,
     max = GROUP_COMMIT_MAX,
   ) {
-    this.batches = new Batcher((works) => this.commit(works), max);
+    this.batches = new Batcher((works) => this.commit(works), max, gathering);
   }
 
   run<T>(work: GroupWork<T>): Promise<T> {

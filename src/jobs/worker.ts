@@ -4,7 +4,7 @@ import type { Database, JobsTable } from '../db/schema.js';
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Clock } from '../lib/clock.js';
 import { jobFailures, jobRuns } from '../lib/metrics.js';
-import { GroupCommit } from './group-commit.js';
+import { GROUP_COMMIT_GATHER_MS, GroupCommit } from './group-commit.js';
 import { preparedQuery } from '../db/prepared.js';
 import {
   GAVE_UP_LOCKED_UNTIL,
@@ -47,6 +47,11 @@ export interface WorkerOptions {
   prefetch?: number;
   /** Wake-ups start a claim at most this often (default NUDGE_SPACING_MS). */
   nudgeSpacingMs?: number;
+  /**
+   * SQLite: how long an outcome's commit waits at most for the outcomes of handlers still running
+   * (default GROUP_COMMIT_GATHER_MS; see GroupCommit).
+   */
+  outcomeGatherMs?: number;
 }
 
 export interface RunDueOptions {
@@ -276,7 +281,16 @@ export class Worker {
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
     this.prefetch = Math.max(0, Math.floor(options.prefetch ?? DEFAULT_PREFETCH));
     this.nudgeSpacingMs = Math.max(0, options.nudgeSpacingMs ?? NUDGE_SPACING_MS);
-    this.outcomes = new GroupCommit(this.db.kysely, this.db.dialect === 'sqlite');
+    this.outcomes = new GroupCommit(this.db.kysely, this.db.dialect === 'sqlite', {
+      expecting: () => this.handlersUnderWay(),
+      ms: Math.max(0, options.outcomeGatherMs ?? GROUP_COMMIT_GATHER_MS),
+    });
+  }
+
+  /** Whether a handler is running that has not handed its outcome over yet (one may be on its way). */
+  private handlersUnderWay(): boolean {
+    for (const job of this.runningJobs) if (!job.settling) return true;
+    return false;
   }
 
   /** Registers the handler of a kind. A kind defined in the registry (defineJob) is required. */

@@ -92,4 +92,64 @@ describe('Batcher', () => {
     expect(results[0]).toEqual({ status: 'fulfilled', value: 1 });
     expect(results[1]?.status).toBe('rejected');
   });
+
+  describe('gathering', () => {
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+    /** A batcher that records its writes, waiting up to `ms` for inputs while `expecting.more` is set. */
+    function gatheringBatcher(ms: number, max = 64) {
+      const writes: number[][] = [];
+      const expecting = { more: true };
+      const batcher = new Batcher<number, number>(
+        (inputs) => {
+          writes.push(inputs);
+          return Promise.resolve(inputs.map((n) => ({ ok: true, value: 2 * n }) as const));
+        },
+        max,
+        { expecting: () => expecting.more, ms },
+      );
+      return { batcher, writes, expecting };
+    }
+
+    it('waits for inputs handed in over later turns while more are expected, and ends when none are', async () => {
+      // A wait of a minute: only the last input (nothing more expected) can end it within the test's time.
+      const { batcher, writes, expecting } = gatheringBatcher(60_000);
+      const results = [batcher.run(1)];
+      await turn();
+      results.push(batcher.run(2));
+      await turn();
+      await turn();
+      expect(writes).toEqual([]);
+      expecting.more = false;
+      results.push(batcher.run(3));
+      expect(await Promise.all(results)).toEqual([2, 4, 6]);
+      expect(writes).toEqual([[1, 2, 3]]);
+    });
+
+    it('ends the wait once the batch is full', async () => {
+      const { batcher, writes } = gatheringBatcher(60_000, 3);
+      const results = [batcher.run(1)];
+      await turn();
+      results.push(batcher.run(2));
+      await turn();
+      results.push(batcher.run(3));
+      expect(await Promise.all(results)).toEqual([2, 4, 6]);
+      expect(writes).toEqual([[1, 2, 3]]);
+    });
+
+    it('waits at most its time for inputs that do not come', async () => {
+      const { batcher, writes } = gatheringBatcher(5);
+      expect(await batcher.run(1)).toBe(2);
+      expect(writes).toEqual([[1]]);
+    });
+
+    it('does not wait when nothing more is expected', async () => {
+      const { batcher, writes, expecting } = gatheringBatcher(60_000);
+      expecting.more = false;
+      expect(await Promise.all([batcher.run(1), batcher.run(2)])).toEqual([2, 4]);
+      await turn();
+      expect(await batcher.run(3)).toBe(6);
+      expect(writes).toEqual([[1, 2], [3]]);
+    });
+  });
 });
