@@ -98,4 +98,21 @@ describe.each(DATABASES)('the deliveries an attempt reads, with their endpoints,
   it('reads nothing for no delivery it knows', async () => {
     expect((await findDeliveriesToAttempt(db.kysely, ['whd_missing'])).size).toBe(0);
   });
+
+  it('reads more deliveries than one statement takes, each once, and none for no ids', async () => {
+    const many = Array.from({ length: 37 }, (_, i) => `whd_many_${String(i).padStart(2, '0')}`);
+    for (const [i, id] of many.entries())
+      await insertDelivery(db.kysely, delivery(id, i % 2 ? 'we_a' : 'we_b', i));
+    // Asked for in another order, with ids it does not know among them.
+    const asked = [...many].reverse().flatMap((id, i) => (i % 10 === 0 ? [id, `whd_unknown_${i}`] : [id]));
+    const found = await findDeliveriesToAttempt(db.kysely, asked);
+    expect([...found.keys()].sort()).toEqual(many);
+    for (const [i, id] of many.entries()) {
+      expect(found.get(id)).toEqual({
+        delivery: delivery(id, i % 2 ? 'we_a' : 'we_b', i),
+        endpoint: i % 2 ? endpoint('we_a') : secondEndpoint,
+      });
+    }
+    expect((await findDeliveriesToAttempt(db.kysely, [])).size).toBe(0);
+  });
 });
