@@ -1356,6 +1356,46 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     expect(mostAtOnce).toBe(1);
   });
 
+  it("claims again as a key's slots free only while the last claim filled a key's allowance", async () => {
+    // No poll within the test's time: every claim after the first is a wake-up or a backlog's.
+    const worker = new Worker({ db, clock, logger: recordingLogger(), pollIntervalMs: 60_000 });
+    const done: string[] = [];
+    worker.register(KeyedAhead, async (job) => {
+      await tick();
+      done.push(job.subjectId);
+    });
+    const add = (subjectId: string, key: string, n: number) =>
+      enqueueJob(db.kysely, {
+        accountId,
+        livemode: true,
+        kind: KeyedAhead,
+        subjectId,
+        payload: { n },
+        dueAt: clock.now().getTime() - 100 + n,
+        concurrencyKey: key,
+      });
+    // A backlog of one key: each claim takes its allowance (one slot and five ahead) and the next
+    // comes as soon as those have started, not at the next poll.
+    for (let n = 0; n < 20; n++) await add(`busy_${n}`, 'endpoint_busy', n);
+    worker.start();
+    try {
+      await waitFor(() => done.length === 20);
+      // The last claim took two of six: nothing was left behind, and no claim followed.
+      await sleep(100);
+      const afterBacklog = worker.pollClaims();
+      expect(afterBacklog).toBe(4);
+
+      // One job woken for: claimed alone, and its end starts no claim of its own.
+      await add('quiet_0', 'endpoint_quiet', 0);
+      worker.nudge();
+      await waitFor(() => done.length === 21);
+      await sleep(100);
+      expect(worker.pollClaims()).toBe(afterBacklog + 1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('renews at once the lease of a job that waited in the queue for a third of its lease', async () => {
     const leaseMs = 30_000;
     const worker = new Worker({

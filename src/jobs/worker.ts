@@ -213,6 +213,21 @@ interface Pick {
 }
 
 /**
+ * Whether a pick limited per key may have left due jobs of a key behind: a key of which this worker
+ * now holds its whole allowance (the claim took all it could of that key, or passed the key over as
+ * full). A claim that took fewer than the pick's limit and filled no key's allowance saw every due
+ * job of the kind (a pick that came back full is a backlog of its own).
+ */
+function keyLeftBehind(keyed: NonNullable<Pick['keyed']>, claimed: readonly Claimed[]): boolean {
+  const held = new Map(keyed.inHand);
+  for (const { row } of claimed) {
+    if (row.concurrency_key !== null) held.set(row.concurrency_key, (held.get(row.concurrency_key) ?? 0) + 1);
+  }
+  for (const n of held.values()) if (n >= keyed.allowance) return true;
+  return false;
+}
+
+/**
  * Claims due jobs and runs them. Any number of workers (in any number of processes) may share one
  * database: claiming is atomic (PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED in a transaction that
  * also sets the lease; SQLite: one UPDATE … WHERE id IN (SELECT …) RETURNING, under SQLite's single
@@ -524,14 +539,9 @@ export class Worker {
           const claimed = await this.claim({}, picks).finally(() => (this.lastClaimEnd = performance.now()));
           this.queue.push(...claimed);
           for (const pick of picks) {
-            const got = claimed.filter((job) => pick.kinds.includes(job.row.kind)).length;
-            if (got === pick.limit) for (const kind of pick.kinds) full.add(kind);
-            // Per key, a pick takes only a key's allowance: others of that key may be due.
-            if (
-              pick.keyed &&
-              (got > 0 || [...pick.keyed.inHand.values()].some((n) => n >= (pick.keyed?.allowance ?? 0)))
-            )
-              keyedBacklog = true;
+            const got = claimed.filter((job) => pick.kinds.includes(job.row.kind));
+            if (got.length === pick.limit) for (const kind of pick.kinds) full.add(kind);
+            if (pick.keyed && keyLeftBehind(pick.keyed, got)) keyedBacklog = true;
           }
         } catch (error) {
           this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
