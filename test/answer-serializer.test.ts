@@ -1,7 +1,7 @@
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { answerSerializerCompiler, copierOf } from '../src/http/answer-serializer.js';
+import { answerSerializerCompiler, copierOf, isServedByCopy } from '../src/http/answer-serializer.js';
 import { Account } from '../src/modules/accounts/accounts.schemas.js';
 import { Intake, IntakeList, IntakeStatusObject } from '../src/modules/intakes/intakes.schemas.js';
 import { DATABASES } from './helpers/env.js';
@@ -280,4 +280,12 @@ describe.each(DATABASES)('the kept reads as served (%s)', (database) => {
       expect(expectAlikeUnderEveryChange(schema, body)).toBeGreaterThan(10);
     },
   );
+
+  it('serves the four kept reads through a copier, and a read that is not kept through the parse', async () => {
+    for (const url of ['/v1/account', '/v1/intakes', '/v1/intakes/:id', '/v1/intakes/:id/status'])
+      expect(isServedByCopy('GET', url, '200'), url).toBe(true);
+    const results = await api.get(`/v1/intakes/${intakeId}/results`);
+    expect(results.status, results.text).toBe(200);
+    expect(isServedByCopy('GET', '/v1/intakes/:id/results', '200')).toBe(false);
+  });
 });

@@ -20,6 +20,7 @@ export const answerSerializerCompiler: FastifySerializerCompiler<unknown> = (rou
   const byParse = serializerCompiler(route as Parameters<typeof serializerCompiler>[0]);
   const copy = isZodSchema(route.schema) ? copierOf(route.schema) : undefined;
   if (!copy) return byParse;
+  servedByCopy.add(`${route.method} ${route.url} ${route.httpStatus ?? ''}`);
   return (data: unknown) => {
     let copied: unknown;
     try {
@@ -31,6 +32,14 @@ export const answerSerializerCompiler: FastifySerializerCompiler<unknown> = (rou
     return JSON.stringify(copied);
   };
 };
+
+/** The responses given a copier, as `METHOD url status`: the bytes are the same either way, so only this tells. */
+const servedByCopy = new Set<string>();
+
+/** Whether this process built a copier for the route's response (`GET /v1/account 200`), for tests. */
+export function isServedByCopy(method: string, url: string, httpStatus: string): boolean {
+  return servedByCopy.has(`${method} ${url} ${httpStatus}`);
+}
 
 /** A zod schema (the parse also takes one wrapped as `{ properties }`: left to it). */
 function isZodSchema(schema: unknown): schema is z.core.$ZodType {
