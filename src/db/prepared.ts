@@ -53,6 +53,42 @@ export function preparedQuery<Row, P extends unknown[]>(
 }
 
 /**
+ * A read with fixed parameters and then a list of values (`where … in (…)`), compiled once per length
+ * of the list (preparedQuery: on SQLite it runs directly on the connection). A list longer than
+ * `maxValues` is read that many values at a time and the rows put together; an empty list reads
+ * nothing. `build` must use the fixed parameters first, then the values in their order.
+ */
+export function preparedListQuery<Row, F extends unknown[]>(
+  build: (db: Kysely<Database>, fixed: F, values: string[]) => Compilable<Row>,
+  fixedPlaceholders: F,
+  maxValues: number,
+): (db: Kysely<Database>, fixed: F, values: readonly string[]) => Promise<Row[]> {
+  const byLength = new Map<number, (db: Kysely<Database>, ...params: unknown[]) => Promise<Row[]>>();
+  const compiledFor = (length: number) => {
+    let prepared = byLength.get(length);
+    if (!prepared) {
+      const fixedCount = fixedPlaceholders.length;
+      const placeholders = Array.from({ length }, (_, index) => `list value ${index}`);
+      prepared = preparedQuery(
+        (db: Kysely<Database>, ...params: unknown[]) =>
+          build(db, params.slice(0, fixedCount) as F, params.slice(fixedCount) as string[]),
+        [...fixedPlaceholders, ...placeholders],
+      );
+      byLength.set(length, prepared);
+    }
+    return prepared;
+  };
+  return async (db, fixed, values) => {
+    const rows: Row[] = [];
+    for (let start = 0; start < values.length; start += maxValues) {
+      const part = values.slice(start, start + maxValues);
+      rows.push(...(await compiledFor(part.length)(db, ...fixed, ...part)));
+    }
+    return rows;
+  };
+}
+
+/**
  * An insert of up to `maxRows` rows into `table` with exactly `columns`, compiled once per row count
  * (preparedQuery). Rows with any other set of columns (one undefined or missing, one more), or more
  * rows than `maxRows`, go through Kysely's builder as before: a column left to its default is never

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, IntakeRecipientsTable } from '../../db/schema.js';
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedListQuery, preparedQuery } from '../../db/prepared.js';
 
 export type RecipientRow = Selectable<IntakeRecipientsTable>;
 
@@ -74,34 +74,22 @@ export async function suppressedAmong(
   if (emails.length === 0) return new Set();
   const addresses = emails.map((e) => e.toLowerCase());
   const livemode = tenant.livemode ? 1 : 0;
-  const prepared = selectSuppressedAmong(addresses.length);
-  const rows = prepared
-    ? await prepared(db, tenant.accountId, livemode, ...addresses)
-    : await suppressedQuery(db, tenant.accountId, livemode, ...addresses).execute();
+  const rows = await selectSuppressedAmong(db, [tenant.accountId, livemode], addresses);
   return new Set(rows.map((r) => r.address));
 }
 
-function suppressedQuery(db: Kysely<Database>, accountId: string, livemode: number, ...addresses: string[]) {
-  return db
-    .selectFrom('suppressions')
-    .select('address')
-    .where('account_id', '=', accountId)
-    .where('livemode', '=', livemode)
-    .where('address', 'in', addresses);
-}
-
-/** The suppression read of an intake's recipients (a few addresses), compiled once per count up to 8. */
-const suppressedAmongOf = new Map<number, ReturnType<typeof preparedSuppressedAmong>>();
-function preparedSuppressedAmong(count: number) {
-  const addresses = Array.from({ length: count }, (_, index) => `address ${index}`);
-  return preparedQuery(suppressedQuery, ['account', 0, ...addresses]);
-}
-function selectSuppressedAmong(count: number) {
-  if (count > 8) return undefined;
-  let prepared = suppressedAmongOf.get(count);
-  if (!prepared) suppressedAmongOf.set(count, (prepared = preparedSuppressedAmong(count)));
-  return prepared;
-}
+/** The suppression read of an intake's recipients (a few addresses), compiled once per count, 8 at most. */
+const selectSuppressedAmong = preparedListQuery(
+  (db: Kysely<Database>, [accountId, livemode]: [string, number], addresses: string[]) =>
+    db
+      .selectFrom('suppressions')
+      .select('address')
+      .where('account_id', '=', accountId)
+      .where('livemode', '=', livemode)
+      .where('address', 'in', addresses),
+  ['account', 0],
+  8,
+);
 
 /**
  * Retention with anonymize: the other recipients' identities go with the client's (a one-way hash

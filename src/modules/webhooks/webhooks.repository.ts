@@ -7,7 +7,7 @@ import type {
   WebhookEndpointsTable,
 } from '../../db/schema.js';
 import type { EndpointFormat } from './webhooks.format.js';
-import { preparedInsert, preparedQuery } from '../../db/prepared.js';
+import { preparedInsert, preparedListQuery, preparedQuery } from '../../db/prepared.js';
 
 /** The fields of a delivery that will not be attempted again. */
 function cancelled(at: string) {
@@ -255,45 +255,29 @@ const everyEndpointColumn: Record<
 > = {};
 void everyEndpointColumn;
 
-function deliveriesToAttemptQuery(db: Kysely<Database>, ids: readonly string[]) {
-  return db
-    .selectFrom('webhook_deliveries as d')
-    .leftJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-    .selectAll('d')
-    .select(ENDPOINT_COLUMNS.map((column) => sql.ref(`e.${column}`).as(`e_${column}`)))
-    .where('d.id', 'in', ids);
-}
-
-/** Deliveries read together at most by one statement, which is compiled once per count (preparedQuery). */
-const DELIVERIES_READ_TOGETHER = 16;
-const deliveriesToAttemptOf = new Map<number, ReturnType<typeof preparedDeliveriesToAttempt>>();
-function preparedDeliveriesToAttempt(count: number) {
-  const ids = Array.from({ length: count }, (_, index) => `delivery ${index}`);
-  return preparedQuery(
-    (db: Kysely<Database>, ...given: string[]) => deliveriesToAttemptQuery(db, given),
-    ids,
-  );
-}
-function selectDeliveriesToAttempt(db: Kysely<Database>, ids: readonly string[]) {
-  let prepared = deliveriesToAttemptOf.get(ids.length);
-  if (!prepared) deliveriesToAttemptOf.set(ids.length, (prepared = preparedDeliveriesToAttempt(ids.length)));
-  return prepared(db, ...ids);
-}
+/** Deliveries with their endpoints, read 16 at most by one statement compiled once per count. */
+const selectDeliveriesToAttempt = preparedListQuery(
+  (db: Kysely<Database>, _fixed: [], ids: string[]) =>
+    db
+      .selectFrom('webhook_deliveries as d')
+      .leftJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .selectAll('d')
+      .select(ENDPOINT_COLUMNS.map((column) => sql.ref(`e.${column}`).as(`e_${column}`)))
+      .where('d.id', 'in', ids),
+  [],
+  16,
+);
 
 /**
  * Deliveries by id, each with its endpoint, in one statement (attempts starting together, see
  * BatchLoader): on PostgreSQL one round trip for both instead of two side by side. Compiled once per
- * count of ids, so that on SQLite the read runs directly on the connection (preparedQuery); more than
- * DELIVERIES_READ_TOGETHER ids are read that many at a time.
+ * count of ids, so that on SQLite the read runs directly on the connection (preparedListQuery).
  */
 export async function findDeliveriesToAttempt(
   db: Kysely<Database>,
   ids: readonly string[],
 ): Promise<Map<string, DeliveryToAttempt>> {
-  const rows: Record<string, unknown>[] = [];
-  for (let start = 0; start < ids.length; start += DELIVERIES_READ_TOGETHER) {
-    rows.push(...(await selectDeliveriesToAttempt(db, ids.slice(start, start + DELIVERIES_READ_TOGETHER))));
-  }
+  const rows = await selectDeliveriesToAttempt(db, [], ids);
   const found = new Map<string, DeliveryToAttempt>();
   for (const row of rows as (StoredDelivery & Record<string, unknown>)[]) {
     const delivery: Record<string, unknown> = {};
