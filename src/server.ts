@@ -10,7 +10,7 @@ import { RECURRING_JOBS, registerJobHandlers } from './job-handlers.js';
 import './subscribers.js';
 import { noJobRunner } from './jobs/jobs.js';
 import { planRecurringJobs } from './jobs/recurring.js';
-import { listenForDueJobs, onLocalJobDue, type JobListener } from './jobs/wakeup.js';
+import { listenForDueJobs, onLocalJobDue, onLocalJobWrite, type JobListener } from './jobs/wakeup.js';
 import { Worker } from './jobs/worker.js';
 import { systemClock } from './lib/clock.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
@@ -122,10 +122,13 @@ function startPolling(services: AppServices, worker: Worker): JobListener {
   const { listenDatabaseUrl } = services.config;
   if (services.db.dialect !== 'postgres' || !listenDatabaseUrl) {
     const unsubscribe = onLocalJobDue(services.db.kysely, () => worker.nudge());
+    // A job due now that this process writes is taken by its worker as it is written, when it has room.
+    const stopTaking = onLocalJobWrite(services.db.kysely, (job) => worker.takeAtWrite(job));
     return {
       ready: Promise.resolve(),
       close: () => {
         unsubscribe();
+        stopTaking();
         return Promise.resolve();
       },
     };

@@ -1,11 +1,13 @@
 import { createServer, connect, type AddressInfo } from 'node:net';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../src/config.js';
+import type { Database } from '../src/db/schema.js';
 import { defineJob, enqueueJob, type NewJob } from '../src/jobs/jobs.js';
-import { listenForDueJobs, onLocalJobDue } from '../src/jobs/wakeup.js';
+import { listenForDueJobs, onLocalJobDue, onLocalJobWrite } from '../src/jobs/wakeup.js';
 import { Worker } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import { serviceAvailable, TEST_POSTGRES_URL } from './helpers/env.js';
@@ -147,6 +149,171 @@ describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
       5_000,
     );
     expect(ran).toEqual([1, 2, 4]);
+  });
+});
+
+const TakenPing = defineJob('test_wakeup.taken_ping', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+});
+
+describe('jobs taken by the worker as they are written, on SQLite (the embedded serve)', () => {
+  let server: TestServer;
+  let db: Kysely<Database>;
+  const started: number[] = [];
+  /** Handlers of these payloads wait until `release` is called. */
+  const held = new Map<number, () => void>();
+  const hold = (n: number) => new Promise<void>((resolve) => held.set(n, resolve));
+  const holding = new Set<number>();
+
+  /** A worker polling once a minute, offered the jobs this process writes; woken only if `wakes`. */
+  function takingWorker(concurrency: number, wakes = false) {
+    const worker = new Worker({
+      db: server.server.services.db,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      pollIntervalMs: 60_000,
+      concurrency,
+    });
+    worker.register(TakenPing, async (job) => {
+      started.push(job.payload.n);
+      if (holding.has(job.payload.n)) await hold(job.payload.n);
+    });
+    worker.start();
+    const stopTaking = onLocalJobWrite(db, (offered) => worker.takeAtWrite(offered));
+    const stopWaking = wakes ? onLocalJobDue(db, () => worker.nudge()) : () => true;
+    const stop = async () => {
+      stopTaking();
+      stopWaking();
+      await worker.stop();
+    };
+    return { worker, stop };
+  }
+  const job = (n: number, uniqueKey?: string): NewJob<{ n: number }> => ({
+    ...pingDueNow(TakenPing, `taken${n}`, n),
+    ...(uniqueKey ? { uniqueKey } : {}),
+  });
+  const rowOf = (id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  const hasStarted = (n: number) => () => Promise.resolve(started.includes(n) ? true : undefined);
+  /** The first poll (at start) found nothing; the next one is a minute away. */
+  const afterFirstPoll = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+  beforeAll(async () => {
+    server = await startTestServer('sqlite');
+    db = server.server.services.db.kysely;
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('writes a job due now with the lease of a worker that has room, and runs it after the commit without a claim', async () => {
+    const { worker, stop } = takingWorker(2);
+    try {
+      await afterFirstPoll();
+      const claims = worker.pollClaims();
+      let id = '';
+      await db.transaction().execute(async (trx) => {
+        id = await enqueueJob(trx, job(1));
+        const row = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+        // Claimed as written: its first attempt counted, a lease no other worker passes.
+        expect(row.attempts).toBe(1);
+        expect(row.locked_until).toBeGreaterThan(Date.now());
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(started).toEqual([]);
+      });
+      // No wake-up reaches this worker and its next poll is a minute away: only the hand-over runs it.
+      await eventually(hasStarted(1), 'the worker to run job 1', 5_000);
+      await eventually(async () => ((await rowOf(id)) ? undefined : true), 'job 1 to end', 5_000);
+      expect(worker.pollClaims()).toBe(claims);
+      expect(worker.takenAtWrite()).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('gives the slot back after a rollback: nothing runs, and the next job is taken', async () => {
+    const { worker, stop } = takingWorker(1);
+    try {
+      await afterFirstPoll();
+      await expect(
+        db.transaction().execute(async (trx) => {
+          await enqueueJob(trx, job(2));
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      // The worker reads the job back once the transaction has ended: then it knows.
+      await worker.whenSettled({ accountId: 'acct_wakeup', livemode: true });
+      // One slot: held still by the rolled-back job, job 3 would wait for the poll a minute away.
+      await enqueueJob(db, job(3));
+      await eventually(hasStarted(3), 'the worker to run job 3', 5_000);
+      expect(started).not.toContain(2);
+      expect(worker.takenAtWrite()).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('writes a job unclaimed when no slot is free, for a claim to take when one frees', async () => {
+    const { worker, stop } = takingWorker(1, true);
+    holding.add(4);
+    try {
+      await afterFirstPoll();
+      await enqueueJob(db, job(4));
+      await eventually(hasStarted(4), 'the worker to start job 4', 5_000);
+      const claims = worker.pollClaims();
+      await db.transaction().execute(async (trx) => {
+        const id = await enqueueJob(trx, job(5));
+        // Before the commit: the wake-up's claim waits for the connection this transaction holds.
+        const waiting = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+        expect(waiting?.locked_until).toBeNull();
+        expect(waiting?.attempts).toBe(0);
+      });
+      held.get(4)?.();
+      await eventually(hasStarted(5), 'a claim to run job 5 once job 4 ended', 5_000);
+      expect(worker.pollClaims()).toBeGreaterThan(claims);
+      expect(worker.takenAtWrite()).toBe(1);
+    } finally {
+      held.get(4)?.();
+      await stop();
+    }
+  });
+
+  it('gives the slot back when a unique job is pending already: it runs once, and the next job is taken', async () => {
+    const { worker, stop } = takingWorker(2);
+    holding.add(6);
+    try {
+      await afterFirstPoll();
+      const first = await enqueueJob(db, job(6, 'taken-unique'));
+      await eventually(hasStarted(6), 'the worker to start job 6', 5_000);
+      // The second slot is offered and taken, but nothing is written: the key is pending.
+      expect(await enqueueJob(db, job(7, 'taken-unique'))).toBe(first);
+      await enqueueJob(db, job(8));
+      await eventually(hasStarted(8), 'the worker to run job 8 in the slot given back', 5_000);
+      held.get(6)?.();
+      expect(started).not.toContain(7);
+      expect(worker.takenAtWrite()).toBe(2);
+    } finally {
+      held.get(6)?.();
+      await stop();
+    }
+  });
+
+  it('hands a job back, unrun and its attempt uncounted, when the worker stops before the commit', async () => {
+    const { worker, stop } = takingWorker(2);
+    await afterFirstPoll();
+    let id = '';
+    let stopping: Promise<void> | undefined;
+    await db.transaction().execute(async (trx) => {
+      id = await enqueueJob(trx, job(9));
+      stopping = stop();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    });
+    await stopping;
+    const row = await rowOf(id);
+    expect(row?.locked_until).toBeNull();
+    expect(row?.attempts).toBe(0);
+    expect(started).not.toContain(9);
+    expect(worker.takenAtWrite()).toBe(0);
+    await db.deleteFrom('jobs').where('id', '=', id).execute();
   });
 });
 

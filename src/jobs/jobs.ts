@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { Database } from '../db/schema.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { notifyJobDue, WAKE_HORIZON_MS } from './wakeup.js';
+import { notifyJobDue, takeAtWrite, WAKE_HORIZON_MS } from './wakeup.js';
 import { preparedInsert, preparedQuery } from '../db/prepared.js';
 
 /**
@@ -204,6 +204,7 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     payload: JSON.stringify(job.payload ?? null),
     due_at: Math.round(job.dueAt),
     locked_until: null,
+    attempts: 0,
     last_error: null,
     // Bookkeeping only (never compared with a due time), so real time, not a mode clock.
     created_at: new Date().toISOString(),
@@ -211,20 +212,36 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     concurrency_key: job.concurrencyKey ?? null,
     trace_context: currentTraceparent(),
   };
-  if (job.uniqueKey === undefined) {
-    await insertJobRows(db, [row]);
-  } else {
-    const [inserted] = await insertUniqueJob(db, ...JOB_COLUMNS.map((column) => row[column]));
-    if (!inserted) {
-      const pending = await db
-        .selectFrom('jobs')
-        .select('id')
-        .where('unique_key', '=', job.uniqueKey)
-        .executeTakeFirst();
-      // Gone between the two statements (it ran and finished): the key is free again.
-      return pending?.id ?? enqueueJob(db, job);
+  // Due now, in a process whose worker has a free slot for it (SQLite): written claimed by that worker,
+  // which runs it once the transaction has committed, with no claim and no wake-up.
+  const taken = job.dueAt <= Date.now() ? takeAtWrite(db, row) : undefined;
+  const written = taken ? { ...row, locked_until: taken.lease, attempts: 1 } : row;
+  let inserted: boolean;
+  try {
+    if (job.uniqueKey === undefined) {
+      await insertJobRows(db, [written]);
+      inserted = true;
+    } else {
+      inserted = (await insertUniqueJob(db, ...JOB_COLUMNS.map((column) => written[column]))).length > 0;
     }
+  } catch (error) {
+    taken?.failed();
+    throw error;
   }
+  if (taken) {
+    if (inserted) taken.written();
+    else taken.failed();
+  }
+  if (!inserted) {
+    const pending = await db
+      .selectFrom('jobs')
+      .select('id')
+      .where('unique_key', '=', job.uniqueKey ?? null)
+      .executeTakeFirst();
+    // Gone between the two statements (it ran and finished): the key is free again.
+    return pending?.id ?? enqueueJob(db, job);
+  }
+  if (taken) return id;
   // A job due now wakes an idle worker at commit; others wait for a poll.
   if (job.dueAt <= Date.now() + WAKE_HORIZON_MS) await notifyJobDue(db);
   return id;
@@ -240,6 +257,7 @@ const JOB_COLUMNS = [
   'payload',
   'due_at',
   'locked_until',
+  'attempts',
   'last_error',
   'created_at',
   'unique_key',

@@ -55,6 +55,68 @@ export function onLocalJobDue(db: Kysely<Database>, wake: () => void): () => voi
   return () => own.delete(wake);
 }
 
+/** What a worker needs to know of a job being written, to decide whether it takes it. */
+export interface JobOnOffer {
+  id: string;
+  kind: string;
+  concurrency_key: string | null;
+  /** Real epoch ms. */
+  due_at: number;
+}
+
+/**
+ * A worker of this process took a job as it is being written: the job is written with the worker's
+ * lease (locked_until) and its first attempt counted, so no claim is needed and no other worker takes
+ * it. The writer calls exactly one of the two once it knows how its insert went.
+ */
+export interface TakenAtWrite {
+  lease: number;
+  /**
+   * The insert ran (in the writer's transaction, if any). The worker reads the row back: on SQLite that
+   * read waits for the transaction to end, so it finds the row after a commit and nothing after a
+   * rollback, and gives its slot back then.
+   */
+  written(): void;
+  /** The insert failed: the worker gives its slot back. */
+  failed(): void;
+}
+
+export type JobTaker = (job: JobOnOffer) => TakenAtWrite | undefined;
+
+const localTakers = new WeakMap<object, Set<JobTaker>>();
+
+/**
+ * SQLite: `take` is offered every job due now that this process writes through this database (one
+ * connection, so its read-back waits for the writer's transaction). Returns the unsubscribe.
+ */
+export function onLocalJobWrite(db: Kysely<Database>, take: JobTaker): () => void {
+  const adapter = db.getExecutor().adapter;
+  let takers = localTakers.get(adapter);
+  if (!takers) {
+    takers = new Set();
+    localTakers.set(adapter, takers);
+  }
+  const own = takers;
+  own.add(take);
+  return () => own.delete(take);
+}
+
+/**
+ * Offers a job about to be written to this process's workers (SQLite only; see onLocalJobWrite): the
+ * first that takes it answers with its lease. Undefined when none does; the job is then written
+ * unclaimed and a worker is woken as usual.
+ */
+export function takeAtWrite(db: Kysely<Database>, job: JobOnOffer): TakenAtWrite | undefined {
+  if (isPostgres(db)) return undefined;
+  const takers = localTakers.get(db.getExecutor().adapter);
+  if (!takers) return undefined;
+  for (const take of takers) {
+    const taken = take(job);
+    if (taken) return taken;
+  }
+  return undefined;
+}
+
 /**
  * Transactions that have notified already: PostgreSQL delivers one notification per transaction for
  * the same channel and payload, so a second costs a statement and wakes nobody more.

@@ -6,6 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import { jobFailures, jobRuns } from '../lib/metrics.js';
 import { GROUP_COMMIT_GATHER_MS, GroupCommit } from './group-commit.js';
 import { preparedQuery } from '../db/prepared.js';
+import type { JobOnOffer, TakenAtWrite } from './wakeup.js';
 import {
   GAVE_UP_LOCKED_UNTIL,
   JobLeaseLostError,
@@ -266,6 +267,9 @@ export class Worker {
   /** A wake-up that came within the spacing, due when the spacing has passed. */
   private nudgeTimer: NodeJS.Timeout | undefined;
   private pollClaimCount = 0;
+  private takenAtWriteCount = 0;
+  /** Jobs taken at their write (takeAtWrite), waiting for the writer's transaction to end. */
+  private readonly taking = new Set<Promise<void>>();
   /** Jobs whose handlers are running (poll loop and runDue): their leases are renewed, stop() aborts them. */
   private readonly runningJobs = new Set<Claimed>();
   /** Jobs this worker has started and not yet finished, by id: runNow and whenSettled wait for them. */
@@ -370,8 +374,9 @@ export class Worker {
    * are not seen. With runDue, "every due job has run" holds for jobs that the poll loop took first.
    */
   async whenSettled(filter: SettledFilter): Promise<number> {
-    // A claim under way may be taking jobs of the account: they are in hand once it returns.
-    await this.claiming;
+    // A claim under way may be taking jobs of the account, and jobs taken at their write are being
+    // read back: they are in hand once these return.
+    await Promise.all([this.claiming, ...this.taking]);
     const matches = this.matcher(filter);
     const running = [...this.runs.values()].filter(({ row }) => matches(row)).map(({ done }) => done);
     // Claimed by the poll loop and waiting for a slot: run now, under the same lease.
@@ -394,6 +399,11 @@ export class Worker {
   /** Claims its poll loop has made (for tests and benchmarks). */
   pollClaims(): number {
     return this.pollClaimCount;
+  }
+
+  /** Jobs this worker took as they were written, with no claim (takeAtWrite; for tests and benchmarks). */
+  takenAtWrite(): number {
+    return this.takenAtWriteCount;
   }
 
   /** Outcome transactions this worker committed, and the outcomes they held (group commit; for metrics and tests). */
@@ -479,10 +489,7 @@ export class Worker {
 
   /** Whether a claimed job may start now: a free slot of its kind, and of its key if the kind limits keys. */
   private canStart(job: Claimed): boolean {
-    const { kind, concurrency_key: key } = job.row;
-    if ((this.active.get(kind) ?? 0) >= this.limitOf(kind)) return false;
-    const keyLimit = this.keyLimitOf(kind);
-    return keyLimit === undefined || key === null || (this.activeByKey.get(keyOf(kind, key)) ?? 0) < keyLimit;
+    return this.hasFreeSlot(job.row.kind, job.row.concurrency_key);
   }
 
   /**
@@ -573,7 +580,6 @@ export class Worker {
     // Once stopping, nothing new starts: stop() hands the queue back.
     for (const job of [...this.queue]) {
       if (!this.running) return;
-      const kind = job.row.kind;
       if (!this.canStart(job)) continue;
       this.queue.splice(this.queue.indexOf(job), 1);
       if (this.startsTooLate(job)) {
@@ -582,36 +588,118 @@ export class Worker {
         );
         continue;
       }
-      const key = job.row.concurrency_key === null ? undefined : keyOf(kind, job.row.concurrency_key);
-      this.active.set(kind, (this.active.get(kind) ?? 0) + 1);
-      if (key !== undefined) this.activeByKey.set(key, (this.activeByKey.get(key) ?? 0) + 1);
-      job.freeSlot = () => {
-        job.freeSlot = undefined;
-        this.active.set(kind, (this.active.get(kind) ?? 1) - 1);
-        if (key !== undefined) {
-          const left = (this.activeByKey.get(key) ?? 1) - 1;
-          if (left > 0) this.activeByKey.set(key, left);
-          else this.activeByKey.delete(key);
-        }
-        this.startQueued();
-        // The prefetch of the kind (of the key, for a kind limited per key) is used up and more may
-        // be due: claim now, not at the next poll. Not at every finish: one claim serves a few jobs.
-        // A kind without prefetch (at most once) claims once half its slots are free.
-        const same = (q: Claimed) =>
-          q.row.kind === kind && (key === undefined || q.row.concurrency_key === job.row.concurrency_key);
-        const limit = this.limitOf(kind);
-        const claimNow =
-          this.prefetchOf(kind, limit) > 0
-            ? !this.queue.some(same)
-            : limit - (this.active.get(kind) ?? 0) >= Math.ceil(limit / 2);
-        if (this.backlog && claimNow) this.wake?.();
-      };
-      void this.track(this.run(job))
-        .catch((error: unknown) =>
-          this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
-        )
-        .finally(() => job.freeSlot?.());
+      this.begin(job, this.holdSlot(job.row.kind, job.row.concurrency_key));
     }
+  }
+
+  /** Takes a slot of a kind, and of its key if it has one. Returns what gives the slot back. */
+  private holdSlot(kind: string, concurrencyKey: string | null): () => void {
+    const key = concurrencyKey === null ? undefined : keyOf(kind, concurrencyKey);
+    this.active.set(kind, (this.active.get(kind) ?? 0) + 1);
+    if (key !== undefined) this.activeByKey.set(key, (this.activeByKey.get(key) ?? 0) + 1);
+    return () => {
+      this.active.set(kind, (this.active.get(kind) ?? 1) - 1);
+      if (key === undefined) return;
+      const left = (this.activeByKey.get(key) ?? 1) - 1;
+      if (left > 0) this.activeByKey.set(key, left);
+      else this.activeByKey.delete(key);
+    };
+  }
+
+  /** Runs a job in the slot it holds (holdSlot), which goes to the next job when its outcome is handed over. */
+  private begin(job: Claimed, giveSlotBack: () => void): void {
+    const kind = job.row.kind;
+    const keyed = job.row.concurrency_key !== null;
+    job.freeSlot = () => {
+      job.freeSlot = undefined;
+      giveSlotBack();
+      this.startQueued();
+      // The prefetch of the kind (of the key, for a kind limited per key) is used up and more may
+      // be due: claim now, not at the next poll. Not at every finish: one claim serves a few jobs.
+      // A kind without prefetch (at most once) claims once half its slots are free.
+      const same = (q: Claimed) =>
+        q.row.kind === kind && (!keyed || q.row.concurrency_key === job.row.concurrency_key);
+      const limit = this.limitOf(kind);
+      const claimNow =
+        this.prefetchOf(kind, limit) > 0
+          ? !this.queue.some(same)
+          : limit - (this.active.get(kind) ?? 0) >= Math.ceil(limit / 2);
+      if (this.backlog && claimNow) this.wake?.();
+    };
+    void this.track(this.run(job))
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, job_id: job.row.id }, 'job worker: recording a job outcome failed'),
+      )
+      .finally(() => job.freeSlot?.());
+  }
+
+  /**
+   * Offered a job that this process is writing now (SQLite; see onLocalJobWrite in wakeup.ts): takes it
+   * when it is due, its kind and key have a free slot now, and the poll loop is keeping up (no backlog
+   * left by its last claim, no job of the kind waiting for a slot), so that the job does not pass older
+   * ones. The job is written with this worker's lease, so its claim (a write and a commit of its own)
+   * is saved, and it starts as soon as the writer's transaction has committed.
+   */
+  takeAtWrite(job: JobOnOffer): TakenAtWrite | undefined {
+    const { kind, concurrency_key: key } = job;
+    if (!this.running || this.backlog || this.registrations.get(kind)?.length !== 1) return undefined;
+    const now = this.clock.now().getTime();
+    if (job.due_at > now || this.queue.some((queued) => queued.row.kind === kind)) return undefined;
+    if (!this.hasFreeSlot(kind, key)) return undefined;
+    const giveSlotBack = this.holdSlot(kind, key);
+    const lease = now + this.leaseMs;
+    let settled = false;
+    const giveUp = () => {
+      if (settled) return;
+      settled = true;
+      giveSlotBack();
+      this.startQueued();
+    };
+    return {
+      lease,
+      failed: giveUp,
+      written: () => {
+        const taking = this.startTaken(job.id, lease, giveSlotBack, giveUp);
+        this.taking.add(taking);
+        void this.track(taking).finally(() => this.taking.delete(taking));
+      },
+    };
+  }
+
+  /** A job taken at its write: read back once the writer's transaction has ended, and run if it committed. */
+  private async startTaken(
+    id: string,
+    lease: number,
+    giveSlotBack: () => void,
+    giveUp: () => void,
+  ): Promise<void> {
+    let row: JobRow | undefined;
+    try {
+      [row] = await selectTakenJob(this.db.kysely, id, lease);
+    } catch (error) {
+      this.logger.error({ err: error, job_id: id }, 'job worker: reading a job taken at its write failed');
+    }
+    if (!row) {
+      // Rolled back (or unreadable: its lease runs out and a claim takes it).
+      giveUp();
+      return;
+    }
+    const job: Claimed = { row, lease };
+    if (!this.running) {
+      giveUp();
+      await this.release([job]);
+      return;
+    }
+    this.takenAtWriteCount++;
+    this.begin(job, giveSlotBack);
+  }
+
+  /** Whether a job of this kind and key could start now. */
+  private hasFreeSlot(kind: string, concurrencyKey: string | null): boolean {
+    if ((this.active.get(kind) ?? 0) >= this.limitOf(kind)) return false;
+    const keyLimit = this.keyLimitOf(kind);
+    if (keyLimit === undefined || concurrencyKey === null) return true;
+    return (this.activeByKey.get(keyOf(kind, concurrencyKey)) ?? 0) < keyLimit;
   }
 
   /**
@@ -669,6 +757,8 @@ export class Worker {
   }
 
   private async claimAndRunNow(ids: readonly string[]): Promise<number> {
+    // Jobs taken at their write are this worker's: once read back, they are running (waited for below).
+    await Promise.all([...this.taking]);
     const wanted = new Set(ids);
     const free = [...wanted].filter(
       (id) => !this.runs.has(id) && !this.queue.some((job) => job.row.id === id),
@@ -1208,6 +1298,13 @@ function withDeadline<T>(work: Promise<T>, controller: AbortController, ms: numb
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
+
+// A job taken at its write, read back with the lease it was written with: compiled once.
+const selectTakenJob = preparedQuery(
+  (db: Kysely<Database>, id: string, lease: number) =>
+    db.selectFrom('jobs').selectAll().where('id', '=', id).where('locked_until', '=', lease),
+  ['id', -1],
+);
 
 // Every job's end (complete): compiled once. Its lease, or during a renewal either of two (with no
 // renewal under way both are the lease).
