@@ -42,17 +42,22 @@ export function isPostgres(db: Kysely<Database>): boolean {
  */
 const localWakers = new WeakMap<object, Set<() => void>>();
 
+/** Adds `listener` to the database's set in `byAdapter` (see localWakers). Returns the unsubscribe. */
+function subscribe<L>(byAdapter: WeakMap<object, Set<L>>, db: Kysely<Database>, listener: L): () => void {
+  const adapter = db.getExecutor().adapter;
+  let listeners = byAdapter.get(adapter);
+  if (!listeners) {
+    listeners = new Set();
+    byAdapter.set(adapter, listeners);
+  }
+  const own = listeners;
+  own.add(listener);
+  return () => own.delete(listener);
+}
+
 /** Wakes `wake` whenever a job due now is enqueued through this database in this process. Returns the unsubscribe. */
 export function onLocalJobDue(db: Kysely<Database>, wake: () => void): () => void {
-  const adapter = db.getExecutor().adapter;
-  let wakers = localWakers.get(adapter);
-  if (!wakers) {
-    wakers = new Set();
-    localWakers.set(adapter, wakers);
-  }
-  const own = wakers;
-  own.add(wake);
-  return () => own.delete(wake);
+  return subscribe(localWakers, db, wake);
 }
 
 /** What a worker needs to know of a job being written, to decide whether it takes it. */
@@ -90,15 +95,7 @@ const localTakers = new WeakMap<object, Set<JobTaker>>();
  * connection, so its read-back waits for the writer's transaction). Returns the unsubscribe.
  */
 export function onLocalJobWrite(db: Kysely<Database>, take: JobTaker): () => void {
-  const adapter = db.getExecutor().adapter;
-  let takers = localTakers.get(adapter);
-  if (!takers) {
-    takers = new Set();
-    localTakers.set(adapter, takers);
-  }
-  const own = takers;
-  own.add(take);
-  return () => own.delete(take);
+  return subscribe(localTakers, db, take);
 }
 
 /**
