@@ -2,7 +2,7 @@ import { createServer, connect, type AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/schema.js';
@@ -160,10 +160,16 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
   let server: TestServer;
   let db: Kysely<Database>;
   const started: number[] = [];
-  /** Handlers of these payloads wait until `release` is called. */
-  const held = new Map<number, () => void>();
-  const hold = (n: number) => new Promise<void>((resolve) => held.set(n, resolve));
-  const holding = new Set<number>();
+  /** Handlers of these payloads wait until their gate is opened. */
+  const gates = new Map<number, { opened: Promise<void>; open: () => void }>();
+  const gate = (n: number) => {
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    gates.set(n, { opened, open });
+  };
+  const openGate = (n: number) => gates.get(n)?.open();
+  /** Stops the test's worker (takingWorker), after the test whatever its outcome. */
+  let stopWorker: (() => Promise<void>) | undefined;
 
   /** A worker polling once a minute, offered the jobs this process writes; woken only if `wakes`. */
   function takingWorker(concurrency: number, wakes = false) {
@@ -176,7 +182,7 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     });
     worker.register(TakenPing, async (job) => {
       started.push(job.payload.n);
-      if (holding.has(job.payload.n)) await hold(job.payload.n);
+      await gates.get(job.payload.n)?.opened;
     });
     worker.start();
     const stopTaking = onLocalJobWrite(db, (offered) => worker.takeAtWrite(offered));
@@ -186,6 +192,7 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
       stopWaking();
       await worker.stop();
     };
+    stopWorker = stop;
     return { worker, stop };
   }
   const job = (n: number, uniqueKey?: string): NewJob<{ n: number }> => ({
@@ -201,100 +208,87 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     server = await startTestServer('sqlite');
     db = server.server.services.db.kysely;
   });
+  afterEach(async () => {
+    for (const n of gates.keys()) openGate(n);
+    await stopWorker?.();
+    stopWorker = undefined;
+  });
   afterAll(async () => {
     await server?.stop();
   });
 
   it('writes a job due now with the lease of a worker that has room, and runs it after the commit without a claim', async () => {
-    const { worker, stop } = takingWorker(2);
-    try {
-      await afterFirstPoll();
-      const claims = worker.pollClaims();
-      let id = '';
-      await db.transaction().execute(async (trx) => {
-        id = await enqueueJob(trx, job(1));
-        const row = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-        // Claimed as written: its first attempt counted, a lease no other worker passes.
-        expect(row.attempts).toBe(1);
-        expect(row.locked_until).toBeGreaterThan(Date.now());
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        expect(started).toEqual([]);
-      });
-      // No wake-up reaches this worker and its next poll is a minute away: only the hand-over runs it.
-      await eventually(hasStarted(1), 'the worker to run job 1', 5_000);
-      await eventually(async () => ((await rowOf(id)) ? undefined : true), 'job 1 to end', 5_000);
-      expect(worker.pollClaims()).toBe(claims);
-      expect(worker.takenAtWrite()).toBe(1);
-    } finally {
-      await stop();
-    }
+    const { worker } = takingWorker(2);
+    await afterFirstPoll();
+    const claims = worker.pollClaims();
+    let id = '';
+    await db.transaction().execute(async (trx) => {
+      id = await enqueueJob(trx, job(1));
+      const row = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      // Claimed as written: its first attempt counted, a lease no other worker passes.
+      expect(row.attempts).toBe(1);
+      expect(row.locked_until).toBeGreaterThan(Date.now());
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(started).toEqual([]);
+    });
+    // No wake-up reaches this worker and its next poll is a minute away: only the hand-over runs it.
+    await eventually(hasStarted(1), 'the worker to run job 1', 5_000);
+    await eventually(async () => ((await rowOf(id)) ? undefined : true), 'job 1 to end', 5_000);
+    expect(worker.pollClaims()).toBe(claims);
+    expect(worker.takenAtWrite()).toBe(1);
   });
 
   it('gives the slot back after a rollback: nothing runs, and the next job is taken', async () => {
-    const { worker, stop } = takingWorker(1);
-    try {
-      await afterFirstPoll();
-      await expect(
-        db.transaction().execute(async (trx) => {
-          await enqueueJob(trx, job(2));
-          throw new Error('rolled back');
-        }),
-      ).rejects.toThrow('rolled back');
-      // The worker reads the job back once the transaction has ended: then it knows.
-      await worker.whenSettled({ accountId: 'acct_wakeup', livemode: true });
-      // One slot: held still by the rolled-back job, job 3 would wait for the poll a minute away.
-      await enqueueJob(db, job(3));
-      await eventually(hasStarted(3), 'the worker to run job 3', 5_000);
-      expect(started).not.toContain(2);
-      expect(worker.takenAtWrite()).toBe(1);
-    } finally {
-      await stop();
-    }
+    const { worker } = takingWorker(1);
+    await afterFirstPoll();
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await enqueueJob(trx, job(2));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    // The worker reads the job back once the transaction has ended: then it knows.
+    await worker.whenSettled({ accountId: 'acct_wakeup', livemode: true });
+    // One slot: held still by the rolled-back job, job 3 would wait for the poll a minute away.
+    await enqueueJob(db, job(3));
+    await eventually(hasStarted(3), 'the worker to run job 3', 5_000);
+    expect(started).not.toContain(2);
+    expect(worker.takenAtWrite()).toBe(1);
   });
 
   it('writes a job unclaimed when no slot is free, for a claim to take when one frees', async () => {
-    const { worker, stop } = takingWorker(1, true);
-    holding.add(4);
-    try {
-      await afterFirstPoll();
-      await enqueueJob(db, job(4));
-      await eventually(hasStarted(4), 'the worker to start job 4', 5_000);
-      const claims = worker.pollClaims();
-      await db.transaction().execute(async (trx) => {
-        const id = await enqueueJob(trx, job(5));
-        // Before the commit: the wake-up's claim waits for the connection this transaction holds.
-        const waiting = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
-        expect(waiting?.locked_until).toBeNull();
-        expect(waiting?.attempts).toBe(0);
-      });
-      held.get(4)?.();
-      await eventually(hasStarted(5), 'a claim to run job 5 once job 4 ended', 5_000);
-      expect(worker.pollClaims()).toBeGreaterThan(claims);
-      expect(worker.takenAtWrite()).toBe(1);
-    } finally {
-      held.get(4)?.();
-      await stop();
-    }
+    const { worker } = takingWorker(1, true);
+    gate(4);
+    await afterFirstPoll();
+    await enqueueJob(db, job(4));
+    await eventually(hasStarted(4), 'the worker to start job 4', 5_000);
+    const claims = worker.pollClaims();
+    await db.transaction().execute(async (trx) => {
+      const id = await enqueueJob(trx, job(5));
+      // Before the commit: the wake-up's claim waits for the connection this transaction holds.
+      const waiting = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+      expect(waiting?.locked_until).toBeNull();
+      expect(waiting?.attempts).toBe(0);
+    });
+    openGate(4);
+    await eventually(hasStarted(5), 'a claim to run job 5 once job 4 ended', 5_000);
+    expect(worker.pollClaims()).toBeGreaterThan(claims);
+    expect(worker.takenAtWrite()).toBe(1);
   });
 
   it('gives the slot back when a unique job is pending already: it runs once, and the next job is taken', async () => {
-    const { worker, stop } = takingWorker(2);
-    holding.add(6);
-    try {
-      await afterFirstPoll();
-      const first = await enqueueJob(db, job(6, 'taken-unique'));
-      await eventually(hasStarted(6), 'the worker to start job 6', 5_000);
-      // The second slot is offered and taken, but nothing is written: the key is pending.
-      expect(await enqueueJob(db, job(7, 'taken-unique'))).toBe(first);
-      await enqueueJob(db, job(8));
-      await eventually(hasStarted(8), 'the worker to run job 8 in the slot given back', 5_000);
-      held.get(6)?.();
-      expect(started).not.toContain(7);
-      expect(worker.takenAtWrite()).toBe(2);
-    } finally {
-      held.get(6)?.();
-      await stop();
-    }
+    const { worker } = takingWorker(2);
+    gate(6);
+    await afterFirstPoll();
+    const first = await enqueueJob(db, job(6, 'taken-unique'));
+    await eventually(hasStarted(6), 'the worker to start job 6', 5_000);
+    // The second slot is offered and taken, but nothing is written: the key is pending.
+    expect(await enqueueJob(db, job(7, 'taken-unique'))).toBe(first);
+    await enqueueJob(db, job(8));
+    await eventually(hasStarted(8), 'the worker to run job 8 in the slot given back', 5_000);
+    openGate(6);
+    expect(started).not.toContain(7);
+    expect(worker.takenAtWrite()).toBe(2);
   });
 
   it('hands a job back, unrun and its attempt uncounted, when the worker stops before the commit', async () => {
@@ -309,11 +303,11 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     });
     await stopping;
     const row = await rowOf(id);
+    await db.deleteFrom('jobs').where('id', '=', id).execute();
     expect(row?.locked_until).toBeNull();
     expect(row?.attempts).toBe(0);
     expect(started).not.toContain(9);
     expect(worker.takenAtWrite()).toBe(0);
-    await db.deleteFrom('jobs').where('id', '=', id).execute();
   });
 });
 

@@ -216,27 +216,25 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
   // which runs it once the transaction has committed, with no claim and no wake-up.
   const taken = job.dueAt <= Date.now() ? takeAtWrite(db, row) : undefined;
   const written = taken ? { ...row, locked_until: taken.lease, attempts: 1 } : row;
-  let inserted: boolean;
+  // The unique key of a job left unwritten because a job with that key is pending.
+  let pendingKey: string | undefined;
   try {
-    if (job.uniqueKey === undefined) {
-      await insertJobRows(db, [written]);
-      inserted = true;
-    } else {
-      inserted = (await insertUniqueJob(db, ...JOB_COLUMNS.map((column) => written[column]))).length > 0;
-    }
+    if (job.uniqueKey === undefined) await insertJobRows(db, [written]);
+    else if ((await insertUniqueJob(db, ...JOB_COLUMNS.map((column) => written[column]))).length === 0)
+      pendingKey = job.uniqueKey;
   } catch (error) {
     taken?.failed();
     throw error;
   }
   if (taken) {
-    if (inserted) taken.written();
+    if (pendingKey === undefined) taken.written();
     else taken.failed();
   }
-  if (!inserted) {
+  if (pendingKey !== undefined) {
     const pending = await db
       .selectFrom('jobs')
       .select('id')
-      .where('unique_key', '=', job.uniqueKey ?? null)
+      .where('unique_key', '=', pendingKey)
       .executeTakeFirst();
     // Gone between the two statements (it ran and finished): the key is free again.
     return pending?.id ?? enqueueJob(db, job);
