@@ -155,6 +155,18 @@ describe('job wake-ups on SQLite, in the process (the embedded serve)', () => {
 const TakenPing = defineJob('test_wakeup.taken_ping', z.strictObject({ n: z.number().int() }), {
   testOnly: true,
 });
+/** One at a time per key, and one more of a key claimed ahead: a worker holds at most two of a key. */
+const KeyedPing = defineJob('test_wakeup.keyed_ping', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+  keyConcurrency: 1,
+  keyPrefetch: 1,
+});
+/** One at a time per key, none claimed ahead. */
+const SingleKeyPing = defineJob('test_wakeup.single_key_ping', z.strictObject({ n: z.number().int() }), {
+  testOnly: true,
+  keyConcurrency: 1,
+  keyPrefetch: 0,
+});
 
 describe('jobs taken by the worker as they are written, on SQLite (the embedded serve)', () => {
   let server: TestServer;
@@ -180,10 +192,12 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
       pollIntervalMs: 60_000,
       concurrency,
     });
-    worker.register(TakenPing, async (job) => {
-      started.push(job.payload.n);
-      await gates.get(job.payload.n)?.opened;
-    });
+    for (const kind of [TakenPing, KeyedPing, SingleKeyPing]) {
+      worker.register(kind, async (job) => {
+        started.push(job.payload.n);
+        await gates.get(job.payload.n)?.opened;
+      });
+    }
     worker.start();
     const stopTaking = onLocalJobWrite(db, (offered) => worker.takeAtWrite(offered));
     const stopWaking = wakes ? onLocalJobDue(db, () => worker.nudge()) : () => true;
@@ -198,6 +212,10 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
   const job = (n: number, uniqueKey?: string): NewJob<{ n: number }> => ({
     ...pingDueNow(TakenPing, `taken${n}`, n),
     ...(uniqueKey ? { uniqueKey } : {}),
+  });
+  const keyed = (n: number, kind: PingKind = KeyedPing): NewJob<{ n: number }> => ({
+    ...pingDueNow(kind, `keyed${n}`, n),
+    concurrencyKey: 'receiver',
   });
   const rowOf = (id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
   const hasStarted = (n: number) => () => Promise.resolve(started.includes(n) ? true : undefined);
@@ -289,6 +307,55 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     openGate(6);
     expect(started).not.toContain(7);
     expect(worker.takenAtWrite()).toBe(2);
+  });
+
+  it('lets the wake-up of a job pass when it holds all it may of its key, and claims the job as that work drains', async () => {
+    const { worker } = takingWorker(4, true);
+    gate(10);
+    gate(11);
+    await afterFirstPoll();
+    await enqueueJob(db, keyed(10));
+    await eventually(hasStarted(10), 'the worker to start job 10', 5_000);
+    // The key's one slot is busy: job 11 is written unclaimed, and its wake-up's claim takes it ahead.
+    const before = worker.pollClaims();
+    const second = await enqueueJob(db, keyed(11));
+    await eventually(
+      async () => ((await rowOf(second))?.locked_until ? true : undefined),
+      'job 11 claimed',
+      5_000,
+    );
+    expect(worker.pollClaims()).toBe(before + 1);
+    // Now the worker holds two of the key, all it may: job 12's wake-up makes no claim.
+    const third = await enqueueJob(db, keyed(12));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(worker.pollClaims()).toBe(before + 1);
+    expect((await rowOf(third))?.locked_until).toBeNull();
+    // Job 10 ends, job 11 starts from what was claimed ahead, and the claim that follows takes job 12:
+    // it runs long before the next poll, a minute away.
+    openGate(10);
+    await eventually(hasStarted(11), 'the worker to start job 11', 5_000);
+    openGate(11);
+    await eventually(hasStarted(12), 'the claim as work drains to run job 12', 5_000);
+    expect(worker.pollClaims()).toBeGreaterThan(before + 1);
+    expect(worker.takenAtWrite()).toBe(1);
+  });
+
+  it('claims a job written for the claim as work drains even when no claim has run yet', async () => {
+    const { worker } = takingWorker(4, true);
+    gate(13);
+    await afterFirstPoll();
+    const claims = worker.pollClaims();
+    // Taken at its write: the worker holds the key's one slot, and nothing is claimed ahead.
+    await enqueueJob(db, keyed(13, SingleKeyPing));
+    await eventually(hasStarted(13), 'the worker to start job 13', 5_000);
+    const next = await enqueueJob(db, keyed(14, SingleKeyPing));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(worker.pollClaims()).toBe(claims);
+    expect((await rowOf(next))?.locked_until).toBeNull();
+    openGate(13);
+    await eventually(hasStarted(14), 'the claim as work drains to run job 14', 5_000);
+    expect(worker.pollClaims()).toBeGreaterThan(claims);
+    expect(worker.takenAtWrite()).toBe(1);
   });
 
   it('hands a job back, unrun and its attempt uncounted, when the worker stops before the commit', async () => {

@@ -214,8 +214,9 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
   };
   // Due now, in a process whose worker has a free slot for it (SQLite): written claimed by that worker,
   // which runs it once the transaction has committed, with no claim and no wake-up.
-  const taken = job.dueAt <= Date.now() ? takeAtWrite(db, row) : undefined;
-  const written = taken ? { ...row, locked_until: taken.lease, attempts: 1 } : row;
+  const offer = job.dueAt <= Date.now() ? takeAtWrite(db, row) : undefined;
+  const lease = offer?.lease;
+  const written = lease === undefined ? row : { ...row, locked_until: lease, attempts: 1 };
   // The unique key of a job left unwritten because a job with that key is pending.
   let pendingKey: string | undefined;
   try {
@@ -223,13 +224,11 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     else if ((await insertUniqueJob(db, ...JOB_COLUMNS.map((column) => written[column]))).length === 0)
       pendingKey = job.uniqueKey;
   } catch (error) {
-    taken?.failed();
+    offer?.failed();
     throw error;
   }
-  if (taken) {
-    if (pendingKey === undefined) taken.written();
-    else taken.failed();
-  }
+  if (pendingKey === undefined) offer?.written();
+  else offer?.failed();
   if (pendingKey !== undefined) {
     const pending = await db
       .selectFrom('jobs')
@@ -239,7 +238,7 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     // Gone between the two statements (it ran and finished): the key is free again.
     return pending?.id ?? enqueueJob(db, job);
   }
-  if (taken) return id;
+  if (lease !== undefined) return id;
   // A job due now wakes an idle worker at commit; others wait for a poll.
   if (job.dueAt <= Date.now() + WAKE_HORIZON_MS) await notifyJobDue(db);
   return id;

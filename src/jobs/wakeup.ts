@@ -70,23 +70,29 @@ export interface JobOnOffer {
 }
 
 /**
- * A worker of this process took a job as it is being written: the job is written with the worker's
- * lease (locked_until) and its first attempt counted, so no claim is needed and no other worker takes
- * it. The writer calls exactly one of the two once it knows how its insert went.
+ * A worker's answer to a job offered as it is written; the writer calls exactly one of the two once it
+ * knows how its insert went. With a `lease` the worker took the job: it is written with that lease
+ * (locked_until) and its first attempt counted, so no claim is needed and no other worker takes it.
+ * Without one, the worker cannot start it now but holds all it may of the job's kind or key (running
+ * and claimed ahead): it claims again as those drain, and finds the job then, so the wake-up the
+ * write sends would only make a claim with no room for it, and that worker lets it pass.
  */
-export interface TakenAtWrite {
-  lease: number;
+export interface WriteOffer {
+  lease: number | undefined;
   /**
-   * The insert ran (in the writer's transaction, if any). The worker reads the row back: on SQLite that
-   * read waits for the transaction to end, so it finds the row after a commit and nothing after a
-   * rollback, and gives its slot back then.
+   * The insert ran (in the writer's transaction, if any). A worker that took the job reads the row
+   * back: on SQLite that read waits for the transaction to end, so it finds the row after a commit and
+   * nothing after a rollback, and gives its slot back then.
    */
   written(): void;
-  /** The insert failed: the worker gives its slot back. */
+  /** The insert failed, or wrote nothing (a unique job pending already): the worker gives its slot back. */
   failed(): void;
 }
 
-export type JobTaker = (job: JobOnOffer) => TakenAtWrite | undefined;
+/** A job offer's answer that took it: written with the worker's lease. */
+export type TakenAtWrite = WriteOffer & { lease: number };
+
+export type JobTaker = (job: JobOnOffer) => WriteOffer | undefined;
 
 const localTakers = new WeakMap<object, Set<JobTaker>>();
 
@@ -100,18 +106,25 @@ export function onLocalJobWrite(db: Kysely<Database>, take: JobTaker): () => voi
 
 /**
  * Offers a job about to be written to this process's workers (SQLite only; see onLocalJobWrite): the
- * first that takes it answers with its lease. Undefined when none does; the job is then written
- * unclaimed and a worker is woken as usual.
+ * first that takes it answers with its lease. Without a lease, the job is written unclaimed and the
+ * workers are woken as usual, but for those that answered they will claim it as their work drains.
  */
-export function takeAtWrite(db: Kysely<Database>, job: JobOnOffer): TakenAtWrite | undefined {
+export function takeAtWrite(db: Kysely<Database>, job: JobOnOffer): WriteOffer | undefined {
   if (isPostgres(db)) return undefined;
   const takers = localTakers.get(db.getExecutor().adapter);
   if (!takers) return undefined;
+  const later: WriteOffer[] = [];
   for (const take of takers) {
-    const taken = take(job);
-    if (taken) return taken;
+    const answer = take(job);
+    if (answer?.lease !== undefined) return answer;
+    if (answer) later.push(answer);
   }
-  return undefined;
+  if (later.length === 0) return undefined;
+  return {
+    lease: undefined,
+    written: () => later.forEach((answer) => answer.written()),
+    failed: () => later.forEach((answer) => answer.failed()),
+  };
 }
 
 /**

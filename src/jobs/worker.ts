@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import { jobFailures, jobRuns } from '../lib/metrics.js';
 import { GROUP_COMMIT_GATHER_MS, GroupCommit } from './group-commit.js';
 import { preparedQuery } from '../db/prepared.js';
-import type { JobOnOffer, TakenAtWrite } from './wakeup.js';
+import type { JobOnOffer, TakenAtWrite, WriteOffer } from './wakeup.js';
 import {
   GAVE_UP_LOCKED_UNTIL,
   JobLeaseLostError,
@@ -252,8 +252,16 @@ export class Worker {
   private readonly activeByKey = new Map<string, number>();
   /** Claimed by the poll loop, waiting for a free slot of their kind (at most the prefetch of each). */
   private queue: Claimed[] = [];
-  /** The last claim may have left due jobs behind (a kind had no room, or a pick came back full). */
+  /**
+   * Due jobs may be waiting unclaimed: the last claim may have left some behind (a kind had no room, or
+   * a pick came back full), or a job was written since for the claim that comes as work drains (see
+   * takeAtWrite).
+   */
   private backlog = false;
+  /** A job was written for the claim that comes as work drains, since the poll loop's claim began. */
+  private leftForClaim = false;
+  /** The wake-up of the job just written for that claim (see takeAtWrite): the worker lets it pass. */
+  private passNextNudge = false;
   private readonly registrations = new Map<string, Registration[]>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private running = false;
@@ -543,6 +551,9 @@ export class Worker {
         this.claiming = new Promise<void>((resolve) => (claimDone = resolve));
         try {
           this.pollClaimCount++;
+          // A job written for this claim before this point is visible to it (on SQLite it waits for
+          // the writer's transaction); one written later keeps the backlog (leftForClaim).
+          this.leftForClaim = false;
           const claimed = await this.claim({}, picks).finally(() => (this.lastClaimEnd = performance.now()));
           this.queue.push(...claimed);
           for (const pick of picks) {
@@ -558,7 +569,7 @@ export class Worker {
       // What the claim took is in hand now: queued, or running.
       this.claiming = undefined;
       claimDone();
-      this.backlog = backlog || keyedBacklog || full.size > 0;
+      this.backlog = backlog || keyedBacklog || full.size > 0 || this.leftForClaim;
       const claimAgainNow = this.picks().some((pick) => pick.kinds.some((kind) => full.has(kind)));
       if (this.running && !claimAgainNow) await this.sleep(this.pollIntervalMs);
       this.nudged = false;
@@ -639,15 +650,27 @@ export class Worker {
    * left by its last claim, no job of the kind waiting for a slot), so that the job does not pass older
    * ones. The job is written with this worker's lease, so its claim (a write and a commit of its own)
    * is saved, and it starts as soon as the writer's transaction has committed.
+   *
+   * When this worker already holds all it may of the job's kind or key (running and claimed ahead), it
+   * answers without a lease: the job is written unclaimed, and the claim this worker makes as that work
+   * drains takes it. Its wake-up would only make a claim with no room for the job, one per write while
+   * a receiver is slower than the writes (a claim is a write and a commit of its own), so it is let pass.
    */
-  takeAtWrite(job: JobOnOffer): TakenAtWrite | undefined {
+  takeAtWrite(job: JobOnOffer): WriteOffer | undefined {
     const { kind, concurrency_key: key } = job;
-    if (!this.running || this.backlog || this.registrations.get(kind)?.length !== 1) return undefined;
-    const now = this.clock.now().getTime();
-    if (job.due_at > now || this.queue.some((queued) => queued.row.kind === kind)) return undefined;
+    if (!this.running || this.registrations.get(kind)?.length !== 1) return undefined;
+    if (job.due_at > this.clock.now().getTime()) return undefined;
+    if (this.holdsAllowance(kind, key)) {
+      return { lease: undefined, written: () => this.claimWhenDrained(), failed: () => undefined };
+    }
+    if (this.backlog || this.queue.some((queued) => queued.row.kind === kind)) return undefined;
     if (!this.hasFreeSlot(kind, key)) return undefined;
-    const giveSlotBack = this.holdSlot(kind, key);
-    const lease = now + this.leaseMs;
+    return this.take(job);
+  }
+
+  private take(job: JobOnOffer): TakenAtWrite {
+    const giveSlotBack = this.holdSlot(job.kind, job.concurrency_key);
+    const lease = this.clock.now().getTime() + this.leaseMs;
     let settled = false;
     const giveUp = () => {
       if (settled) return;
@@ -664,6 +687,33 @@ export class Worker {
         void this.track(taking).finally(() => this.taking.delete(taking));
       },
     };
+  }
+
+  /**
+   * Whether this worker holds all it may of a kind, or of its key (running, and claimed ahead): then it
+   * claims again once a slot frees and what it claimed ahead has started (see begin).
+   */
+  private holdsAllowance(kind: string, concurrencyKey: string | null): boolean {
+    const limit = this.limitOf(kind);
+    const { active, queued } = this.count(kind);
+    if (active + queued >= limit + this.prefetchOf(kind, limit)) return true;
+    const keyLimit = this.keyLimitOf(kind);
+    if (keyLimit === undefined || concurrencyKey === null) return false;
+    let held = this.activeByKey.get(keyOf(kind, concurrencyKey)) ?? 0;
+    for (const { row } of this.queue) if (row.kind === kind && row.concurrency_key === concurrencyKey) held++;
+    return held >= keyLimit + this.keyPrefetchOf(kind, keyLimit);
+  }
+
+  /**
+   * A job was written unclaimed for the claim this worker makes as its work drains (takeAtWrite): that
+   * claim must come (backlog), and the write's wake-up, which the writer sends right after this in the
+   * same turn, is let pass.
+   */
+  private claimWhenDrained(): void {
+    this.backlog = true;
+    this.leftForClaim = true;
+    this.passNextNudge = true;
+    queueMicrotask(() => (this.passNextNudge = false));
   }
 
   /** A job taken at its write: read back once the writer's transaction has ended, and run if it committed. */
@@ -708,6 +758,10 @@ export class Worker {
    * jobs of a burst (one per request) are claimed a few at a time instead of with a claim each.
    */
   nudge(): void {
+    if (this.passNextNudge) {
+      this.passNextNudge = false;
+      return;
+    }
     this.nudged = true;
     const wait = this.spacingLeft();
     if (wait <= 0) {
