@@ -283,7 +283,7 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     const claims = worker.pollClaims();
     await db.transaction().execute(async (trx) => {
       const id = await enqueueJob(trx, job(5));
-      // Before the commit: the wake-up's claim waits for the connection this transaction holds.
+      // Written unclaimed, for the claim the worker makes as its slot frees.
       const waiting = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
       expect(waiting?.locked_until).toBeNull();
       expect(waiting?.attempts).toBe(0);
@@ -309,34 +309,28 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     expect(worker.takenAtWrite()).toBe(2);
   });
 
-  it('lets the wake-up of a job pass when it holds all it may of its key, and claims the job as that work drains', async () => {
+  it('leaves jobs written while their key has no free slot to the claim that comes as it frees: one claim for them all, and no wake-up', async () => {
     const { worker } = takingWorker(4, true);
     gate(10);
     gate(11);
     await afterFirstPoll();
     await enqueueJob(db, keyed(10));
     await eventually(hasStarted(10), 'the worker to start job 10', 5_000);
-    // The key's one slot is busy: job 11 is written unclaimed, and its wake-up's claim takes it ahead.
-    const before = worker.pollClaims();
+    const claims = worker.pollClaims();
+    // The key's one slot is busy: jobs 11 and 12 are written unclaimed, and their wake-ups make no claim.
     const second = await enqueueJob(db, keyed(11));
-    await eventually(
-      async () => ((await rowOf(second))?.locked_until ? true : undefined),
-      'job 11 claimed',
-      5_000,
-    );
-    expect(worker.pollClaims()).toBe(before + 1);
-    // Now the worker holds two of the key, all it may: job 12's wake-up makes no claim.
     const third = await enqueueJob(db, keyed(12));
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(worker.pollClaims()).toBe(before + 1);
+    expect(worker.pollClaims()).toBe(claims);
+    expect((await rowOf(second))?.locked_until).toBeNull();
     expect((await rowOf(third))?.locked_until).toBeNull();
-    // Job 10 ends, job 11 starts from what was claimed ahead, and the claim that follows takes job 12:
-    // it runs long before the next poll, a minute away.
+    // Job 10 ends: one claim takes both (the key's slot and one ahead), long before the next poll.
     openGate(10);
-    await eventually(hasStarted(11), 'the worker to start job 11', 5_000);
+    await eventually(hasStarted(11), 'the claim as the slot frees to run job 11', 5_000);
+    expect((await rowOf(third))?.locked_until).toBeGreaterThan(Date.now());
+    expect(worker.pollClaims()).toBe(claims + 1);
     openGate(11);
-    await eventually(hasStarted(12), 'the claim as work drains to run job 12', 5_000);
-    expect(worker.pollClaims()).toBeGreaterThan(before + 1);
+    await eventually(hasStarted(12), 'the worker to run job 12, claimed ahead', 5_000);
     expect(worker.takenAtWrite()).toBe(1);
   });
 

@@ -651,20 +651,20 @@ export class Worker {
    * ones. The job is written with this worker's lease, so its claim (a write and a commit of its own)
    * is saved, and it starts as soon as the writer's transaction has committed.
    *
-   * When this worker already holds all it may of the job's kind or key (running and claimed ahead), it
-   * answers without a lease: the job is written unclaimed, and the claim this worker makes as that work
-   * drains takes it. Its wake-up would only make a claim with no room for the job, one per write while
-   * a receiver is slower than the writes (a claim is a write and a commit of its own), so it is let pass.
+   * When no slot of the job's kind or key is free, it answers without a lease: the job is written
+   * unclaimed, and the claim this worker makes as a slot frees (once what it claimed ahead has started,
+   * see begin) takes it, with whatever else was written meanwhile. The write's wake-up would make a
+   * claim for this one job, which would wait for the slot all the same: one claim (a write and a commit
+   * of its own) per write while a receiver is slower than the writes. So it is let pass.
    */
   takeAtWrite(job: JobOnOffer): WriteOffer | undefined {
     const { kind, concurrency_key: key } = job;
     if (!this.running || this.registrations.get(kind)?.length !== 1) return undefined;
     if (job.due_at > this.clock.now().getTime()) return undefined;
-    if (this.holdsAllowance(kind, key)) {
+    if (!this.hasFreeSlot(kind, key)) {
       return { lease: undefined, written: () => this.claimWhenDrained(), failed: () => undefined };
     }
     if (this.backlog || this.queue.some((queued) => queued.row.kind === kind)) return undefined;
-    if (!this.hasFreeSlot(kind, key)) return undefined;
     return this.take(job);
   }
 
@@ -690,21 +690,6 @@ export class Worker {
   }
 
   /**
-   * Whether this worker holds all it may of a kind, or of its key (running, and claimed ahead): then it
-   * claims again once a slot frees and what it claimed ahead has started (see begin).
-   */
-  private holdsAllowance(kind: string, concurrencyKey: string | null): boolean {
-    const limit = this.limitOf(kind);
-    const { active, queued } = this.count(kind);
-    if (active + queued >= limit + this.prefetchOf(kind, limit)) return true;
-    const keyLimit = this.keyLimitOf(kind);
-    if (keyLimit === undefined || concurrencyKey === null) return false;
-    let held = this.activeByKey.get(keyOf(kind, concurrencyKey)) ?? 0;
-    for (const { row } of this.queue) if (row.kind === kind && row.concurrency_key === concurrencyKey) held++;
-    return held >= keyLimit + this.keyPrefetchOf(kind, keyLimit);
-  }
-
-  /**
    * A job was written unclaimed for the claim this worker makes as its work drains (takeAtWrite): that
    * claim must come (backlog), and the write's wake-up, which the writer sends right after this in the
    * same turn, is let pass.
@@ -712,7 +697,9 @@ export class Worker {
   private claimWhenDrained(): void {
     this.backlog = true;
     this.leftForClaim = true;
-    this.passNextNudge = true;
+    // A claim under way began before the write and may not see it, and a slot freed meanwhile wakes no
+    // one: the wake-up then makes the claim that follows.
+    this.passNextNudge = this.claiming === undefined;
     queueMicrotask(() => (this.passNextNudge = false));
   }
 
