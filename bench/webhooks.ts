@@ -16,7 +16,9 @@
  *
  * SQLite: the embedded `serve` (API and worker in this process). PostgreSQL: the API in this process
  * and two `worker` processes (the CLI). Then, for the record, the idle delay from a state change to
- * its arrival (BENCH_WEBHOOK_SAMPLES intakes sent one by one, spaced out).
+ * its arrival (BENCH_WEBHOOK_SAMPLES intakes sent one by one, spaced out), and a burst to a slow
+ * receiver (it answers after BENCH_SLOW_RECEIVER_MS, default 20, so that four in flight deliver less
+ * than the sends make): its time to the last arrival, and on SQLite the embedded worker's claims.
  *
  * Environment: BENCH_WEBHOOK_EVENTS (default 400; 100 with BENCH_QUICK=1), BENCH_WEBHOOK_ROUNDS
  * (default 3; 1 quick), BENCH_WEBHOOK_SAMPLES (default 30; 5 quick), BENCH_WEBHOOK_DATABASES (default
@@ -59,21 +61,24 @@ const DATABASES = (process.env.BENCH_WEBHOOK_DATABASES ?? 'sqlite,postgres').spl
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** Which parts run (a subset helps profiling one): drain, burst, idle. */
 const PARTS = new Set(
-  (process.env.BENCH_WEBHOOK_PARTS ?? 'drain,burst,idle').split(',').map((p) => p.trim()),
+  (process.env.BENCH_WEBHOOK_PARTS ?? 'drain,burst,idle,slow').split(',').map((p) => p.trim()),
 );
+const SLOW_RECEIVER_MS = positiveNumberFromEnv('BENCH_SLOW_RECEIVER_MS', 20);
 const POSTGRES_WORKERS = 2;
 const SEND_CONCURRENCY = 4;
 const HELD_MS = 86_400_000;
 
-/** A receiver that answers 200 at once and keeps each request's arrival time and body. */
-async function startReceiver() {
+/** A receiver that answers 200, at once or after `answerMs`, and keeps each request's arrival time and body. */
+async function startReceiver(answerMs = 0) {
   const arrivals: { at: number; body: string }[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       arrivals.push({ at: Date.now(), body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      const answer = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      if (answerMs > 0) setTimeout(answer, answerMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -424,6 +429,31 @@ async function idleDelays(setup: Setup, receiver: Receiver): Promise<number[]> {
   return delays;
 }
 
+/**
+ * A burst to a receiver slower than the sends: EVENTS drafts sent 4 at a time, to the last arrival. For
+ * the record (no baseline): how long, and on SQLite how many claims the embedded worker made meanwhile.
+ */
+async function slowReceiverBurst(
+  setup: Setup,
+): Promise<{ sendsMs: number; lastArrivalMs: number; claims?: number }> {
+  const receiver = await startReceiver(SLOW_RECEIVER_MS);
+  try {
+    const owner = await account(setup.api, receiver, 'slow');
+    const ids = await drafts(setup, owner, EVENTS);
+    const worker = setup.api.services.jobs instanceof Worker ? setup.api.services.jobs : undefined;
+    const claimsBefore = worker?.pollClaims() ?? 0;
+    const started = performance.now();
+    const sends = await sendAll(setup, owner, ids);
+    await until(`${EVENTS} intake.sent to the slow receiver`, () => receiver.arrivals.length >= EVENTS);
+    const lastArrivalMs = Math.round(performance.now() - started);
+    const claims = worker ? worker.pollClaims() - claimsBefore : undefined;
+    await untilNoAttempts(setup.api.services.db.kysely);
+    return { sendsMs: Math.round(sends * 1000), lastArrivalMs, ...(claims === undefined ? {} : { claims }) };
+  } finally {
+    await receiver.close();
+  }
+}
+
 async function main(): Promise<void> {
   const stopHandlingSignals = cleanUpOnSignals('worker');
   const receiver = await startReceiver();
@@ -441,13 +471,20 @@ async function main(): Promise<void> {
         const results = await measure(setup, receiver);
         const delays = PARTS.has('idle') ? await idleDelays(setup, receiver) : [];
         const sorted = [...delays].sort((a, b) => a - b);
+        const slow = PARTS.has('slow') ? await slowReceiverBurst(setup) : undefined;
         figures[database] = {
           results,
           idle: { samples: SAMPLES, p50Ms: median(delays), maxMs: sorted[sorted.length - 1] },
+          ...(slow ? { slowReceiver: { answerMs: SLOW_RECEIVER_MS, events: EVENTS, ...slow } } : {}),
         };
-        process.stderr.write(
-          `  idle: state change → delivery median ${median(delays)} ms, max ${sorted[sorted.length - 1]} ms (${SAMPLES} samples)\n`,
-        );
+        if (delays.length > 0)
+          process.stderr.write(
+            `  idle: state change → delivery median ${median(delays)} ms, max ${sorted[sorted.length - 1]} ms (${SAMPLES} samples)\n`,
+          );
+        if (slow)
+          process.stderr.write(
+            `  slow receiver (answers after ${SLOW_RECEIVER_MS} ms): ${EVENTS} sends in ${slow.sendsMs} ms, last arrival after ${slow.lastArrivalMs} ms${slow.claims === undefined ? '' : `; ${slow.claims} claims by the embedded worker`}\n`,
+          );
       } finally {
         await setup.stop();
       }

@@ -319,6 +319,8 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     const claims = worker.pollClaims();
     // The key's one slot is busy: jobs 11 and 12 are written unclaimed, and their wake-ups make no claim.
     const second = await enqueueJob(db, keyed(11));
+    // Due a few milliseconds later: a claim takes jobs in due order (then by id, which is random).
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const third = await enqueueJob(db, keyed(12));
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(worker.pollClaims()).toBe(claims);
@@ -332,6 +334,21 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     openGate(11);
     await eventually(hasStarted(12), 'the worker to run job 12, claimed ahead', 5_000);
     expect(worker.takenAtWrite()).toBe(1);
+  });
+
+  it("takes a job of another kind as it is written while one kind's jobs wait for a slot", async () => {
+    const { worker } = takingWorker(4, true);
+    gate(15);
+    await afterFirstPoll();
+    await enqueueJob(db, keyed(15));
+    await eventually(hasStarted(15), 'the worker to start job 15', 5_000);
+    const claims = worker.pollClaims();
+    // Job 16 waits for the key's slot, left to the claim as it frees: a backlog of its kind only.
+    await enqueueJob(db, keyed(16));
+    await enqueueJob(db, job(17));
+    await eventually(hasStarted(17), 'the worker to run job 17', 5_000);
+    expect(worker.takenAtWrite()).toBe(2);
+    expect(worker.pollClaims()).toBe(claims);
   });
 
   it('claims a job written for the claim as work drains even when no claim has run yet', async () => {

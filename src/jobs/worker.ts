@@ -253,13 +253,14 @@ export class Worker {
   /** Claimed by the poll loop, waiting for a free slot of their kind (at most the prefetch of each). */
   private queue: Claimed[] = [];
   /**
-   * Due jobs may be waiting unclaimed: the last claim may have left some behind (a kind had no room, or
-   * a pick came back full), or a job was written since for the claim that comes as work drains (see
-   * takeAtWrite).
+   * Kinds of which due jobs may be waiting unclaimed: the last claim may have left some behind (the kind
+   * had no room, its pick came back full, or left a key behind), or a job was written since for the
+   * claim that comes as a slot frees (see takeAtWrite). Per kind, so that one kind's backlog (a slow
+   * receiver's webhook attempts) does not hold another's jobs back from being taken as they are written.
    */
-  private backlog = false;
-  /** A job was written for the claim that comes as work drains, since the poll loop's claim began. */
-  private leftForClaim = false;
+  private backlog = new Set<string>();
+  /** Kinds of jobs written for the claim that comes as a slot frees, since the poll loop's claim began. */
+  private leftForClaim = new Set<string>();
   /** The wake-up of the job just written for that claim (see takeAtWrite): the worker lets it pass. */
   private passNextNudge = false;
   private readonly registrations = new Map<string, Registration[]>();
@@ -541,25 +542,25 @@ export class Worker {
   private async poll(): Promise<void> {
     while (this.running) {
       const picks = this.picks();
-      // A kind without room may have more due; so may a kind whose pick came back full.
-      const picked = picks.reduce((n, pick) => n + pick.kinds.length, 0);
-      const backlog = picked < this.runnableKinds().length;
+      // A kind without room may have more due; so may a kind whose pick came back full or left a key behind.
+      const picked = new Set(picks.flatMap((pick) => pick.kinds));
+      const backlog = new Set(this.runnableKinds().filter((kind) => !picked.has(kind)));
       const full = new Set<string>();
-      let keyedBacklog = false;
       let claimDone: () => void = () => undefined;
       if (picks.length > 0) {
         this.claiming = new Promise<void>((resolve) => (claimDone = resolve));
         try {
           this.pollClaimCount++;
           // A job written for this claim before this point is visible to it (on SQLite it waits for
-          // the writer's transaction); one written later keeps the backlog (leftForClaim).
-          this.leftForClaim = false;
+          // the writer's transaction); one written later keeps its kind's backlog (leftForClaim).
+          this.leftForClaim = new Set();
           const claimed = await this.claim({}, picks).finally(() => (this.lastClaimEnd = performance.now()));
           this.queue.push(...claimed);
           for (const pick of picks) {
             const got = claimed.filter((job) => pick.kinds.includes(job.row.kind));
             if (got.length === pick.limit) for (const kind of pick.kinds) full.add(kind);
-            if (pick.keyed && keyLeftBehind(pick.keyed, got)) keyedBacklog = true;
+            if (pick.keyed && keyLeftBehind(pick.keyed, got))
+              for (const kind of pick.kinds) backlog.add(kind);
           }
         } catch (error) {
           this.logger.error({ err: error }, 'job worker: polling for due jobs failed');
@@ -569,7 +570,7 @@ export class Worker {
       // What the claim took is in hand now: queued, or running.
       this.claiming = undefined;
       claimDone();
-      this.backlog = backlog || keyedBacklog || full.size > 0 || this.leftForClaim;
+      this.backlog = new Set([...backlog, ...full, ...this.leftForClaim]);
       const claimAgainNow = this.picks().some((pick) => pick.kinds.some((kind) => full.has(kind)));
       if (this.running && !claimAgainNow) await this.sleep(this.pollIntervalMs);
       this.nudged = false;
@@ -635,7 +636,7 @@ export class Worker {
         this.prefetchOf(kind, limit) > 0
           ? !this.queue.some(same)
           : limit - (this.active.get(kind) ?? 0) >= Math.ceil(limit / 2);
-      if (this.backlog && claimNow) this.wake?.();
+      if (this.backlog.has(kind) && claimNow) this.wake?.();
     };
     void this.track(this.run(job))
       .catch((error: unknown) =>
@@ -646,9 +647,9 @@ export class Worker {
 
   /**
    * Offered a job that this process is writing now (SQLite; see onLocalJobWrite in wakeup.ts): takes it
-   * when it is due, its kind and key have a free slot now, and the poll loop is keeping up (no backlog
-   * left by its last claim, no job of the kind waiting for a slot), so that the job does not pass older
-   * ones. The job is written with this worker's lease, so its claim (a write and a commit of its own)
+   * when it is due, its kind and key have a free slot now, and the poll loop is keeping up with the kind
+   * (no backlog of it left by its last claim, no job of it waiting for a slot), so that the job does not
+   * pass older ones. The job is written with this worker's lease, so its claim (a write and a commit of its own)
    * is saved, and it starts as soon as the writer's transaction has committed.
    *
    * When no slot of the job's kind or key is free, it answers without a lease: the job is written
@@ -662,9 +663,9 @@ export class Worker {
     if (!this.running || this.registrations.get(kind)?.length !== 1) return undefined;
     if (job.due_at > this.clock.now().getTime()) return undefined;
     if (!this.hasFreeSlot(kind, key)) {
-      return { lease: undefined, written: () => this.claimWhenDrained(), failed: () => undefined };
+      return { lease: undefined, written: () => this.claimWhenDrained(kind), failed: () => undefined };
     }
-    if (this.backlog || this.queue.some((queued) => queued.row.kind === kind)) return undefined;
+    if (this.backlog.has(kind) || this.queue.some((queued) => queued.row.kind === kind)) return undefined;
     return this.take(job);
   }
 
@@ -691,12 +692,12 @@ export class Worker {
 
   /**
    * A job was written unclaimed for the claim this worker makes as its work drains (takeAtWrite): that
-   * claim must come (backlog), and the write's wake-up, which the writer sends right after this in the
-   * same turn, is let pass.
+   * claim must come (the kind's backlog), and the write's wake-up, which the writer sends right after
+   * this in the same turn, is let pass.
    */
-  private claimWhenDrained(): void {
-    this.backlog = true;
-    this.leftForClaim = true;
+  private claimWhenDrained(kind: string): void {
+    this.backlog.add(kind);
+    this.leftForClaim.add(kind);
     // A claim under way began before the write and may not see it, and a slot freed meanwhile wakes no
     // one: the wake-up then makes the claim that follows.
     this.passNextNudge = this.claiming === undefined;
