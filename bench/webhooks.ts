@@ -435,20 +435,29 @@ async function idleDelays(setup: Setup, receiver: Receiver): Promise<number[]> {
  */
 async function slowReceiverBurst(
   setup: Setup,
-): Promise<{ sendsMs: number; lastArrivalMs: number; claims?: number }> {
+): Promise<{ sendsMs: number; lastArrivalMs: number; cpuMs: number; claims?: number }> {
   const receiver = await startReceiver(SLOW_RECEIVER_MS);
   try {
     const owner = await account(setup.api, receiver, 'slow');
     const ids = await drafts(setup, owner, EVENTS);
     const worker = setup.api.services.jobs instanceof Worker ? setup.api.services.jobs : undefined;
     const claimsBefore = worker?.pollClaims() ?? 0;
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const sends = await sendAll(setup, owner, ids);
     await until(`${EVENTS} intake.sent to the slow receiver`, () => receiver.arrivals.length >= EVENTS);
     const lastArrivalMs = Math.round(performance.now() - started);
+    const cpu = process.cpuUsage(cpuBefore);
+    // This process's CPU: the API (and on SQLite the worker), the sends' client and the receiver.
+    const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
     const claims = worker ? worker.pollClaims() - claimsBefore : undefined;
     await untilNoAttempts(setup.api.services.db.kysely);
-    return { sendsMs: Math.round(sends * 1000), lastArrivalMs, ...(claims === undefined ? {} : { claims }) };
+    return {
+      sendsMs: Math.round(sends * 1000),
+      lastArrivalMs,
+      cpuMs,
+      ...(claims === undefined ? {} : { claims }),
+    };
   } finally {
     await receiver.close();
   }
@@ -483,7 +492,7 @@ async function main(): Promise<void> {
           );
         if (slow)
           process.stderr.write(
-            `  slow receiver (answers after ${SLOW_RECEIVER_MS} ms): ${EVENTS} sends in ${slow.sendsMs} ms, last arrival after ${slow.lastArrivalMs} ms${slow.claims === undefined ? '' : `; ${slow.claims} claims by the embedded worker`}\n`,
+            `  slow receiver (answers after ${SLOW_RECEIVER_MS} ms): ${EVENTS} sends in ${slow.sendsMs} ms, last arrival after ${slow.lastArrivalMs} ms, ${slow.cpuMs} ms of this process's CPU${slow.claims === undefined ? '' : `; ${slow.claims} claims by the embedded worker`}\n`,
           );
       } finally {
         await setup.stop();
