@@ -378,7 +378,7 @@ async function measure(setup: Setup, receiver: Receiver): Promise<BenchResult[]>
     let burst = 0;
     let apart = { sends: 0, bare: 0 };
     // The embedded worker's claims during the burst (SQLite; on PostgreSQL the workers are processes).
-    const worker = setup.api.services.jobs instanceof Worker ? setup.api.services.jobs : undefined;
+    const worker = embeddedWorker(setup);
     if (baselineFirst) apart = await backToBack();
     const claimsBefore = worker?.pollClaims() ?? 0;
     burst = await serviceBurst();
@@ -413,6 +413,12 @@ async function measure(setup: Setup, receiver: Receiver): Promise<BenchResult[]>
   return results;
 }
 
+/** The worker in this process (SQLite's embedded serve); on PostgreSQL the workers are processes of their own. */
+function embeddedWorker(setup: Setup): Worker | undefined {
+  const { jobs, db } = setup.api.services;
+  return db.dialect === 'sqlite' && jobs instanceof Worker ? jobs : undefined;
+}
+
 /** State change → arrival, one intake at a time, spaced so that changes land at every phase of a poll. */
 async function idleDelays(setup: Setup, receiver: Receiver): Promise<number[]> {
   const owner = await account(setup.api, receiver, 'idle');
@@ -440,7 +446,7 @@ async function slowReceiverBurst(
   try {
     const owner = await account(setup.api, receiver, 'slow');
     const ids = await drafts(setup, owner, EVENTS);
-    const worker = setup.api.services.jobs instanceof Worker ? setup.api.services.jobs : undefined;
+    const worker = embeddedWorker(setup);
     const claimsBefore = worker?.pollClaims() ?? 0;
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
