@@ -22,7 +22,8 @@
  *
  * Environment: BENCH_WEBHOOK_EVENTS (default 400; 100 with BENCH_QUICK=1), BENCH_WEBHOOK_ROUNDS
  * (default 3; 1 quick), BENCH_WEBHOOK_SAMPLES (default 30; 5 quick), BENCH_WEBHOOK_DATABASES (default
- * sqlite,postgres; PostgreSQL at TEST_POSTGRES_URL, skipped with a notice when it does not answer).
+ * sqlite,postgres; PostgreSQL at TEST_POSTGRES_URL, skipped with a notice when it does not answer),
+ * BENCH_WEBHOOK_PARTS (default drain,burst,idle,slow), BENCH_SLOW_RECEIVER_MS (default 20).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,7 +60,7 @@ const SAMPLES = Math.round(positiveNumberFromEnv('BENCH_WEBHOOK_SAMPLES', QUICK 
 const WARM_UP = Math.min(EVENTS, 500);
 const DATABASES = (process.env.BENCH_WEBHOOK_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim());
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-/** Which parts run (a subset helps profiling one): drain, burst, idle. */
+/** Which parts run (a subset helps profiling one): drain, burst, idle, slow. */
 const PARTS = new Set(
   (process.env.BENCH_WEBHOOK_PARTS ?? 'drain,burst,idle,slow').split(',').map((p) => p.trim()),
 );
