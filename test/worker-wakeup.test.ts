@@ -351,7 +351,7 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     expect(worker.pollClaims()).toBe(claims);
   });
 
-  it('claims a job written for the claim as work drains even when no claim has run yet', async () => {
+  it('runs a job left to the claim as its slot frees even when no claim has run yet', async () => {
     const { worker } = takingWorker(4, true);
     gate(13);
     await afterFirstPoll();
@@ -364,7 +364,7 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
     expect(worker.pollClaims()).toBe(claims);
     expect((await rowOf(next))?.locked_until).toBeNull();
     openGate(13);
-    await eventually(hasStarted(14), 'the claim as work drains to run job 14', 5_000);
+    await eventually(hasStarted(14), 'the claim as the slot frees to run job 14', 5_000);
     expect(worker.pollClaims()).toBeGreaterThan(claims);
     expect(worker.takenAtWrite()).toBe(1);
   });

@@ -213,7 +213,8 @@ export async function enqueueJob<Input>(db: Kysely<Database>, job: NewJob<Input>
     trace_context: currentTraceparent(),
   };
   // Due now, in a process whose worker has a free slot for it (SQLite): written claimed by that worker,
-  // which runs it once the transaction has committed, with no claim and no wake-up.
+  // which runs it once the transaction has committed, with no claim and no wake-up. With no free slot,
+  // written unclaimed for the claim that worker makes as a slot frees.
   const offer = job.dueAt <= Date.now() ? takeAtWrite(db, row) : undefined;
   const lease = offer?.lease;
   const written = lease === undefined ? row : { ...row, locked_until: lease, attempts: 1 };

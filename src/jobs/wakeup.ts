@@ -73,9 +73,9 @@ export interface JobOnOffer {
  * A worker's answer to a job offered as it is written; the writer calls exactly one of the two once it
  * knows how its insert went. With a `lease` the worker took the job: it is written with that lease
  * (locked_until) and its first attempt counted, so no claim is needed and no other worker takes it.
- * Without one, the worker cannot start it now but holds all it may of the job's kind or key (running
- * and claimed ahead): it claims again as those drain, and finds the job then, so the wake-up the
- * write sends would only make a claim with no room for it, and that worker lets it pass.
+ * Without one, the worker has no free slot for the job's kind or key: the job is written unclaimed,
+ * the claim the worker makes as a slot frees takes it, and that worker lets the write's wake-up pass
+ * (a claim for this one job, which would wait for the slot all the same).
  */
 export interface WriteOffer {
   lease: number | undefined;
@@ -107,7 +107,7 @@ export function onLocalJobWrite(db: Kysely<Database>, take: JobTaker): () => voi
 /**
  * Offers a job about to be written to this process's workers (SQLite only; see onLocalJobWrite): the
  * first that takes it answers with its lease. Without a lease, the job is written unclaimed and the
- * workers are woken as usual, but for those that answered they will claim it as their work drains.
+ * workers are woken as usual, but for those that answered: they claim it as a slot frees.
  */
 export function takeAtWrite(db: Kysely<Database>, job: JobOnOffer): WriteOffer | undefined {
   if (isPostgres(db)) return undefined;

@@ -649,8 +649,8 @@ export class Worker {
    * Offered a job that this process is writing now (SQLite; see onLocalJobWrite in wakeup.ts): takes it
    * when it is due, its kind and key have a free slot now, and the poll loop is keeping up with the kind
    * (no backlog of it left by its last claim, no job of it waiting for a slot), so that the job does not
-   * pass older ones. The job is written with this worker's lease, so its claim (a write and a commit of its own)
-   * is saved, and it starts as soon as the writer's transaction has committed.
+   * pass older ones. The job is written with this worker's lease, so its claim (a write and a commit of
+   * its own) is saved, and it starts as soon as the writer's transaction has committed.
    *
    * When no slot of the job's kind or key is free, it answers without a lease: the job is written
    * unclaimed, and the claim this worker makes as a slot frees (once what it claimed ahead has started,
@@ -663,7 +663,7 @@ export class Worker {
     if (!this.running || this.registrations.get(kind)?.length !== 1) return undefined;
     if (job.due_at > this.clock.now().getTime()) return undefined;
     if (!this.hasFreeSlot(kind, key)) {
-      return { lease: undefined, written: () => this.claimWhenDrained(kind), failed: () => undefined };
+      return { lease: undefined, written: () => this.claimAsSlotFrees(kind), failed: () => undefined };
     }
     if (this.backlog.has(kind) || this.queue.some((queued) => queued.row.kind === kind)) return undefined;
     return this.take(job);
@@ -691,11 +691,11 @@ export class Worker {
   }
 
   /**
-   * A job was written unclaimed for the claim this worker makes as its work drains (takeAtWrite): that
+   * A job was written unclaimed for the claim this worker makes as a slot frees (takeAtWrite): that
    * claim must come (the kind's backlog), and the write's wake-up, which the writer sends right after
    * this in the same turn, is let pass.
    */
-  private claimWhenDrained(kind: string): void {
+  private claimAsSlotFrees(kind: string): void {
     this.backlog.add(kind);
     this.leftForClaim.add(kind);
     // A claim under way began before the write and may not see it, and a slot freed meanwhile wakes no
