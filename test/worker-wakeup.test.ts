@@ -219,6 +219,12 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
   });
   const rowOf = (id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
   const hasStarted = (n: number) => () => Promise.resolve(started.includes(n) ? true : undefined);
+  /** Writes job `n` (by default a TakenPing) and waits until it runs, held there until its gate opens. */
+  const startHeld = async (n: number, written: NewJob<{ n: number }> = job(n)) => {
+    gate(n);
+    await enqueueJob(db, written);
+    await eventually(hasStarted(n), `the worker to start job ${n}`, 5_000);
+  };
   /** The first poll (at start) found nothing; the next one is a minute away. */
   const afterFirstPoll = () => new Promise((resolve) => setTimeout(resolve, 100));
 
@@ -276,10 +282,8 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
 
   it('writes a job unclaimed when no slot is free, for a claim to take when one frees', async () => {
     const { worker } = takingWorker(1, true);
-    gate(4);
     await afterFirstPoll();
-    await enqueueJob(db, job(4));
-    await eventually(hasStarted(4), 'the worker to start job 4', 5_000);
+    await startHeld(4);
     const claims = worker.pollClaims();
     await db.transaction().execute(async (trx) => {
       const id = await enqueueJob(trx, job(5));
@@ -311,11 +315,9 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
 
   it('leaves jobs written while their key has no free slot to the claim that comes as it frees: one claim for them all, and no wake-up', async () => {
     const { worker } = takingWorker(4, true);
-    gate(10);
     gate(11);
     await afterFirstPoll();
-    await enqueueJob(db, keyed(10));
-    await eventually(hasStarted(10), 'the worker to start job 10', 5_000);
+    await startHeld(10, keyed(10));
     const claims = worker.pollClaims();
     // The key's one slot is busy: jobs 11 and 12 are written unclaimed, and their wake-ups make no claim.
     const second = await enqueueJob(db, keyed(11));
@@ -338,10 +340,8 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
 
   it("takes a job of another kind as it is written while one kind's jobs wait for a slot", async () => {
     const { worker } = takingWorker(4, true);
-    gate(15);
     await afterFirstPoll();
-    await enqueueJob(db, keyed(15));
-    await eventually(hasStarted(15), 'the worker to start job 15', 5_000);
+    await startHeld(15, keyed(15));
     const claims = worker.pollClaims();
     // Job 16 waits for the key's slot, left to the claim as it frees: a backlog of its kind only.
     await enqueueJob(db, keyed(16));
@@ -353,12 +353,10 @@ describe('jobs taken by the worker as they are written, on SQLite (the embedded 
 
   it('runs a job left to the claim as its slot frees even when no claim has run yet', async () => {
     const { worker } = takingWorker(4, true);
-    gate(13);
     await afterFirstPoll();
     const claims = worker.pollClaims();
     // Taken at its write: the worker holds the key's one slot, and nothing is claimed ahead.
-    await enqueueJob(db, keyed(13, SingleKeyPing));
-    await eventually(hasStarted(13), 'the worker to start job 13', 5_000);
+    await startHeld(13, keyed(13, SingleKeyPing));
     const next = await enqueueJob(db, keyed(14, SingleKeyPing));
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(worker.pollClaims()).toBe(claims);
