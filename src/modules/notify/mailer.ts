@@ -1,6 +1,7 @@
 import net from 'node:net';
 import nodemailer from 'nodemailer';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
+import { quotedPrintable } from './quoted-printable.js';
 
 /** One email ready to go. `messageId` is ours (msg_…): it becomes the Message-ID, so bounce reports name it. */
 export interface OutgoingEmail {
@@ -132,9 +133,7 @@ export class SmtpMailer implements Mailer {
             to: mail.to,
             ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
             subject: mail.subject,
-            text: mail.text,
-            html: mail.html,
-            textEncoding: textEncodingFor(mail.text, mail.html),
+            ...bodyParts(mail.text, mail.html),
             headers: mail.headers ?? {},
           }),
         signal,
@@ -151,6 +150,33 @@ export class SmtpMailer implements Mailer {
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * The text and HTML parts, as nodemailer would make them (multipart/alternative, UTF-8, the transfer
+ * encoding textEncodingFor picks). Quoted-printable parts are encoded here and handed over whole
+ * (headers and body), which nodemailer passes on as they are: its own encoder costs three times as
+ * much. Base64 stays with nodemailer's encoder, which is native.
+ */
+function bodyParts(
+  text: string,
+  html: string,
+): Pick<nodemailer.SendMailOptions, 'text' | 'html' | 'textEncoding' | 'alternatives'> {
+  if (textEncodingFor(text, html) === 'base64') return { text, html, textEncoding: 'base64' };
+  return {
+    alternatives: [
+      { contentType: TEXT_TYPE, raw: quotedPrintablePart(TEXT_TYPE, text) },
+      { contentType: HTML_TYPE, raw: quotedPrintablePart(HTML_TYPE, html) },
+    ],
+  };
+}
+
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
+
+/** A whole MIME part, headers and body, in quoted-printable. */
+export function quotedPrintablePart(contentType: string, content: string): string {
+  return `Content-Type: ${contentType}\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${quotedPrintable(content)}`;
+}
 
 /**
  * The transfer encoding nodemailer would choose for these texts (quoted-printable when Latin letters
