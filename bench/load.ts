@@ -5,6 +5,7 @@
  */
 import { inspect } from 'node:util';
 import autocannon from 'autocannon';
+import Fastify, { type FastifyInstance } from 'fastify';
 
 export function positiveNumberFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -216,4 +217,12 @@ function combine(runs: readonly RouteResult[]): RouteResult {
     warmupRequests: sum((r) => r.warmupRequests),
     durationSeconds: sum((r) => r.durationSeconds),
   };
+}
+
+/** The reads' baseline: a bare Fastify route answering a small JSON object, on loopback (GET `${url}/bare`). */
+export async function startBare(): Promise<{ app: FastifyInstance; url: string }> {
+  const app = Fastify({ logger: false });
+  app.get('/bare', () => ({ ok: true, service: 'bench' }));
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url };
 }

@@ -4,7 +4,8 @@
  * the intakes bench/run.ts reads, makes every read cold (bench/cold.ts) and loads the read named by
  * BENCH_READ (account, list, intake or status; default status; or create: `POST /v1/intakes` with one
  * item, sent, the quota set back to zero every 100 ms as in bench/writes.ts) with autocannon for BENCH_SECONDS
- * (default 10), and prints the requests/s and the main thread's CPU time per request. With BENCH_PROFILE=<file> the main thread is profiled
+ * (default 10), and prints the requests/s and the main thread's CPU time per request. BENCH_READ=bare loads
+ * instead the reads' baseline (bench/run.ts's bare Fastify route, started in this process). With BENCH_PROFILE=<file> the main thread is profiled
  * during the measured run only (not the start-up) and the profile written there (Chrome's
  * .cpuprofile format); with BENCH_STATEMENTS=1 it prints instead the SQL statements one cold read
  * runs, by kind, and loads nothing. BENCH_PASS=polled loads the read as agents poll it instead (nothing
@@ -22,7 +23,7 @@ import { startServer } from '../src/server.js';
 import { startCpuProfile } from './cpu-profile.js';
 import { withEveryReadAfterACommit } from './cold.js';
 import { INTAKE_BODY } from './intake-body.js';
-import { call, measure, stringField, toError, type Target } from './load.js';
+import { call, measure, startBare, stringField, toError, type Target } from './load.js';
 import { countStatements } from './statements.js';
 
 const READS = {
@@ -34,11 +35,12 @@ const READS = {
 
 async function main(): Promise<void> {
   const read = process.env.BENCH_READ || 'status';
-  if (!(read in READS) && read !== 'create')
-    throw new Error(`BENCH_READ: one of ${Object.keys(READS).join(', ')}`);
+  if (!(read in READS) && read !== 'create' && read !== 'bare')
+    throw new Error(`BENCH_READ: one of ${Object.keys(READS).join(', ')}, create or bare`);
   const pass = process.env.BENCH_PASS || 'cold';
   if (pass !== 'cold' && pass !== 'polled') throw new Error('BENCH_PASS: cold or polled');
-  if (pass === 'polled' && read === 'create') throw new Error('BENCH_PASS=polled: a read, not create');
+  if (pass === 'polled' && (read === 'create' || read === 'bare'))
+    throw new Error('BENCH_PASS=polled: a read of the service, not create or bare');
   const counter = process.env.BENCH_STATEMENTS === '1' ? countStatements() : undefined;
   const profile = process.env.BENCH_PROFILE;
   const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-profile-'));
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     logStream,
   });
   let quota: NodeJS.Timeout | undefined;
+  let bare: Awaited<ReturnType<typeof startBare>> | undefined;
   try {
     const account = await createAccount(
       service.services.db.kysely,
@@ -63,8 +66,11 @@ async function main(): Promise<void> {
     });
     for (let i = 0; i < 25; i++) await call(creation({ ...INTAKE_BODY, send: false }), 201);
     const id = stringField(await call(creation(INTAKE_BODY), 201), 'intake_id');
-    const target: Target =
-      read === 'create'
+    // The reads' baseline, in this process like the service: its CPU per request is the budget of a read.
+    if (read === 'bare') bare = await startBare();
+    const target: Target = bare
+      ? { route: 'GET /bare (bare Fastify)', url: `${bare.url}/bare`, headers: {} }
+      : read === 'create'
         ? {
             ...creation({ ...INTAKE_BODY, items: [INTAKE_BODY.items[1]] }),
             route: 'POST /v1/intakes (one item)',
@@ -126,6 +132,7 @@ async function main(): Promise<void> {
     }
   } finally {
     clearInterval(quota);
+    await bare?.app.close();
     await service.stop();
     await rm(dataDir, { recursive: true, force: true });
   }

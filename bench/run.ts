@@ -16,7 +16,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os, { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { destination } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
@@ -31,6 +31,7 @@ import {
   WARMUP_SECONDS,
   call,
   measurePair,
+  startBare,
   stringField,
   toError,
   type PairResult,
@@ -88,13 +89,6 @@ function readsFromEnv(): Read[] {
     );
   }
   return READS.filter((read) => names.includes(read));
-}
-
-async function startBare(): Promise<{ app: FastifyInstance; url: string }> {
-  const app = Fastify({ logger: false });
-  app.get('/bare', () => ({ ok: true, service: 'bench' }));
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { app, url };
 }
 
 /**
