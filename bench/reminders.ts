@@ -174,6 +174,7 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
   const profiler = PROFILE ? await startCpuProfile(PROFILE) : undefined;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
+  let claims: number | undefined;
   if (RUN === 'poll') {
     // As a worker process runs them: its poll loop, WORKERS slots (the config's WORKER_CONCURRENCY).
     const worker = createWorker(services);
@@ -181,6 +182,7 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
     await until(() => sink.received() - before >= INTAKES);
     // Stopping lets the handlers running finish: the last outcomes are recorded when it returns.
     await worker.stop();
+    claims = worker.pollClaims();
   } else {
     const workers = Array.from({ length: WORKERS }, () => createWorker(services));
     await Promise.all(
@@ -235,6 +237,8 @@ async function dispatchBench(services: AppServices, sink: Sink, count: number) {
     /** The process's CPU (user and system, the SMTP server's included) per reminder. */
     cpuMsPerReminder: (cpu.user + cpu.system) / 1000 / INTAKES,
     messageBytes: Math.round((sink.bytes() - bytesBefore) / Math.max(1, delivered)),
+    /** The claims the worker made (its poll loop; not counted with runDue). */
+    claims,
   };
 }
 
@@ -370,7 +374,7 @@ async function runOn(database: 'sqlite' | 'postgres') {
       if (!baselineFirst) bare = await nodemailerLoop(sink, INTAKES, warm.messageBytes);
       rounds.push({ service: dispatch.perSecond, baseline: INTAKES / bare });
       console.error(
-        `${database} round ${round + 1}: ${INTAKES} reminders at ${dispatch.perSecond.toFixed(0)}/s, ${dispatch.cpuMsPerReminder.toFixed(2)} ms of CPU each; nodemailer loop ${(INTAKES / bare).toFixed(0)}/s (${warm.messageBytes} bytes a message)`,
+        `${database} round ${round + 1}: ${INTAKES} reminders at ${dispatch.perSecond.toFixed(0)}/s, ${dispatch.cpuMsPerReminder.toFixed(2)} ms of CPU each${dispatch.claims === undefined ? '' : `, ${dispatch.claims} claims`}; nodemailer loop ${(INTAKES / bare).toFixed(0)}/s (${warm.messageBytes} bytes a message)`,
       );
     }
     const ratio = printRatio({
