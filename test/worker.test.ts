@@ -994,19 +994,26 @@ describe.each(DATABASES)('job worker on %s', (database) => {
     });
     for (let n = 1; n <= 4; n++) await enqueue(Echo, { n });
     worker.start();
-    await waitFor(() => gates.size === 4);
-    // The handlers end one per turn of the event loop, as replies to requests in flight do.
-    for (let n = 1; n <= 4; n++) {
-      gates.get(n)?.();
-      await new Promise((resolve) => setImmediate(resolve));
+    try {
+      await waitFor(() => gates.size === 4);
+      // The handlers end one per turn of the event loop, as replies to requests in flight do.
+      for (let n = 1; n <= 4; n++) {
+        gates.get(n)?.();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      // The worker counts a commit once the database has answered it, which on PostgreSQL can come after
+      // another connection already sees the jobs gone: wait for the count, then for the rows.
+      await waitFor(() => worker.outcomeCommits().works === 4);
+      await waitFor(async () => (await jobCount()) === 0);
+      expect(handedIn).toEqual([1, 2, 3, 4]);
+      expect(worker.outcomeCommits()).toEqual(
+        database === 'sqlite' ? { commits: 1, works: 4 } : { commits: 4, works: 4 },
+      );
+    } finally {
+      // Stopped even when an expectation fails: left running, it would take the next tests' jobs.
+      for (const open of gates.values()) open();
+      await worker.stop();
     }
-    await waitFor(async () => (await jobCount()) === 0);
-    expect(handedIn).toEqual([1, 2, 3, 4]);
-    expect(worker.outcomeCommits()).toEqual(
-      database === 'sqlite' ? { commits: 1, works: 4 } : { commits: 4, works: 4 },
-    );
-
-    await worker.stop();
 
     // With no other handler running, an outcome is recorded at once.
     const alone = new Worker({
