@@ -1,9 +1,9 @@
 /**
  * The quoted-printable encoder of email text parts (src/modules/notify/quoted-printable.ts) against the
  * one nodemailer uses (its `encode`, then `wrap` at 76 characters), on the text and HTML of reminders as
- * the service renders them: in English (mostly ASCII) and in German (accents). Alternating rounds of
- * BENCH_QP_ITERATIONS encodings each (default 2,000); prints the microseconds per email for each side and
- * the ratio of their rates per round, with the median.
+ * the service renders them: in English (mostly ASCII) and in German (accents). BENCH_QP_ROUNDS alternating
+ * rounds (default 5) of BENCH_QP_ITERATIONS encodings each (default 2,000); prints the microseconds per
+ * email for each side and the ratio of their rates per round, with the median.
  *
  *   npx tsx bench/quoted-printable.ts
  */

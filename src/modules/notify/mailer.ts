@@ -1,7 +1,7 @@
 import net from 'node:net';
 import nodemailer from 'nodemailer';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
-import { quotedPrintable } from './quoted-printable.js';
+import { quotedPrintablePart } from './quoted-printable.js';
 
 /** One email ready to go. `messageId` is ours (msg_…): it becomes the Message-ID, so bounce reports name it. */
 export interface OutgoingEmail {
@@ -172,11 +172,6 @@ function bodyParts(
 
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
-
-/** A whole MIME part, headers and body, in quoted-printable. */
-export function quotedPrintablePart(contentType: string, content: string): string {
-  return `Content-Type: ${contentType}\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${quotedPrintable(content)}`;
-}
 
 /**
  * The transfer encoding nodemailer would choose for these texts (quoted-printable when Latin letters

@@ -1,7 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
-import { quotedPrintablePart } from './mailer.js';
-import { quotedPrintable } from './quoted-printable.js';
+import { quotedPrintable, quotedPrintablePart } from './quoted-printable.js';
 
 /** The text a reader gets back from the encoded part, decoded by mailparser (an independent decoder). */
 async function decoded(text: string): Promise<string> {

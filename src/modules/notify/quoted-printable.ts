@@ -56,6 +56,11 @@ export function quotedPrintable(text: string): string {
   return out.toString('latin1', 0, at);
 }
 
+/** A whole MIME part, headers and body, its content in quoted-printable (what nodemailer takes as `raw`). */
+export function quotedPrintablePart(contentType: string, content: string): string {
+  return `Content-Type: ${contentType}\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${quotedPrintable(content)}`;
+}
+
 const TAB = 0x09;
 const LF = 0x0a;
 const CR = 0x0d;
