@@ -7,20 +7,27 @@ import type { RunningServer } from '../src/server.js';
 /**
  * Runs `run` with the database's change version swapped for a counter that moves on every call, so
  * nothing kept between commits helps (neither the key with its account nor a kept answer): every read
- * goes to SQLite and builds its answer. The real change version is back when `run` settles.
+ * goes to SQLite and builds its answer. With `ofThisAccount` false, the commits change nothing of the
+ * reading account (another account's writes, this one's jobs): its account version stays as it is, as
+ * the real one would, and what is kept per account may be answered. The real versions are back when
+ * `run` settles.
  */
 export async function withEveryReadAfterACommit<T>(
   service: RunningServer,
   run: () => Promise<T>,
+  ofThisAccount = true,
 ): Promise<T> {
   const db = service.services.db;
   const realVersion = db.changeVersion;
+  const realAnswerVersion = db.answerVersion;
   if (!realVersion) throw new Error('A cold pass needs SQLite (a database with a change version)');
   let version = realVersion();
   db.changeVersion = () => ++version;
+  if (ofThisAccount) db.answerVersion = () => ++version;
   try {
     return await run();
   } finally {
     db.changeVersion = realVersion;
+    db.answerVersion = realAnswerVersion;
   }
 }

@@ -9,7 +9,9 @@
  * during the measured run only (not the start-up) and the profile written there (Chrome's
  * .cpuprofile format); with BENCH_STATEMENTS=1 it prints instead the SQL statements one cold read
  * runs, by kind, and loads nothing. BENCH_PASS=polled loads the read as agents poll it instead (nothing
- * committed between reads, If-None-Match with the answer's ETag: 304), as bench/run.ts's polled pass.
+ * committed between reads, If-None-Match with the answer's ETag: 304), as bench/run.ts's polled pass;
+ * BENCH_PASS=other polls it so with a commit before every read that changes nothing of this account
+ * (another account's writes, this account's jobs), as bench/run.ts's other pass.
  *
  *   BENCH_READ=status BENCH_PROFILE=status.cpuprofile npx tsx bench/profile-read.ts
  */
@@ -38,9 +40,10 @@ async function main(): Promise<void> {
   if (!(read in READS) && read !== 'create' && read !== 'bare')
     throw new Error(`BENCH_READ: one of ${Object.keys(READS).join(', ')}, create or bare`);
   const pass = process.env.BENCH_PASS || 'cold';
-  if (pass !== 'cold' && pass !== 'polled') throw new Error('BENCH_PASS: cold or polled');
-  if (pass === 'polled' && (read === 'create' || read === 'bare'))
-    throw new Error('BENCH_PASS=polled: a read of the service, not create or bare');
+  if (pass !== 'cold' && pass !== 'polled' && pass !== 'other')
+    throw new Error('BENCH_PASS: cold, polled or other');
+  if (pass !== 'cold' && (read === 'create' || read === 'bare'))
+    throw new Error(`BENCH_PASS=${pass}: a read of the service, not create or bare`);
   const counter = process.env.BENCH_STATEMENTS === '1' ? countStatements() : undefined;
   const profile = process.env.BENCH_PROFILE;
   const dataDir = await mkdtemp(join(tmpdir(), 'intake-bench-profile-'));
@@ -128,7 +131,8 @@ async function main(): Promise<void> {
       if (!etag) throw new Error(`${target.route}: no ETag to poll with`);
       target.headers = { ...target.headers, 'if-none-match': etag };
       target.status = 304;
-      await run();
+      if (pass === 'polled') await run();
+      else await withEveryReadAfterACommit(service, run, false);
     }
   } finally {
     clearInterval(quota);

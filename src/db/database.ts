@@ -25,6 +25,13 @@ export interface Db {
    */
   changeVersion?: () => number;
   /**
+   * A number that changes whenever a commit changes a row of this account that a kept answer may read
+   * (its intakes, items, keys, settings…; not its jobs, deliveries or logs), read in the snapshot the
+   * reads of this turn see. Where the engine offers a change version only (SQLite); undefined while a
+   * transaction holds the connection, when it cannot be read at once.
+   */
+  answerVersion?: (accountId: string) => number | undefined;
+  /**
    * Runs a read that scans much of a table off the event loop, where the database runs in the process
    * (SQLite: on a thread with a connection of its own, sqlite-aside.ts). Elsewhere the read is a query
    * like any other: PostgreSQL runs it in its own process.
@@ -82,10 +89,27 @@ function openSqlite(file: string, warn: (message: string) => void): Db {
   registerDirectReader(kysely, (sqlText, parameters) =>
     turn.beginReads() ? reads.run(sqlText, parameters) : undefined,
   );
+  // Written by triggers (migration 0039); no row yet: nothing of the account has changed since. Before
+  // that migration has run there is no table, and no version: nothing is kept past a commit.
+  let answerVersionOf: SQLite.Statement<[string]> | null | undefined;
+  const answerVersion = (accountId: string): number | undefined => {
+    if (answerVersionOf === undefined) {
+      try {
+        answerVersionOf = sqlite
+          .prepare<[string]>('select version from answer_versions where account_id = ?')
+          .pluck();
+      } catch {
+        answerVersionOf = null;
+      }
+    }
+    if (answerVersionOf === null || !turn.beginReads()) return undefined;
+    return (answerVersionOf.get(accountId) as number | undefined) ?? 0;
+  };
   return {
     kysely,
     dialect: 'sqlite',
     changeVersion: turn.changeVersion,
+    answerVersion,
     readAside: <R>(query: CompiledQuery<R>) => aside.read(query.sql, query.parameters) as Promise<R[]>,
     // A migration may change the columns a kept read returns: its row builders are made anew after it.
     whileMigrating: async (task) => {
@@ -93,6 +117,7 @@ function openSqlite(file: string, warn: (message: string) => void): Db {
         return await task();
       } finally {
         reads.forget();
+        answerVersionOf = undefined;
       }
     },
     // One connection, used synchronously: never idle-waiting, never queued.

@@ -1,9 +1,12 @@
 import type { MaybePromise } from '../lib/maybe-promise.js';
 import type { Db } from './database.js';
 
-interface Entries<V> {
+/** A kept value, the change version it was read under and, for an account's value, that account's. */
+interface Entry<V> {
+  value: V;
   version: number;
-  values: Map<string, V>;
+  account: string | undefined;
+  accountVersion: number | undefined;
 }
 
 /** Computes a value from the database; `undefined` (not found) is never kept. */
@@ -15,45 +18,86 @@ export type Load<V> = () => Promise<V | undefined>;
  * was made. Where the database offers no change version (PostgreSQL), every call computes.
  * A kept value is answered synchronously (no promise): these reads sit on every request's path.
  *
+ * A value read from one account's rows alone may name that account: it then outlives commits that
+ * change nothing the account's answers read (`Db.answerVersion`), such as another account's writes or
+ * this account's jobs. After a commit it costs one read of the account's version, not the load.
+ *
  * Only found values are kept, so guessing ids cannot fill the memory; the map is bounded anyway.
  * A value may be kept only if it is a function of the database's rows alone (no clock, no caller).
  */
 export interface BetweenCommits<V> {
-  /** The kept value, else `load()`'s (kept if found and nothing was committed meanwhile). */
-  (db: Db, key: string, load: Load<V>): MaybePromise<V | undefined>;
-  /** The kept value, if there is one; computes nothing. */
+  /**
+   * The kept value, else `load()`'s (kept if found and nothing was committed meanwhile). `account`:
+   * the one account whose rows `load` reads, if it reads no other.
+   */
+  (db: Db, key: string, load: Load<V>, account?: string): MaybePromise<V | undefined>;
+  /** The kept value, if there is one and it is still current; computes nothing. */
   peek(db: Db, key: string): V | undefined;
 }
 
-export function betweenCommits<V>(maxEntries = 10_000): BetweenCommits<V> {
-  const perDb = new WeakMap<Db, Entries<V>>();
+/** How much a memo may hold: entries, and their summed weight (`weigh`: bytes, say). */
+export interface MemoBounds<V> {
+  maxEntries?: number;
+  weigh?: (value: V) => number;
+  maxWeight?: number;
+}
 
-  async function loadAndKeep(db: Db, key: string, load: Load<V>, entries: Entries<V>, version: number) {
+export function betweenCommits<V>({
+  maxEntries = 10_000,
+  weigh,
+  maxWeight = Infinity,
+}: MemoBounds<V> = {}): BetweenCommits<V> {
+  const perDb = new WeakMap<Db, { map: Map<string, Entry<V>>; weight: number }>();
+
+  /** Keeps an entry; a full memo is emptied first (the values kept longest are mostly stale by then). */
+  const keep = (db: Db, key: string, entry: Entry<V>): void => {
+    let entries = perDb.get(db);
+    const weight = weigh?.(entry.value) ?? 0;
+    if (!entries || entries.map.size >= maxEntries || entries.weight + weight > maxWeight) {
+      entries = { map: new Map(), weight: 0 };
+      perDb.set(db, entries);
+    }
+    const replaced = entries.map.get(key);
+    entries.map.set(key, entry);
+    entries.weight += weight - (replaced ? (weigh?.(replaced.value) ?? 0) : 0);
+  };
+
+  async function loadAndKeep(db: Db, key: string, load: Load<V>, version: number, account?: string) {
+    // Read before the rows (in the same snapshot, or an older one): a commit after it moves it.
+    const accountVersion = account === undefined ? undefined : db.answerVersion?.(account);
     const value = await load();
     // Kept only if nothing was committed meanwhile: otherwise the rows read may predate that commit.
-    if (value !== undefined && db.changeVersion?.() === version && perDb.get(db) === entries) {
-      if (entries.values.size >= maxEntries) entries.values.clear();
-      entries.values.set(key, value);
+    if (value !== undefined && db.changeVersion?.() === version) {
+      keep(db, key, { value, version, account, accountVersion });
     }
     return value;
   }
 
-  const get = (db: Db, key: string, load: Load<V>): MaybePromise<V | undefined> => {
-    const changeVersion = db.changeVersion;
-    if (!changeVersion) return load();
-
-    const version = changeVersion();
-    let entries = perDb.get(db);
-    if (!entries || entries.version !== version) {
-      entries = { version, values: new Map() };
-      perDb.set(db, entries);
+  const peek = (db: Db, key: string): V | undefined => {
+    const version = db.changeVersion?.();
+    const entries = perDb.get(db);
+    const entry = entries?.map.get(key);
+    if (version === undefined || entry === undefined) return undefined;
+    if (entry.version === version) return entry.value;
+    // Something was committed since: the account's value stands if none of its rows changed.
+    if (entry.accountVersion !== undefined && entry.account !== undefined) {
+      const accountVersion = db.answerVersion?.(entry.account);
+      if (accountVersion === entry.accountVersion) {
+        entry.version = version;
+        return entry.value;
+      }
     }
-    return entries.values.get(key) ?? loadAndKeep(db, key, load, entries, version);
+    if (entries) {
+      entries.map.delete(key);
+      entries.weight -= weigh?.(entry.value) ?? 0;
+    }
+    return undefined;
   };
 
-  const peek = (db: Db, key: string): V | undefined => {
-    const entries = perDb.get(db);
-    return entries && entries.version === db.changeVersion?.() ? entries.values.get(key) : undefined;
+  const get = (db: Db, key: string, load: Load<V>, account?: string): MaybePromise<V | undefined> => {
+    const version = db.changeVersion?.();
+    if (version === undefined) return load();
+    return peek(db, key) ?? loadAndKeep(db, key, load, version, account);
   };
 
   return Object.assign(get, { peek });
@@ -61,12 +105,14 @@ export function betweenCommits<V>(maxEntries = 10_000): BetweenCommits<V> {
 
 /**
  * Memoises a read of rows that change rarely but are read on every request (an API key with its account,
- * an account's portal branding) between commits (see betweenCommits).
+ * an account's portal branding) between commits (see betweenCommits). `accountOf`: the one account whose
+ * rows a key's read reads, when the key names it.
  */
 export function cachedReader<V>(
   load: (db: Db, key: string) => Promise<V | undefined>,
   maxEntries = 10_000,
+  accountOf?: (key: string) => string,
 ): (db: Db, key: string) => MaybePromise<V | undefined> {
-  const memo = betweenCommits<V>(maxEntries);
-  return (db, key) => memo(db, key, () => load(db, key));
+  const memo = betweenCommits<V>({ maxEntries });
+  return (db, key) => memo(db, key, () => load(db, key), accountOf?.(key));
 }

@@ -22,6 +22,9 @@ declare module 'fastify' {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** The kept answers' bodies together, in characters (bytes, for the ASCII of JSON): 16 MiB. */
+const ANSWERS_MAX_BYTES = 16 * 1024 * 1024;
+
 /** In the OpenAPI document of every route that keeps its answer. */
 const NOT_MODIFIED = z.null().meta({
   description: "Not Modified: If-None-Match holds the answer's current ETag. No body.",
@@ -64,7 +67,11 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer
  * PostgreSQL the answer and its tag are computed on every read, and the 304 saves the transfer.
  */
 export function registerReadMemo(app: FastifyInstance, services: AppServices): void {
-  const answers = betweenCommits<Answer>();
+  // Answers outlive commits that change nothing of their account, so their bytes are bounded too.
+  const answers = betweenCommits<Answer>({
+    weigh: (answer) => answer.body.length,
+    maxWeight: ANSWERS_MAX_BYTES,
+  });
   const keyOf = (request: FastifyRequest, auth: AuthContext) =>
     `${auth.account.id} ${auth.livemode ? 'live' : 'test'} ${request.method} ${request.url}`;
 
@@ -96,10 +103,16 @@ export function registerReadMemo(app: FastifyInstance, services: AppServices): v
     if (keepingHandlers.has(route.handler)) return;
     const compute = route.handler as (request: FastifyRequest, reply: FastifyReply) => unknown;
     const keeping: RouteHandlerMethod = async function (this: FastifyInstance, request, reply) {
-      const answer = await answers(services.db, keyOf(request, authOf(request)), async () => {
-        const body = textOf(reply.serialize(await compute.call(this, request, reply)));
-        return { body, etag: etagOf(body) };
-      });
+      const auth = authOf(request);
+      const answer = await answers(
+        services.db,
+        keyOf(request, auth),
+        async () => {
+          const body = textOf(reply.serialize(await compute.call(this, request, reply)));
+          return { body, etag: etagOf(body) };
+        },
+        auth.account.id,
+      );
       // Never undefined: a route that finds nothing throws its 404.
       if (!answer)
         throw new Error(`${request.routeOptions.url ?? request.url}: a kept read answered nothing`);

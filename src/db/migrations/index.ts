@@ -27,6 +27,7 @@ import { dropJobsDue } from './0034_drop_jobs_due.js';
 import { commentActorName } from './0036_comment_actor_name.js';
 import { jobUnsentAttempts } from './0037_job_unsent_attempts.js';
 import { jobsClaimIndexes } from './0038_jobs_claim_indexes.js';
+import { answerVersions } from './0039_answer_versions.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const migrations: Record<string, Migration> = {
   '0036_comment_actor_name': commentActorName,
   '0037_job_unsent_attempts': jobUnsentAttempts,
   '0038_jobs_claim_indexes': jobsClaimIndexes,
+  '0039_answer_versions': answerVersions,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -57,8 +57,15 @@ export async function brandingSettingsOf(
   return { logo_url: row?.logo_url ?? null, accent_color: row?.accent_color ?? null };
 }
 
-/** brandingSettingsOf, kept in memory between commits where the database allows (see cachedReader). */
-const readBrandingBetweenCommits = cachedReader((db, accountId) => brandingSettingsOf(db.kysely, accountId));
+/**
+ * brandingSettingsOf, kept in memory between commits where the database allows (see cachedReader), and
+ * past commits that change nothing of the account's.
+ */
+const readBrandingBetweenCommits = cachedReader(
+  (db, accountId) => brandingSettingsOf(db.kysely, accountId),
+  10_000,
+  (accountId) => accountId,
+);
 
 export async function cachedBrandingSettingsOf(
   db: Db,

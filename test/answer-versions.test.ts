@@ -1,0 +1,239 @@
+import { sql, type RawBuilder } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../src/db/database.js';
+import { ANSWER_BLIND_TABLES, ANSWER_TABLES } from '../src/db/migrations/0039_answer_versions.js';
+import { createAccount } from '../src/modules/accounts/accounts.service.js';
+import { client, type Client } from './helpers/http.js';
+import { startTestServer, openTestDatabase, type TestServer } from './helpers/server.js';
+import { recordStatements } from './helpers/statements.js';
+
+/**
+ * Answers kept per account (SQLite): an account's kept answers outlive commits that change none of its
+ * rows a kept answer reads (another account's writes, its own jobs), and no others. The account
+ * versions are kept by triggers (migration 0039); these tests hold the kept reads to the tables that
+ * have them, and every table of the schema to a choice.
+ */
+
+/** The tables a statement names after FROM or JOIN. */
+function tablesRead(statements: readonly { sql: string }[]): Set<string> {
+  const tables = new Set<string>();
+  for (const { sql: text } of statements) {
+    for (const [, table] of text.matchAll(/\b(?:from|join)\s+"?(\w+)"?/gi)) if (table) tables.add(table);
+  }
+  return tables;
+}
+
+/** Lets the event loop turn, so the database's change version is read afresh. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('the account versions of the schema (SQLite)', () => {
+  let database: Awaited<ReturnType<typeof openTestDatabase>>;
+  let db: Db;
+
+  beforeAll(async () => {
+    database = await openTestDatabase('sqlite');
+    db = database.db;
+  });
+
+  afterAll(async () => {
+    await database.close();
+  });
+
+  const all = <R>(query: RawBuilder<R>) => query.execute(db.kysely).then((result) => result.rows);
+
+  it("puts every table that holds an account's rows either under versions or among the blind ones", async () => {
+    const tables = await all<{ name: string }>(
+      sql`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`,
+    );
+    const unplaced: string[] = [];
+    for (const { name } of tables) {
+      const columns = await all<{ name: string }>(sql`select name from pragma_table_info(${name})`);
+      const holdsAccounts =
+        name === 'accounts' ||
+        (name !== 'answer_versions' && columns.some((column) => column.name === 'account_id'));
+      const placed = name in ANSWER_TABLES || ANSWER_BLIND_TABLES.includes(name);
+      if (holdsAccounts && !placed) unplaced.push(name);
+    }
+    expect(unplaced).toEqual([]);
+    expect(Object.keys(ANSWER_TABLES).filter((name) => ANSWER_BLIND_TABLES.includes(name))).toEqual([]);
+  });
+
+  it('has an insert, update and delete trigger on every versioned table, naming its account column', async () => {
+    const triggers = await all<{ name: string; tbl_name: string; sql: string }>(
+      sql`select name, tbl_name, sql from sqlite_master where type = 'trigger'`,
+    );
+    for (const [table, column] of Object.entries(ANSWER_TABLES)) {
+      for (const event of ['insert', 'update', 'delete']) {
+        const trigger = triggers.find((t) => t.name === `${table}_answers_${event}`);
+        expect(trigger, `${table} ${event}`).toMatchObject({ tbl_name: table });
+        expect(trigger?.sql).toContain(`after ${event} on "${table}"`);
+        expect(trigger?.sql).toContain(`${event === 'delete' ? 'old' : 'new'}.${column}`);
+      }
+    }
+  });
+
+  it("moves an account's version on every insert, update and delete of its rows, and no other's", async () => {
+    const at = new Date().toISOString();
+    const one = await createAccount(db.kysely, { email: 'one@example.com', plan: 'agency' }, at);
+    const two = await createAccount(db.kysely, { email: 'two@example.com', plan: 'agency' }, at);
+    await nextTurn();
+    const versionOf = (account: string): number => {
+      const version = db.answerVersion?.(account);
+      if (version === undefined) throw new Error('SQLite answers an account version outside transactions');
+      return version;
+    };
+    const versions = async (): Promise<[number, number]> => {
+      await nextTurn();
+      return [versionOf(one.account_id), versionOf(two.account_id)];
+    };
+    const suppression = (account: string, address: string) =>
+      sql`insert into suppressions (account_id, livemode, address, reason, message_id, created_at)
+          values (${account}, 1, ${address}, 'bounced', null, ${at})`.execute(db.kysely);
+
+    const [first, other] = await versions();
+    expect(first).toBeGreaterThan(0);
+    await suppression(one.account_id, 'a@example.com');
+    expect(await versions()).toEqual([first + 1, other]);
+    await sql`update suppressions set reason = 'complained' where account_id = ${one.account_id}`.execute(
+      db.kysely,
+    );
+    expect(await versions()).toEqual([first + 2, other]);
+    // A row moved to another account changes both accounts' answers.
+    await sql`update suppressions set account_id = ${two.account_id} where account_id = ${one.account_id}`.execute(
+      db.kysely,
+    );
+    expect(await versions()).toEqual([first + 3, other + 1]);
+    await sql`delete from suppressions where account_id = ${two.account_id}`.execute(db.kysely);
+    expect(await versions()).toEqual([first + 3, other + 2]);
+    // A blind table's rows change no version.
+    await sql`insert into idempotency_keys (api_key_id, idem_key, account_id, livemode, request_hash, resource_type, resource_id, created_at)
+          select id, 'k', account_id, 1, 'h', 'intake', null, ${at} from api_keys where account_id = ${one.account_id} limit 1`.execute(
+      db.kysely,
+    );
+    expect(await versions()).toEqual([first + 3, other + 2]);
+  });
+});
+
+interface StatusBody {
+  items: { key: string; label?: string; status: string }[];
+}
+
+describe('answers kept per account, past commits that change nothing of it (SQLite)', () => {
+  let server: TestServer;
+  let api: Client;
+  let otherApi: Client;
+  let intakeId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer('sqlite');
+    api = client(server.url, (await server.createAccount()).live_key);
+    otherApi = client(server.url, (await server.createAccount()).live_key);
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Versions',
+      client: { email: 'client@example.com' },
+      items: [{ key: 'about', label: 'About you', type: 'longtext' }],
+      send: true,
+    });
+    expect(created.status, created.text).toBe(201);
+    intakeId = created.body.intake_id;
+  });
+
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  const reads = () => [
+    '/v1/account',
+    '/v1/intakes',
+    `/v1/intakes/${intakeId}`,
+    `/v1/intakes/${intakeId}/status`,
+  ];
+
+  /** The tables read while `action` runs. */
+  async function tablesReadDuring(action: () => Promise<unknown>): Promise<Set<string>> {
+    const recording = recordStatements();
+    try {
+      await action();
+    } finally {
+      recording.stop();
+    }
+    return tablesRead(recording.statements);
+  }
+
+  /** Runs a statement through a second handle on the database: another process (the CLI, a worker). */
+  async function fromAnotherConnection(statement: RawBuilder<unknown>): Promise<void> {
+    const outside: Db = openDatabase({ databaseUrl: undefined, dataDir: server.dataDir });
+    try {
+      await statement.execute(outside.kysely);
+    } finally {
+      await outside.close();
+    }
+  }
+
+  it('reads only versioned tables to build a kept answer', async () => {
+    // Cold: a commit of this account's before each read.
+    for (const path of reads()) {
+      await fromAnotherConnection(sql`update intakes set project_name = project_name where id = ${intakeId}`);
+      const read = await tablesReadDuring(async () => expect((await api.get(path)).status).toBe(200));
+      expect(read.has('intakes') || path === '/v1/account', path).toBe(true);
+      const unversioned = [...read].filter(
+        (table) => !(table in ANSWER_TABLES) && table !== 'answer_versions',
+      );
+      expect(unversioned, path).toEqual([]);
+    }
+  });
+
+  it("answers from memory after another account's commit, reading none of the answer's tables", async () => {
+    const before = await Promise.all(reads().map((path) => api.get(path)));
+    const created = await otherApi.post('/v1/intakes', {
+      project_name: 'Elsewhere',
+      client: { email: 'someone@example.com' },
+      items: [{ key: 'logo', label: 'Logo', type: 'file' }],
+    });
+    expect(created.status, created.text).toBe(201);
+    for (const [index, path] of reads().entries()) {
+      const read = await tablesReadDuring(async () => {
+        const answer = await api.get(path);
+        expect(answer.text, path).toBe(before[index]?.text);
+        expect(answer.headers.get('etag'), path).toBe(before[index]?.headers.get('etag'));
+      });
+      // The account's version is read; the answer's tables are not (the first read after the commit
+      // reads the key again, with its account and person: any commit drops it).
+      expect(read.has('answer_versions'), path).toBe(true);
+      const beyondTheKey = [...read].filter(
+        (table) => !['answer_versions', 'api_keys', 'accounts', 'account_users'].includes(table),
+      );
+      expect(beyondTheKey, path).toEqual([]);
+    }
+  });
+
+  it("answers from memory after a commit to the account's jobs alone, from another process", async () => {
+    const before = await api.get(`/v1/intakes/${intakeId}/status`);
+    const account = (await api.get<{ id: string }>('/v1/account')).body.id;
+    // A job of the account's, due in a thousand years: written and committed, never run here.
+    await fromAnotherConnection(
+      sql`insert into jobs (id, account_id, livemode, kind, subject_id, payload, due_at, created_at)
+          values ('job_answer_versions', ${account}, 1, 'sweep_expired_auth', ${intakeId}, '{}',
+                  ${Date.now() + 1000 * 365 * 86_400_000}, ${new Date().toISOString()})`,
+    );
+    const read = await tablesReadDuring(async () => {
+      const after = await api.get(`/v1/intakes/${intakeId}/status`);
+      expect(after.text).toBe(before.text);
+    });
+    // The key was read again: the commit was seen. The intake was not.
+    expect(read.has('api_keys')).toBe(true);
+    expect(read.has('intakes')).toBe(false);
+  });
+
+  it("shows a change of the account's rows made by another process in the very next read", async () => {
+    for (const path of reads().slice(1)) await api.get(path);
+    await fromAnotherConnection(
+      sql`update intake_items set definition = json_set(definition, '$.label', 'About your bakery')
+          where intake_id = ${intakeId} and key = 'about'`,
+    );
+    const intake = await api.get<StatusBody>(`/v1/intakes/${intakeId}`);
+    expect(intake.body.items.map((item) => item.label)).toEqual(['About your bakery']);
+    const status = await api.get<StatusBody>(`/v1/intakes/${intakeId}/status`);
+    expect(status.body.items.map((item) => item.label)).toEqual(['About your bakery']);
+  });
+});
