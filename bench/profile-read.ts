@@ -10,8 +10,8 @@
  * .cpuprofile format); with BENCH_STATEMENTS=1 it prints instead the SQL statements one cold read
  * runs, by kind, and loads nothing. BENCH_PASS=polled loads the read as agents poll it instead (nothing
  * committed between reads, If-None-Match with the answer's ETag: 304), as bench/run.ts's polled pass;
- * BENCH_PASS=other polls it so with a commit before every read that changes nothing of this account
- * (another account's writes, this account's jobs), as bench/run.ts's other pass.
+ * BENCH_PASS=elsewhere polls it so with a commit before every read that changes nothing of this account
+ * (another account's writes, this account's jobs), as bench/run.ts's elsewhere pass.
  *
  *   BENCH_READ=status BENCH_PROFILE=status.cpuprofile npx tsx bench/profile-read.ts
  */
@@ -40,8 +40,8 @@ async function main(): Promise<void> {
   if (!(read in READS) && read !== 'create' && read !== 'bare')
     throw new Error(`BENCH_READ: one of ${Object.keys(READS).join(', ')}, create or bare`);
   const pass = process.env.BENCH_PASS || 'cold';
-  if (pass !== 'cold' && pass !== 'polled' && pass !== 'other')
-    throw new Error('BENCH_PASS: cold, polled or other');
+  if (pass !== 'cold' && pass !== 'polled' && pass !== 'elsewhere')
+    throw new Error('BENCH_PASS: cold, polled or elsewhere');
   if (pass !== 'cold' && (read === 'create' || read === 'bare'))
     throw new Error(`BENCH_PASS=${pass}: a read of the service, not create or bare`);
   const counter = process.env.BENCH_STATEMENTS === '1' ? countStatements() : undefined;
