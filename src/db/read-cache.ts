@@ -86,6 +86,8 @@ export function betweenCommits<V>({
         entry.version = version;
         return entry.value;
       }
+      // Not to be read now (a transaction holds the connection): computed afresh, kept for later.
+      if (accountVersion === undefined) return undefined;
     }
     if (entries) {
       entries.map.delete(key);
