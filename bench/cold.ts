@@ -8,9 +8,9 @@ import type { RunningServer } from '../src/server.js';
  * Runs `run` with the database's change version swapped for a counter that moves on every call, so
  * nothing kept between commits helps (neither the key with its account nor a kept answer): every read
  * goes to SQLite and builds its answer. With `ofThisAccount` false, the commits change nothing of the
- * reading account (another account's writes, this one's jobs), and come between every two turns of
- * the event loop: the account's version stays as it is, as the real one would, and what is kept per
- * account may be answered. The real versions are back when `run` settles.
+ * reading account (another account's writes, this one's jobs): the account's version stays as it is,
+ * as the real one would, and what is kept per account may be answered (nothing can be kept anew while
+ * the counter moves). The real versions are back when `run` settles.
  */
 export async function withEveryReadAfterACommit<T>(
   service: RunningServer,
@@ -22,20 +22,7 @@ export async function withEveryReadAfterACommit<T>(
   const realAnswerVersion = db.answerVersion;
   if (!realVersion) throw new Error('A cold pass needs SQLite (a database with a change version)');
   let version = realVersion();
-  let moving = false;
-  db.changeVersion = ofThisAccount
-    ? () => ++version
-    : () => {
-        // One commit between every two turns of the event loop: what is kept in a turn serves it.
-        if (!moving) {
-          moving = true;
-          setImmediate(() => {
-            moving = false;
-            version += 1;
-          });
-        }
-        return version;
-      };
+  db.changeVersion = () => ++version;
   // The account's version is still read, as after a real commit of this account; it never matches.
   if (ofThisAccount) {
     db.answerVersion = (accountId) => {

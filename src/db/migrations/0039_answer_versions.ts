@@ -55,6 +55,14 @@ export const ANSWER_TABLES: Readonly<Record<string, string>> = {
   webhook_endpoints: 'account_id',
 };
 
+/**
+ * Columns whose updates change no answer: when a key was last used (written once a minute per key in
+ * use; no kept answer shows it). An update of these alone leaves the account's version as it was.
+ */
+export const UNWATCHED_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  api_keys: ['last_used_at'],
+};
+
 /** One more for the account in `column` of `row` (new or old), when the row names one. */
 function bump(row: 'new' | 'old', column: string, onlyIfMoved = false) {
   const moved = onlyIfMoved ? sql.raw(` and old.${column} is not new.${column}`) : sql.raw('');
@@ -75,8 +83,13 @@ export const answerVersions: Migration = {
       await sql`create trigger ${name('insert')} after insert on ${on} begin ${bump('new', column)} end`.execute(
         db,
       );
+      // An update of any column but the unwatched ones (`update of` names the others).
+      const unwatched = UNWATCHED_COLUMNS[table] ?? [];
+      const { rows } = await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(db);
+      const watched = rows.map((row) => row.name).filter((name) => !unwatched.includes(name));
+      const of = sql.raw(unwatched.length === 0 ? '' : ` of ${watched.join(', ')}`);
       // A row moved to another account (none does today) changes both accounts' answers.
-      await sql`create trigger ${name('update')} after update on ${on} begin ${bump('new', column)} ${bump('old', column, true)} end`.execute(
+      await sql`create trigger ${name('update')} after update${of} on ${on} begin ${bump('new', column)} ${bump('old', column, true)} end`.execute(
         db,
       );
       await sql`create trigger ${name('delete')} after delete on ${on} begin ${bump('old', column)} end`.execute(
