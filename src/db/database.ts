@@ -32,6 +32,12 @@ export interface Db {
    */
   answerVersion?: (accountId: string) => number | undefined;
   /**
+   * Names the snapshot the direct reads of this turn see now (opening it if need be): rows and account
+   * versions read under one name come from one snapshot. Undefined while a transaction holds the
+   * connection. Where answerVersion is.
+   */
+  readSnapshot?: () => number | undefined;
+  /**
    * Runs a read that scans much of a table off the event loop, where the database runs in the process
    * (SQLite: on a thread with a connection of its own, sqlite-aside.ts). Elsewhere the read is a query
    * like any other: PostgreSQL runs it in its own process.
@@ -110,6 +116,7 @@ function openSqlite(file: string, warn: (message: string) => void): Db {
     dialect: 'sqlite',
     changeVersion: turn.changeVersion,
     answerVersion,
+    readSnapshot: () => turn.snapshot(),
     readAside: <R>(query: CompiledQuery<R>) => aside.read(query.sql, query.parameters) as Promise<R[]>,
     // A migration may change the columns a kept read returns: its row builders are made anew after it.
     whileMigrating: async (task) => {
@@ -236,6 +243,8 @@ function readsOfATurn(sqlite: SQLite.Database, readVersion: () => number) {
   const commit = sqlite.prepare('commit');
   let version: number | undefined;
   let reading = false;
+  /** Read transactions begun so far: the number of the one open names its snapshot. */
+  let snapshots = 0;
   let ending = false;
 
   const endReads = (): void => {
@@ -259,18 +268,23 @@ function readsOfATurn(sqlite: SQLite.Database, readVersion: () => number) {
     return version;
   };
 
+  /** Whether a direct read may run now: the turn's read transaction is open (begun here if need be). */
+  const beginReads = (): boolean => {
+    if (reading) return true;
+    // A transaction of Kysely's: the read waits for it, through Kysely.
+    if (sqlite.inTransaction) return false;
+    changeVersion();
+    begin.run();
+    reading = true;
+    snapshots += 1;
+    return true;
+  };
+
   return {
     changeVersion,
-    /** Whether a direct read may run now: the turn's read transaction is open (begun here if need be). */
-    beginReads(): boolean {
-      if (reading) return true;
-      // A transaction of Kysely's: the read waits for it, through Kysely.
-      if (sqlite.inTransaction) return false;
-      changeVersion();
-      begin.run();
-      reading = true;
-      return true;
-    },
+    beginReads,
+    /** The number of the read transaction open now (begun here if need be); undefined if none can be. */
+    snapshot: (): number | undefined => (beginReads() ? snapshots : undefined),
     endReads,
   };
 }

@@ -12,6 +12,9 @@ interface Entry<V> {
 /** Computes a value from the database; `undefined` (not found) is never kept. */
 export type Load<V> = () => Promise<V | undefined>;
 
+/** The account whose rows alone a value is read from: known before the read, or named by the value. */
+export type AccountOf<V> = string | ((value: V) => string);
+
 /**
  * A memo of values computed from the database, kept until the next commit to the database by any
  * connection of any process (`Db.changeVersion`), so a change is seen by the next request wherever it
@@ -20,7 +23,10 @@ export type Load<V> = () => Promise<V | undefined>;
  *
  * A value read from one account's rows alone may name that account: it then outlives commits that
  * change nothing the account's answers read (`Db.answerVersion`), such as another account's writes or
- * this account's jobs. After a commit it costs one read of the account's version, not the load.
+ * this account's jobs. After a commit it costs one read of the account's version, not the load. The
+ * version is read before the rows, or in the same snapshot (`Db.readSnapshot`) when the account is
+ * known only from the value (an API key's): never after them, or a commit between the two would leave
+ * the old rows kept under the new version.
  *
  * Only found values are kept, so guessing ids cannot fill the memory; the map is bounded anyway.
  * A value may be kept only if it is a function of the database's rows alone (no clock, no caller).
@@ -28,9 +34,9 @@ export type Load<V> = () => Promise<V | undefined>;
 export interface BetweenCommits<V> {
   /**
    * The kept value, else `load()`'s (kept if found and nothing was committed meanwhile). `account`:
-   * the one account whose rows `load` reads, if it reads no other.
+   * the one account whose rows `load` reads, if it reads no other, or how the value found names it.
    */
-  (db: Db, key: string, load: Load<V>, account?: string): MaybePromise<V | undefined>;
+  (db: Db, key: string, load: Load<V>, account?: AccountOf<V>): MaybePromise<V | undefined>;
   /** The kept value, if there is one and it is still current; computes nothing. */
   peek(db: Db, key: string): V | undefined;
 }
@@ -62,14 +68,22 @@ export function betweenCommits<V>({
     entries.weight += weight - (replaced ? (weigh?.(replaced.value) ?? 0) : 0);
   };
 
-  async function loadAndKeep(db: Db, key: string, load: Load<V>, version: number, account?: string) {
+  async function loadAndKeep(db: Db, key: string, load: Load<V>, version: number, account?: AccountOf<V>) {
     // Read before the rows (in the same snapshot, or an older one): a commit after it moves it.
-    const accountVersion = account === undefined ? undefined : db.answerVersion?.(account);
+    const known = typeof account === 'string' ? account : undefined;
+    let accountVersion = known === undefined ? undefined : db.answerVersion?.(known);
+    const snapshot = typeof account === 'function' ? db.readSnapshot?.() : undefined;
     const value = await load();
     // Kept only if nothing was committed meanwhile: otherwise the rows read may predate that commit.
-    if (value !== undefined && db.changeVersion?.() === version) {
-      keep(db, key, { value, version, account, accountVersion });
+    if (value === undefined || db.changeVersion?.() !== version) return value;
+    let named = known;
+    if (typeof account === 'function' && snapshot !== undefined) {
+      named = account(value);
+      const read = db.answerVersion?.(named);
+      // Only if the rows came from the snapshot the version was read in (no transaction between).
+      if (db.readSnapshot?.() === snapshot) accountVersion = read;
     }
+    keep(db, key, { value, version, account: named, accountVersion });
     return value;
   }
 
@@ -96,7 +110,7 @@ export function betweenCommits<V>({
     return undefined;
   };
 
-  const get = (db: Db, key: string, load: Load<V>, account?: string): MaybePromise<V | undefined> => {
+  const get = (db: Db, key: string, load: Load<V>, account?: AccountOf<V>): MaybePromise<V | undefined> => {
     const version = db.changeVersion?.();
     if (version === undefined) return load();
     return peek(db, key) ?? loadAndKeep(db, key, load, version, account);
@@ -108,13 +122,14 @@ export function betweenCommits<V>({
 /**
  * Memoises a read of rows that change rarely but are read on every request (an API key with its account,
  * an account's portal branding) between commits (see betweenCommits). `accountOf`: the one account whose
- * rows a key's read reads, when the key names it.
+ * rows a read reads, named by its key (a string) or by the value found.
  */
 export function cachedReader<V>(
   load: (db: Db, key: string) => Promise<V | undefined>,
-  maxEntries = 10_000,
-  accountOf?: (key: string) => string,
+  accountOf?: { ofKey: (key: string) => string } | { ofValue: (value: V) => string },
 ): (db: Db, key: string) => MaybePromise<V | undefined> {
-  const memo = betweenCommits<V>({ maxEntries });
-  return (db, key) => memo(db, key, () => load(db, key), accountOf?.(key));
+  const memo = betweenCommits<V>();
+  if (accountOf === undefined) return (db, key) => memo(db, key, () => load(db, key));
+  if ('ofKey' in accountOf) return (db, key) => memo(db, key, () => load(db, key), accountOf.ofKey(key));
+  return (db, key) => memo(db, key, () => load(db, key), accountOf.ofValue);
 }

@@ -61,11 +61,9 @@ export async function brandingSettingsOf(
  * brandingSettingsOf, kept in memory between commits where the database allows (see cachedReader), and
  * past commits that change nothing of the account's.
  */
-const readBrandingBetweenCommits = cachedReader(
-  (db, accountId) => brandingSettingsOf(db.kysely, accountId),
-  10_000,
-  (accountId) => accountId,
-);
+const readBrandingBetweenCommits = cachedReader((db, accountId) => brandingSettingsOf(db.kysely, accountId), {
+  ofKey: (accountId) => accountId,
+});
 
 export async function cachedBrandingSettingsOf(
   db: Db,

@@ -15,21 +15,26 @@ export interface FoundKey {
 /** Expiry is checked on every use (below), so the row is read and kept whatever its expiry. */
 const EVERY_EXPIRY = new Date(0);
 
-const readKey = cachedReader<FoundKey>(async (db, hash) => {
-  const found = await findActiveKeyByHash(db.kysely, hash, EVERY_EXPIRY);
-  if (!found) return undefined;
-  // Shared by the requests that use the key until the next commit: nobody may change it.
-  return Object.freeze({
-    key: Object.freeze(found.key),
-    account: Object.freeze(found.account),
-    personRole: found.personRole,
-  });
-});
+const readKey = cachedReader<FoundKey>(
+  async (db, hash) => {
+    const found = await findActiveKeyByHash(db.kysely, hash, EVERY_EXPIRY);
+    if (!found) return undefined;
+    // Shared by the requests that use the key until it changes: nobody may change it.
+    return Object.freeze({
+      key: Object.freeze(found.key),
+      account: Object.freeze(found.account),
+      personRole: found.personRole,
+    });
+  },
+  // The key, its account and its maker's role are rows of the key's account: kept past others' commits.
+  { ofValue: (found) => found.account.id },
+);
 
 /**
  * The key lookup every authenticated request makes: the active, unexpired key with this hash and its
- * account, as of `at`. Kept in memory between commits where the database allows (see cachedReader): a
- * revoked key, a changed plan or rate limit and an advanced test clock are seen by the very next request.
+ * account, as of `at`. Kept in memory between commits where the database allows, and past commits that
+ * change nothing of the key's account (see cachedReader): a revoked key, a changed plan or rate limit,
+ * a member's new role and an advanced test clock are seen by the very next request.
  */
 export function findKeyForRequest(db: Db, hash: string, at: Date): MaybePromise<FoundKey | undefined> {
   return andThen(readKey(db, hash), (found) => {
