@@ -98,6 +98,8 @@ function openSqlite(file: string, warn: (message: string) => void): Db {
   // Written by triggers (migration 0039); no row yet: nothing of the account has changed since. Before
   // that migration has run there is no table, and no version: nothing is kept past a commit.
   let answerVersionOf: SQLite.Statement<[string]> | null | undefined;
+  const versionsSeen = new Map<string, number>();
+  let versionsSeenIn: number | undefined;
   const answerVersion = (accountId: string): number | undefined => {
     if (answerVersionOf === undefined) {
       try {
@@ -108,8 +110,19 @@ function openSqlite(file: string, warn: (message: string) => void): Db {
         answerVersionOf = null;
       }
     }
-    if (answerVersionOf === null || !turn.beginReads()) return undefined;
-    return (answerVersionOf.get(accountId) as number | undefined) ?? 0;
+    const snapshot = turn.snapshot();
+    if (answerVersionOf === null || snapshot === undefined) return undefined;
+    // One snapshot, one number per account: the key's and the answer's checks read it once.
+    if (snapshot !== versionsSeenIn) {
+      versionsSeenIn = snapshot;
+      versionsSeen.clear();
+    }
+    let version = versionsSeen.get(accountId);
+    if (version === undefined) {
+      version = (answerVersionOf.get(accountId) as number | undefined) ?? 0;
+      versionsSeen.set(accountId, version);
+    }
+    return version;
   };
   return {
     kysely,
