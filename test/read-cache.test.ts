@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
-import { cachedReader } from '../src/db/read-cache.js';
+import { betweenCommits, cachedReader } from '../src/db/read-cache.js';
 import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
 
 /** Lets the event loop turn, so the database's change version is read afresh. */
@@ -87,6 +87,26 @@ describe('cachedReader on SQLite: kept between commits, dropped by any commit of
     await setValue(other, 'missing', 'found now');
     await nextTurn();
     expect(await read(db, 'missing')).toBe('found now');
+  });
+
+  it('empties a memo whose values would weigh more than its bound, then keeps on', async () => {
+    const memo = betweenCommits<string>({ weigh: (value) => value.length, maxWeight: 10 });
+    const load = (value: string) => () => Promise.resolve(value);
+    await nextTurn();
+    expect(await memo(db, 'a', load('aaaa'))).toBe('aaaa');
+    expect(await memo(db, 'b', load('bbbb'))).toBe('bbbb');
+    expect([memo.peek(db, 'a'), memo.peek(db, 'b')]).toEqual(['aaaa', 'bbbb']);
+    // 4 + 4 + 4 > 10: the memo is emptied before the third is kept.
+    expect(await memo(db, 'c', load('cccc'))).toBe('cccc');
+    expect([memo.peek(db, 'a'), memo.peek(db, 'b'), memo.peek(db, 'c')]).toEqual([
+      undefined,
+      undefined,
+      'cccc',
+    ]);
+    // 4 + 2 + 4 = 10: within the bound, all three kept.
+    expect(await memo(db, 'd', load('dd'))).toBe('dd');
+    expect(await memo(db, 'e', load('eeee'))).toBe('eeee');
+    expect([memo.peek(db, 'c'), memo.peek(db, 'd'), memo.peek(db, 'e')]).toEqual(['cccc', 'dd', 'eeee']);
   });
 });
 
