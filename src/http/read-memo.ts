@@ -47,9 +47,10 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer
 /**
  * Answers of authenticated reads that are a function of the database's rows alone (intakes, their
  * list and status, the account), kept serialised between commits (`betweenCommits`): agents poll these, and a poll that
- * finds nothing committed since the last one costs no query, no validation and no serialisation. Any
- * commit by any connection of any process (a submission, a chase, a plan change) drops them all, so the
- * next read computes afresh. Where the database has no change version (PostgreSQL), every read computes.
+ * finds nothing committed since the last one costs no query, no validation and no serialisation. A
+ * commit that changes a row of the answer's account (a submission, a chase, a plan change, by any
+ * connection of any process) drops its answers, so the next read computes afresh; other commits leave
+ * them, for one read of the account's version (read-cache.ts, `Db.answerVersion`). Where the database has no change version (PostgreSQL), every read computes.
  *
  * A route opts in with `config: { keepBetweenCommits: true }` and returns its answer as usual. The kept
  * answer is served from an onRequest hook that runs after the authentication hook (so the key, its rate
