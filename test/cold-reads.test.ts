@@ -200,14 +200,15 @@ describe.each(DATABASES)('cold reads of an intake on %s', (database) => {
     const account = await server.createAccount({ plan: 'agency' });
     const own = client(server.url, account.live_key);
     const ownTest = client(server.url, account.test_key);
-    type List = { total: number; intakes: { intake_id: string }[] };
-    expect((await own.get<List>('/v1/intakes')).body).toEqual({ total: 0, intakes: [] });
+    type List = { total: number; has_more: boolean; intakes: { intake_id: string }[] };
+    expect((await own.get<List>('/v1/intakes')).body).toEqual({ total: 0, has_more: false, intakes: [] });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(await create(own, {}));
     await create(ownTest, {});
     const page = await own.get<List>('/v1/intakes?limit=2');
     expect(page.status, page.text).toBe(200);
     expect(page.body.total).toBe(3);
+    expect(page.body.has_more).toBe(true);
     expect(page.body.intakes.map((i) => i.intake_id)).toEqual([ids[2], ids[1]]);
     expect(Object.keys(page.body.intakes[0] ?? {}).sort()).toEqual(
       [
@@ -222,8 +223,12 @@ describe.each(DATABASES)('cold reads of an intake on %s', (database) => {
       ].sort(),
     );
     const last = await own.get<List>('/v1/intakes?limit=2&offset=2');
-    expect(last.body).toMatchObject({ total: 3, intakes: [{ intake_id: ids[0] }] });
-    expect((await own.get<List>('/v1/intakes?offset=5')).body).toEqual({ total: 3, intakes: [] });
+    expect(last.body).toMatchObject({ total: 3, has_more: false, intakes: [{ intake_id: ids[0] }] });
+    expect((await own.get<List>('/v1/intakes?offset=5')).body).toEqual({
+      total: 3,
+      has_more: false,
+      intakes: [],
+    });
     expect((await ownTest.get<List>('/v1/intakes')).body.total).toBe(1);
   });
 

@@ -70,6 +70,15 @@ export interface UsageCountersTable {
   value: number;
 }
 
+/** How many intakes an account has per mode and status, kept by triggers on intakes (migration 0040). */
+export interface IntakeCountsTable {
+  account_id: string;
+  livemode: number;
+  status: string;
+  /** A bigint: PostgreSQL's driver gives it as a string. */
+  n: number | string;
+}
+
 export interface IntakesTable {
   id: string;
   account_id: string;
@@ -526,6 +535,7 @@ export interface Database {
   intake_recipients: IntakeRecipientsTable;
   item_history: ItemHistoryTable;
   intakes: IntakesTable;
+  intake_counts: IntakeCountsTable;
   intake_items: IntakeItemsTable;
   item_comments: ItemCommentsTable;
   item_files: ItemFilesTable;

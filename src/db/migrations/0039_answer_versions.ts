@@ -71,39 +71,52 @@ function bump(row: 'new' | 'old', column: string, onlyIfMoved = false) {
     on conflict (account_id) do update set version = version + 1;`;
 }
 
+/**
+ * The insert, update and delete triggers that move the account's version in `column` on every change
+ * of a row of `table` (for an update, of any column but the table's unwatched ones).
+ */
+export async function createAnswerTriggers(
+  db: Kysely<unknown>,
+  table: string,
+  column: string,
+): Promise<void> {
+  const name = (event: string) => sql.raw(`${table}_answers_${event}`);
+  const on = sql.table(table);
+  await sql`create trigger ${name('insert')} after insert on ${on} begin ${bump('new', column)} end`.execute(
+    db,
+  );
+  // An update of any column but the unwatched ones (`update of` names the others).
+  const unwatched = UNWATCHED_COLUMNS[table] ?? [];
+  const { rows } = await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(db);
+  const watched = rows.map((row) => row.name).filter((name) => !unwatched.includes(name));
+  const of = sql.raw(unwatched.length === 0 ? '' : ` of ${watched.join(', ')}`);
+  // A row moved to another account (none does today) changes both accounts' answers.
+  await sql`create trigger ${name('update')} after update${of} on ${on} begin ${bump('new', column)} ${bump('old', column, true)} end`.execute(
+    db,
+  );
+  await sql`create trigger ${name('delete')} after delete on ${on} begin ${bump('old', column)} end`.execute(
+    db,
+  );
+}
+
+export async function dropAnswerTriggers(db: Kysely<unknown>, table: string): Promise<void> {
+  for (const event of ['insert', 'update', 'delete']) {
+    await sql`drop trigger if exists ${sql.raw(`${table}_answers_${event}`)}`.execute(db);
+  }
+}
+
 export const answerVersions: Migration = {
   async up(db: Kysely<unknown>) {
     if (db.getExecutor().adapter instanceof PostgresAdapter) return;
     await sql`create table answer_versions (account_id text primary key not null, version integer not null)`.execute(
       db,
     );
-    for (const [table, column] of Object.entries(ANSWER_TABLES)) {
-      const name = (event: string) => sql.raw(`${table}_answers_${event}`);
-      const on = sql.table(table);
-      await sql`create trigger ${name('insert')} after insert on ${on} begin ${bump('new', column)} end`.execute(
-        db,
-      );
-      // An update of any column but the unwatched ones (`update of` names the others).
-      const unwatched = UNWATCHED_COLUMNS[table] ?? [];
-      const { rows } = await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(db);
-      const watched = rows.map((row) => row.name).filter((name) => !unwatched.includes(name));
-      const of = sql.raw(unwatched.length === 0 ? '' : ` of ${watched.join(', ')}`);
-      // A row moved to another account (none does today) changes both accounts' answers.
-      await sql`create trigger ${name('update')} after update${of} on ${on} begin ${bump('new', column)} ${bump('old', column, true)} end`.execute(
-        db,
-      );
-      await sql`create trigger ${name('delete')} after delete on ${on} begin ${bump('old', column)} end`.execute(
-        db,
-      );
-    }
+    for (const [table, column] of Object.entries(ANSWER_TABLES))
+      await createAnswerTriggers(db, table, column);
   },
   async down(db: Kysely<unknown>) {
     if (db.getExecutor().adapter instanceof PostgresAdapter) return;
-    for (const table of Object.keys(ANSWER_TABLES)) {
-      for (const event of ['insert', 'update', 'delete']) {
-        await sql`drop trigger if exists ${sql.raw(`${table}_answers_${event}`)}`.execute(db);
-      }
-    }
+    for (const table of Object.keys(ANSWER_TABLES)) await dropAnswerTriggers(db, table);
     await sql`drop table answer_versions`.execute(db);
   },
 };

@@ -28,6 +28,7 @@ import { commentActorName } from './0036_comment_actor_name.js';
 import { jobUnsentAttempts } from './0037_job_unsent_attempts.js';
 import { jobsClaimIndexes } from './0038_jobs_claim_indexes.js';
 import { answerVersions } from './0039_answer_versions.js';
+import { intakeCounts } from './0040_intake_counts.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '0037_job_unsent_attempts': jobUnsentAttempts,
   '0038_jobs_claim_indexes': jobsClaimIndexes,
   '0039_answer_versions': answerVersions,
+  '0040_intake_counts': intakeCounts,
 };
 
 export const migrationProvider: MigrationProvider = {

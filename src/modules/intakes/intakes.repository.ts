@@ -261,6 +261,18 @@ export interface IntakeFilters {
   reviewFirst?: boolean | undefined;
   limit: number;
   offset: number;
+  /**
+   * The id of the last intake of the previous page: the page starts after it, in the list's order (a
+   * walk of the index however deep the page; not with `reviewFirst`).
+   */
+  startingAfter?: string | undefined;
+}
+
+/** A page of the list and the total of the whole list; `cursorFound` false when `startingAfter` names no intake of the list's account and mode. */
+export interface ListedPage {
+  total: number;
+  rows: ListedIntakeRow[];
+  cursorFound: boolean;
 }
 
 type IntakesInWorld = ReturnType<typeof intakesInWorld>;
@@ -329,9 +341,24 @@ function withAwaitingReview(
   }));
 }
 
+/**
+ * How many intakes of the account and mode there are (of one status, or of every status), from the
+ * counts the intakes' triggers keep (migration 0040): a few rows, however many intakes there are.
+ */
+function countedInWorld(db: Kysely<Database>, accountId: string, livemode: number, status?: string) {
+  let counts = db
+    .selectFrom('intake_counts')
+    .where('intake_counts.account_id', '=', accountId)
+    .where('intake_counts.livemode', '=', livemode);
+  if (status !== undefined) counts = counts.where('intake_counts.status', '=', status);
+  return counts.select((eb) =>
+    eb.fn.coalesce(eb.fn.sum<number | string>('intake_counts.n'), sql.lit(0)).as('n'),
+  );
+}
+
 // The list as agents poll it (no filter): compiled once. The page brings the total with each row (an
-// uncorrelated subquery, counted once by both databases from the same index as the count alone), so
-// one statement answers; only an empty page (an offset past the end) needs the count on its own.
+// uncorrelated subquery over the kept counts), so one statement answers; only an empty page (an offset
+// past the end) needs the total on its own.
 const selectPageAndTotalInWorld = preparedQuery(
   (
     db: Kysely<Database>,
@@ -343,15 +370,19 @@ const selectPageAndTotalInWorld = preparedQuery(
     offset: number,
   ) =>
     pageQuery(intakesInWorld(db, accountId, livemode), limit, offset).select(() =>
-      countQuery(intakesInWorld(db, countAccountId, countLivemode)).as('total'),
+      countedInWorld(db, countAccountId, countLivemode).as('total'),
     ),
   ['count account', 3, 'account', 0, 1, 2],
 );
 const selectCountInWorld = preparedQuery(
-  (db: Kysely<Database>, accountId: string, livemode: number) =>
-    countQuery(intakesInWorld(db, accountId, livemode)),
+  (db: Kysely<Database>, accountId: string, livemode: number) => countedInWorld(db, accountId, livemode),
   ['account', 0],
 );
+
+/** A filter by status and nothing else. */
+function onlyByStatus(filters: IntakeFilters): boolean {
+  return isUnfiltered({ ...filters, status: undefined }) && filters.status !== undefined;
+}
 
 function isUnfiltered(filters: IntakeFilters): boolean {
   return (
@@ -364,13 +395,25 @@ function isUnfiltered(filters: IntakeFilters): boolean {
   );
 }
 
+const selectCursorInWorld = preparedQuery(
+  (db: Kysely<Database>, accountId: string, livemode: number, id: string) =>
+    intakesInWorld(db, accountId, livemode).where('id', '=', id).select(['created_at', 'id']),
+  ['account', 0, 'id'],
+);
+
 export async function listIntakes(
   db: Kysely<Database>,
   world: World,
   filters: IntakeFilters,
-): Promise<{ total: number; rows: ListedIntakeRow[] }> {
+): Promise<ListedPage> {
   const livemode = world.livemode ? 1 : 0;
-  if (isUnfiltered(filters)) {
+  let after: { created_at: string; id: string } | undefined;
+  if (filters.startingAfter !== undefined) {
+    if (filters.reviewFirst) throw new Error('listIntakes: startingAfter does not go with reviewFirst');
+    [after] = await selectCursorInWorld(db, world.accountId, livemode, filters.startingAfter);
+    if (!after) return { total: 0, rows: [], cursorFound: false };
+  }
+  if (isUnfiltered(filters) && !after) {
     const rows = await selectPageAndTotalInWorld(
       db,
       world.accountId,
@@ -384,6 +427,7 @@ export async function listIntakes(
     return {
       total: Number(total ?? 0),
       rows: withAwaitingReview(rows),
+      cursorFound: true,
     };
   }
   let query = intakesInWorld(db, world.accountId, livemode);
@@ -419,9 +463,23 @@ export async function listIntakes(
       .then((r) => Number(r.n));
   const page = async (q: typeof query, limit: number, offset: number) =>
     withAwaitingReview(await pageQuery(q, limit, offset).execute());
+  // The cursor bounds the page only: the total is the whole list's.
+  const pageOf = after
+    ? query.where((eb) =>
+        eb(eb.refTuple('intakes.created_at', 'intakes.id'), '<', eb.tuple(after.created_at, after.id)),
+      )
+    : query;
+  if (isUnfiltered(filters) || onlyByStatus(filters)) {
+    // Every status or one: the total is a kept count.
+    const [counted, rows] = await Promise.all([
+      countedInWorld(db, world.accountId, livemode, filters.status).executeTakeFirst(),
+      page(pageOf, filters.limit, filters.offset),
+    ]);
+    return { total: Number(counted?.n ?? 0), rows, cursorFound: true };
+  }
   if (!filters.reviewFirst) {
-    const [total, rows] = await Promise.all([count(query), page(query, filters.limit, filters.offset)]);
-    return { total, rows };
+    const [total, rows] = await Promise.all([count(query), page(pageOf, filters.limit, filters.offset)]);
+    return { total, rows, cursorFound: true };
   }
   // Awaiting review first, then the rest, each newest first: two index walks that stop at the page,
   // not a sort of every intake of the account.
@@ -434,7 +492,7 @@ export async function listIntakes(
   ]);
   const missing = filters.limit - waiting.length;
   const rest = missing > 0 ? await page(restQuery, missing, Math.max(0, filters.offset - waitingTotal)) : [];
-  return { total, rows: [...waiting, ...rest] };
+  return { total, rows: [...waiting, ...rest], cursorFound: true };
 }
 
 const selectItemsOf = preparedQuery(

@@ -249,11 +249,16 @@ export const IntakeListQuery = z.strictObject({
     }),
   limit: PageLimit(100, 20),
   offset: z.coerce.number().int().min(0).default(0),
+  starting_after: optional(z.string().min(1).max(64)).meta({
+    description:
+      'The id of the last intake of the previous page: the next page, newest first, however deep (instead of offset)',
+  }),
 });
 
 export const IntakeList = z
   .object({
-    total: z.number(),
+    total: z.number().meta({ description: 'How many intakes the whole list has, past this page too' }),
+    has_more: z.boolean().meta({ description: 'Whether intakes follow this page' }),
     intakes: z.array(
       z.object({
         id: z.string(),

@@ -202,18 +202,27 @@ export async function listIntakesOf(
   world: World,
   query: Body<typeof IntakeListQuery>,
 ) {
-  const { total, rows } = await listIntakes(services.db.kysely, world, {
+  if (query.starting_after !== undefined && query.offset > 0) {
+    throw new ApiError('invalid_request', 'offset and starting_after: page by one of them, not both.');
+  }
+  // One intake past the page: whether more follow.
+  const { total, rows, cursorFound } = await listIntakes(services.db.kysely, world, {
     status: query.status,
     clientEmail: query.client_email,
     folderId: query.folder_id,
     text: query.q,
     awaitingReview: query.awaiting_review,
-    limit: query.limit,
+    limit: query.limit + 1,
     offset: query.offset,
+    startingAfter: query.starting_after,
   });
+  if (!cursorFound) {
+    throw new ApiError('invalid_request', `starting_after: no intake with id ${query.starting_after ?? ''}.`);
+  }
   return {
     total,
-    intakes: rows.map((r) => ({
+    has_more: rows.length > query.limit,
+    intakes: rows.slice(0, query.limit).map((r) => ({
       id: r.id,
       intake_id: r.id,
       projectName: r.project_name,

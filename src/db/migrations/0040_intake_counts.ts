@@ -1,0 +1,93 @@
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { createAnswerTriggers, dropAnswerTriggers } from './0039_answer_versions.js';
+
+/**
+ * How many intakes each account has, per mode and status: the total of `GET /v1/intakes` (unfiltered,
+ * or by status) read from a handful of rows instead of counted over the account's intakes, so a list
+ * costs the same at a hundred intakes as at a million.
+ *
+ * Triggers on `intakes` keep the counts in the same transaction as the rows, whoever writes (the API,
+ * the worker, a purge, a person by hand): one more on an insert, one less on a delete, and one moved on
+ * an update that changes the intake's account, mode or status. A count never read back by the writer,
+ * so a creation adds one statement and no round trip. The rows that exist when the migration runs are
+ * counted once here.
+ *
+ * On SQLite the counts carry the account versions of migration 0039 too: the list's kept answer reads
+ * them.
+ */
+
+/** The table of counts, with the column that names its account, under the account versions (SQLite). */
+export const COUNT_ANSWER_TABLES: Readonly<Record<string, string>> = { intake_counts: 'account_id' };
+
+const KEY = 'account_id, livemode, status';
+
+/** One more intake of the account, mode and status of the `new` or `old` row (SQLite). */
+function sqliteAdd(row: 'new' | 'old', delta: 1 | -1) {
+  const of = (column: string) => sql.raw(`${row}.${column}`);
+  return delta === 1
+    ? sql`insert into intake_counts (${sql.raw(KEY)}, n) values (${of('account_id')}, ${of('livemode')}, ${of('status')}, 1)
+        on conflict (${sql.raw(KEY)}) do update set n = n + 1;`
+    : sql`update intake_counts set n = n - 1
+        where account_id = ${of('account_id')} and livemode = ${of('livemode')} and status = ${of('status')};`;
+}
+
+export const intakeCounts: Migration = {
+  async up(db: Kysely<unknown>) {
+    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    await db.schema
+      .createTable('intake_counts')
+      .addColumn('account_id', 'text', (c) => c.notNull())
+      .addColumn('livemode', 'integer', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('n', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('intake_counts_pkey', ['account_id', 'livemode', 'status'])
+      .execute();
+    await sql`insert into intake_counts (${sql.raw(KEY)}, n)
+      select ${sql.raw(KEY)}, count(*) from intakes group by ${sql.raw(KEY)}`.execute(db);
+    if (postgres) {
+      await sql`create function intake_counts_keep() returns trigger language plpgsql as $$
+        begin
+          if tg_op in ('UPDATE', 'DELETE') then
+            update intake_counts set n = n - 1
+              where account_id = old.account_id and livemode = old.livemode and status = old.status;
+          end if;
+          if tg_op in ('INSERT', 'UPDATE') then
+            insert into intake_counts (${sql.raw(KEY)}, n) values (new.account_id, new.livemode, new.status, 1)
+              on conflict (${sql.raw(KEY)}) do update set n = intake_counts.n + 1;
+          end if;
+          return null;
+        end $$`.execute(db);
+      await sql`create trigger intake_counts_insert_delete after insert or delete on intakes
+        for each row execute function intake_counts_keep()`.execute(db);
+      // Only an update that moves the intake to another count: the rest of its updates cost nothing.
+      await sql`create trigger intake_counts_update after update of ${sql.raw(KEY)} on intakes
+        for each row when ((old.account_id, old.livemode, old.status) is distinct from (new.account_id, new.livemode, new.status))
+        execute function intake_counts_keep()`.execute(db);
+      return;
+    }
+    await sql`create trigger intake_counts_insert after insert on intakes begin ${sqliteAdd('new', 1)} end`.execute(
+      db,
+    );
+    await sql`create trigger intake_counts_delete after delete on intakes begin ${sqliteAdd('old', -1)} end`.execute(
+      db,
+    );
+    await sql`create trigger intake_counts_update after update of ${sql.raw(KEY)} on intakes
+      when old.account_id is not new.account_id or old.livemode is not new.livemode or old.status is not new.status
+      begin ${sqliteAdd('old', -1)} ${sqliteAdd('new', 1)} end`.execute(db);
+    for (const [table, column] of Object.entries(COUNT_ANSWER_TABLES))
+      await createAnswerTriggers(db, table, column);
+  },
+  async down(db: Kysely<unknown>) {
+    if (db.getExecutor().adapter instanceof PostgresAdapter) {
+      await sql`drop trigger if exists intake_counts_insert_delete on intakes`.execute(db);
+      await sql`drop trigger if exists intake_counts_update on intakes`.execute(db);
+      await sql`drop function if exists intake_counts_keep()`.execute(db);
+    } else {
+      for (const event of ['insert', 'delete', 'update']) {
+        await sql`drop trigger if exists ${sql.raw(`intake_counts_${event}`)}`.execute(db);
+      }
+      for (const table of Object.keys(COUNT_ANSWER_TABLES)) await dropAnswerTriggers(db, table);
+    }
+    await db.schema.dropTable('intake_counts').execute();
+  },
+};

@@ -1,0 +1,220 @@
+/**
+ * The list's total from kept counts, and pages by cursor (`GET /v1/intakes`): the counts follow every
+ * creation, send, archive and deletion, and a change made by hand from another connection; the list's
+ * total (unfiltered or by status) reads them instead of counting the account's intakes; the intakes
+ * there before the counts were kept are counted when the migration runs; and `starting_after` walks
+ * the list in its order, page by page, refusing an intake of another account or mode.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/db/database.js';
+import { intakeCounts } from '../src/db/migrations/0040_intake_counts.js';
+import { DATABASES } from './helpers/env.js';
+import { client, type Client } from './helpers/http.js';
+import { expectError } from './helpers/security.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import { recordStatements } from './helpers/statements.js';
+
+interface List {
+  total: number;
+  has_more: boolean;
+  intakes: { intake_id: string; status: string }[];
+}
+interface Count {
+  account_id: string;
+  livemode: number;
+  status: string;
+  n: number;
+}
+
+const ITEM = { key: 'about', label: 'About you', type: 'longtext' };
+
+describe.each(DATABASES)('the intake list’s counts and cursor on %s', (database) => {
+  let server: TestServer;
+  let one: { id: string; live: Client; test: Client };
+  let two: { id: string; live: Client };
+
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    const first = await server.createAccount({ plan: 'agency' });
+    const second = await server.createAccount({ plan: 'agency' });
+    one = {
+      id: first.account_id,
+      live: client(server.url, first.live_key),
+      test: client(server.url, first.test_key),
+    };
+    two = { id: second.account_id, live: client(server.url, second.live_key) };
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  const db = () => server.server.services.db.kysely;
+
+  async function create(api: Client, send: boolean): Promise<string> {
+    const created = await api.post<{ intake_id: string }>('/v1/intakes', {
+      project_name: 'Counted',
+      client: { email: 'client@example.com' },
+      items: [ITEM],
+      send,
+    });
+    expect(created.status, created.text).toBe(201);
+    return created.body.intake_id;
+  }
+
+  /** The kept counts (those not at zero) and the same counted over the intakes, sorted alike. */
+  async function keptAndCounted(): Promise<{ kept: Count[]; counted: Count[] }> {
+    const order = (rows: Count[]) =>
+      rows
+        .map((r) => ({ ...r, livemode: Number(r.livemode), n: Number(r.n) }))
+        .sort((a, b) =>
+          `${a.account_id} ${a.livemode} ${a.status}`.localeCompare(
+            `${b.account_id} ${b.livemode} ${b.status}`,
+          ),
+        );
+    const kept =
+      await sql<Count>`select account_id, livemode, status, n from intake_counts where n <> 0`.execute(db());
+    const counted = await sql<Count>`select account_id, livemode, status, count(*) as n from intakes
+      group by account_id, livemode, status`.execute(db());
+    return { kept: order(kept.rows), counted: order(counted.rows) };
+  }
+
+  /** A statement run by a connection of its own, as a person at the database's prompt would. */
+  async function fromAnotherConnection(statement: RawBuilder<unknown>): Promise<void> {
+    const outside = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
+    try {
+      await statement.execute(outside.kysely);
+    } finally {
+      await outside.close();
+    }
+  }
+
+  it('keeps the counts per account, mode and status through every change of an intake', async () => {
+    const drafts = [
+      await create(one.live, false),
+      await create(one.live, false),
+      await create(one.live, false),
+    ];
+    const sent = [await create(one.live, true), await create(one.live, true)];
+    await create(one.test, true);
+    await create(two.live, true);
+    expect((await one.live.post(`/v1/intakes/${drafts[0]}/send`)).status).toBe(200);
+    expect((await one.live.post(`/v1/intakes/${sent[0]}/archive`)).status).toBe(200);
+    expect((await one.live.delete(`/v1/intakes/${drafts[1]}`)).status).toBeLessThan(300);
+
+    const { kept, counted } = await keptAndCounted();
+    expect(kept).toEqual(counted);
+    expect(kept.filter((c) => c.account_id === one.id && c.livemode === 1)).toEqual([
+      { account_id: one.id, livemode: 1, status: 'archived', n: 1 },
+      { account_id: one.id, livemode: 1, status: 'draft', n: 1 },
+      { account_id: one.id, livemode: 1, status: 'sent', n: 2 },
+    ]);
+
+    // The list answers them: every status, one status, each mode and account on its own.
+    const totalOf = async (api: Client, query = '') =>
+      (await api.get<List>(`/v1/intakes${query}`)).body.total;
+    expect(await totalOf(one.live)).toBe(4);
+    expect(await totalOf(one.live, '?status=sent')).toBe(2);
+    expect(await totalOf(one.live, '?status=completed')).toBe(0);
+    expect(await totalOf(one.test)).toBe(1);
+    expect(await totalOf(two.live)).toBe(1);
+
+    // A change by hand, from another connection, moves them too, and the list's next answer shows it.
+    await fromAnotherConnection(sql`update intakes set status = 'completed' where id = ${sent[1]}`);
+    expect(await totalOf(one.live, '?status=sent')).toBe(1);
+    expect(await totalOf(one.live, '?status=completed')).toBe(1);
+    expect(await totalOf(one.live)).toBe(4);
+    await fromAnotherConnection(sql`delete from intakes where id = ${sent[1]}`);
+    expect(await totalOf(one.live, '?status=completed')).toBe(0);
+    expect(await totalOf(one.live)).toBe(3);
+    const after = await keptAndCounted();
+    expect(after.kept).toEqual(after.counted);
+  });
+
+  it("answers the total without counting the account's intakes", async () => {
+    await create(one.live, true);
+    for (const query of ['', '?status=sent', '?limit=1', '?status=draft&offset=50']) {
+      const recorder = recordStatements();
+      let answer: Awaited<ReturnType<Client['get']>>;
+      try {
+        answer = await one.live.get(`/v1/intakes${query}`, { headers: { 'cache-control': 'no-cache' } });
+      } finally {
+        recorder.stop();
+      }
+      expect(answer.status, answer.text).toBe(200);
+      const texts = recorder.statements.map((s) => s.sql);
+      if (texts.some((t) => /\bfrom "intakes"/.test(t))) {
+        expect(
+          texts.some((t) => /\bfrom "intake_counts"/.test(t)),
+          query,
+        ).toBe(true);
+      }
+      expect(
+        texts.filter((t) => /count\(\*\) as "n" from "intakes"/.test(t)),
+        query,
+      ).toEqual([]);
+    }
+  });
+
+  it('counts the intakes there before the migration, and drops its part on the way down', async () => {
+    await create(one.live, false);
+    await create(two.live, true);
+    if (!intakeCounts.down) throw new Error('migration 0040 has no way down');
+    await intakeCounts.down(db());
+    await create(one.live, true);
+    expect((await one.live.delete(`/v1/intakes/${await create(one.live, false)}`)).status).toBeLessThan(300);
+    await intakeCounts.up(db());
+    const { kept, counted } = await keptAndCounted();
+    expect(kept).toEqual(counted);
+    await create(one.live, true);
+    const again = await keptAndCounted();
+    expect(again.kept).toEqual(again.counted);
+  });
+
+  it('walks the list page by page with starting_after, in the order of the whole list', async () => {
+    const account = await server.createAccount({ plan: 'agency' });
+    const live = client(server.url, account.live_key);
+    for (let i = 0; i < 5; i++) await create(live, i % 2 === 0);
+    const whole = await live.get<List>('/v1/intakes?limit=100');
+    expect(whole.body).toMatchObject({ total: 5, has_more: false });
+    const order = whole.body.intakes.map((i) => i.intake_id);
+
+    const walked: string[] = [];
+    const more: boolean[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await live.get<List>(`/v1/intakes?limit=2${cursor ? `&starting_after=${cursor}` : ''}`);
+      expect(page.status, page.text).toBe(200);
+      expect(page.body.total).toBe(5);
+      walked.push(...page.body.intakes.map((i) => i.intake_id));
+      more.push(page.body.has_more);
+      cursor = page.body.has_more ? page.body.intakes.at(-1)?.intake_id : undefined;
+    } while (cursor);
+    expect(walked).toEqual(order);
+    expect(more).toEqual([true, true, false]);
+
+    // With a filter: the filter's total, the filtered intakes after the cursor.
+    const sent = (await live.get<List>('/v1/intakes?status=sent')).body.intakes.map((i) => i.intake_id);
+    expect(sent).toHaveLength(3);
+    const rest = await live.get<List>(`/v1/intakes?status=sent&starting_after=${sent[0]}`);
+    expect(rest.body).toMatchObject({ total: 3, has_more: false });
+    expect(rest.body.intakes.map((i) => i.intake_id)).toEqual(sent.slice(1));
+    const byEmail = await live.get<List>(
+      `/v1/intakes?client_email=client@example.com&limit=1&starting_after=${order[3]}`,
+    );
+    expect(byEmail.body).toMatchObject({ total: 5, has_more: false, intakes: [{ intake_id: order[4] }] });
+  });
+
+  it('refuses a cursor of no intake of the list, and a cursor with an offset', async () => {
+    const own = await create(one.live, true);
+    const others = await create(two.live, true);
+    const testOne = await create(one.test, true);
+    for (const cursor of ['in_doesnotexist', others, testOne]) {
+      const answer = await one.live.get(`/v1/intakes?starting_after=${cursor}`);
+      expectError(answer, 400, 'invalid_request');
+      expect(answer.text).toContain('starting_after');
+    }
+    expectError(await one.live.get(`/v1/intakes?starting_after=${own}&offset=1`), 400, 'invalid_request');
+    expect((await one.live.get(`/v1/intakes?starting_after=${own}&offset=0`)).status).toBe(200);
+  });
+});
