@@ -1,7 +1,9 @@
 /**
  * Costs that must not grow with the data (bench/README.md, "Scale: costs against table size"):
  * creating an intake (`POST /v1/intakes`), reading its status cold (`GET /v1/intakes/:id/status`,
- * every query run), and the worker's claim of due jobs, each timed against a database of 1,000
+ * every query run), the list's first page with its total and a page from the middle of the account's
+ * intakes by cursor (`GET /v1/intakes`, `?starting_after=`, both cold), and the worker's claim of due
+ * jobs, each timed against a database of 1,000
  * intakes and one of BENCH_SCALE_ROWS, side by side, in alternating rounds. Each ratio is the large
  * database's rate over the small one's (1 = no growth; within 2× = at least 0.5), printed as a
  * BENCH_RESULT line (bench/result.ts).
@@ -48,6 +50,8 @@ interface Side {
   server: RunningServer;
   key: string;
   probe: string;
+  /** An intake of the account's from the middle of its list: the next page starts after it. */
+  middle: string;
   claim: () => Promise<number>;
   stop(): Promise<void>;
 }
@@ -108,11 +112,24 @@ async function open(dialect: Dialect, size: number): Promise<Side> {
       server,
       key: account.test_key,
       probe: '',
+      middle: '',
       claim: () => worker.runDue({ limit: 20 }),
       stop,
     };
     const created = (await call(side, 'POST', '/v1/intakes', BODY)) as { intake_id: string };
     side.probe = created.intake_id;
+    const intakes = Math.ceil(size / 10);
+    const middle = await server.services.db.kysely
+      .selectFrom('intakes')
+      .select('id')
+      .where('account_id', '=', account.account_id)
+      .where('livemode', '=', 0)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .offset(Math.floor(intakes / 2))
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    side.middle = middle.id;
     return side;
   } catch (error) {
     await stop();
@@ -131,6 +148,10 @@ const MEASURES = {
   'creation (POST /v1/intakes)': (side: Side) => () => call(side, 'POST', '/v1/intakes', BODY),
   'status, cold (GET /v1/intakes/:id/status)': (side: Side) => () =>
     call(side, 'GET', `/v1/intakes/${side.probe}/status`),
+  'list, cold (GET /v1/intakes: the first page and the total)': (side: Side) => () =>
+    call(side, 'GET', '/v1/intakes'),
+  'list, cold, a page from the middle (GET /v1/intakes?starting_after=)': (side: Side) => () =>
+    call(side, 'GET', `/v1/intakes?starting_after=${side.middle}`),
   "worker's claim of due jobs (nothing due)": (side: Side) => side.claim,
 } as const;
 type Measure = keyof typeof MEASURES;
