@@ -173,4 +173,34 @@ describe.each(DATABASES)('agent tools for editing, folders and follow-up on %s',
     await reader.close();
     await admin.close();
   });
+
+  it('pages the list by cursor: the summary names the next starting_after, and the pages follow on', async () => {
+    const account = await server.createAccount({ plan: 'solo' });
+    const agent = await connect(server.url, account.test_key);
+    const ids: string[] = [];
+    for (const name of ['first', 'second', 'third']) {
+      const created = await ok<{ intake_id: string }>(
+        'define_intake',
+        {
+          project_name: name,
+          client: { email: 'a@example.com' },
+          items: [{ key: 'a', label: 'A', type: 'text' }],
+        },
+        agent,
+      );
+      ids.unshift(created.intake_id);
+    }
+    type Page = { total: number; has_more: boolean; intakes: { intake_id: string }[] };
+    const first = await call('list_intakes', { limit: 2 }, agent);
+    const page = first.structuredContent as Page;
+    expect(page).toMatchObject({ total: 3, has_more: true });
+    expect(page.intakes.map((i) => i.intake_id)).toEqual(ids.slice(0, 2));
+    expect(JSON.stringify(first.content)).toContain(`starting_after=${ids[1]}`);
+    const next = await ok<Page>('list_intakes', { limit: 2, starting_after: ids[1] }, agent);
+    expect(next).toMatchObject({ total: 3, has_more: false, intakes: [{ intake_id: ids[2] }] });
+    expect((await fails('list_intakes', { starting_after: 'in_nothing' }, agent)).error).toBe(
+      'invalid_request',
+    );
+    await agent.close();
+  });
 });

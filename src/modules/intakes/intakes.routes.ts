@@ -86,7 +86,14 @@ export function intakeRoutes(app: FastifyInstance, services: AppServices): void 
   // Lists, intakes and their status are polled by agents and depend on the rows alone: kept between commits.
   api.get('/v1/intakes', {
     config: { scope: 'intakes:read', keepBetweenCommits: true },
-    schema: { tags, summary: 'List intakes', querystring: IntakeListQuery, response: { 200: IntakeList } },
+    schema: {
+      tags,
+      summary: 'List intakes',
+      description:
+        "Newest first, with the whole list's total. Paged with limit and offset, or by cursor: starting_after (the last id of the previous page) while has_more is true.",
+      querystring: IntakeListQuery,
+      response: { 200: IntakeList },
+    },
     handler: (request) => listIntakesOf(services, worldOfAuth(authOf(request)), request.query),
   });
 

@@ -186,7 +186,7 @@ export const TOOLS: readonly ToolSpec[] = [
     name: 'list_intakes',
     title: 'List intakes',
     description:
-      'List intakes, newest first, optionally filtered by status or client_email, or with awaiting_review true to find the ones whose submitted answers wait for review; paged with limit (default 20, at most 100) and offset. Records are short (intake_id, projectName, clientEmail, status, createdAt, portal_url, awaiting_review: submitted items not yet reviewed); use get_intake for one in full.',
+      'List intakes, newest first, optionally filtered by status or client_email, or with awaiting_review true to find the ones whose submitted answers wait for review; paged with limit (default 20, at most 100) and starting_after (the last intake_id of the previous page, while has_more is true) or offset. Records are short (intake_id, projectName, clientEmail, status, createdAt, portal_url, awaiting_review: submitted items not yet reviewed); use get_intake for one in full.',
     method: 'GET',
     path: '/v1/intakes',
     input: IntakeListQuery.extend({ awaiting_review: queryFlag(IntakeListQuery.shape.awaiting_review) }),
@@ -197,7 +197,7 @@ export const TOOLS: readonly ToolSpec[] = [
         ? `No intakes found (total ${r.total}).`
         : `${r.intakes.length} of ${r.total} intakes: ${listed(
             r.intakes.map((i) => `${i.intake_id} "${i.projectName}" (${i.status})`),
-          )}.`,
+          )}.${r.has_more ? ` More follow: starting_after=${r.intakes.at(-1)?.intake_id ?? ''}.` : ''}`,
   }),
   defineTool({
     name: 'get_intake',
