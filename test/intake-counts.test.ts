@@ -131,6 +131,37 @@ describe.each(DATABASES)('the intake list’s counts and cursor on %s', (databas
     expect(after.kept).toEqual(after.counted);
   });
 
+  it('counts intakes written many to a statement: a bulk insert, update and delete', async () => {
+    const account = await server.createAccount({ plan: 'agency' });
+    const live = client(server.url, account.live_key);
+    await create(live, true);
+    // 600 intakes in one statement, two statuses, from another connection.
+    await fromAnotherConnection(sql`
+      with recursive series(i) as (select 1 union all select i + 1 from series where i < 600)
+      insert into intakes (id, account_id, livemode, project_name, client_email, client_language, status,
+        chase_schedule, retention_mode, retention_anonymize, created_at, updated_at)
+      select 'in_bulk_' || ${account.account_id} || '_' || i, ${account.account_id}, 1, 'Bulk', 'bulk@example.com',
+        'en', case when i % 3 = 0 then 'completed' else 'sent' end, '{}', 'keep', 0,
+        '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'
+      from series`);
+    const totalOf = async (query = '') => (await live.get<List>(`/v1/intakes${query}`)).body.total;
+    expect(await totalOf()).toBe(601);
+    expect(await totalOf('?status=sent')).toBe(401);
+    expect(await totalOf('?status=completed')).toBe(200);
+    await fromAnotherConnection(
+      sql`update intakes set status = 'archived' where account_id = ${account.account_id} and status = 'completed'`,
+    );
+    expect(await totalOf('?status=archived')).toBe(200);
+    expect(await totalOf('?status=completed')).toBe(0);
+    await fromAnotherConnection(
+      sql`delete from intakes where account_id = ${account.account_id} and project_name = 'Bulk' and status = 'sent'`,
+    );
+    expect(await totalOf()).toBe(201);
+    expect(await totalOf('?status=sent')).toBe(1);
+    const { kept, counted } = await keptAndCounted();
+    expect(kept).toEqual(counted);
+  });
+
   it("answers the total without counting the account's intakes", async () => {
     await create(one.live, true);
     for (const query of ['', '?status=sent', '?limit=1', '?status=draft&offset=50']) {

@@ -45,24 +45,44 @@ export const intakeCounts: Migration = {
     await sql`insert into intake_counts (${sql.raw(KEY)}, n)
       select ${sql.raw(KEY)}, count(*) from intakes group by ${sql.raw(KEY)}`.execute(db);
     if (postgres) {
-      await sql`create function intake_counts_keep() returns trigger language plpgsql as $$
+      // Inserts and deletes by statement, each count moved once by however many rows the statement
+      // wrote: a row's trigger would update the same count row once per row, and PostgreSQL walks
+      // every earlier version of a row updated again in the same transaction (a bulk insert of an
+      // account's intakes would take time in the square of their number).
+      await sql`create function intake_counts_add() returns trigger language plpgsql as $$
         begin
-          if tg_op in ('UPDATE', 'DELETE') then
-            update intake_counts set n = n - 1
-              where account_id = old.account_id and livemode = old.livemode and status = old.status;
-          end if;
-          if tg_op in ('INSERT', 'UPDATE') then
-            insert into intake_counts (${sql.raw(KEY)}, n) values (new.account_id, new.livemode, new.status, 1)
-              on conflict (${sql.raw(KEY)}) do update set n = intake_counts.n + 1;
-          end if;
+          insert into intake_counts (${sql.raw(KEY)}, n)
+            select ${sql.raw(KEY)}, count(*) from added group by ${sql.raw(KEY)}
+            on conflict (${sql.raw(KEY)}) do update set n = intake_counts.n + excluded.n;
           return null;
         end $$`.execute(db);
-      await sql`create trigger intake_counts_insert_delete after insert or delete on intakes
-        for each row execute function intake_counts_keep()`.execute(db);
-      // Only an update that moves the intake to another count: the rest of its updates cost nothing.
+      await sql`create function intake_counts_remove() returns trigger language plpgsql as $$
+        begin
+          update intake_counts set n = intake_counts.n - removed_counts.n
+            from (select ${sql.raw(KEY)}, count(*) as n from removed group by ${sql.raw(KEY)}) as removed_counts
+            where intake_counts.account_id = removed_counts.account_id
+              and intake_counts.livemode = removed_counts.livemode
+              and intake_counts.status = removed_counts.status;
+          return null;
+        end $$`.execute(db);
+      // An update moves one intake between counts: by row, and only when it changes one of the three.
+      await sql`create function intake_counts_move() returns trigger language plpgsql as $$
+        begin
+          update intake_counts set n = n - 1
+            where account_id = old.account_id and livemode = old.livemode and status = old.status;
+          insert into intake_counts (${sql.raw(KEY)}, n) values (new.account_id, new.livemode, new.status, 1)
+            on conflict (${sql.raw(KEY)}) do update set n = intake_counts.n + 1;
+          return null;
+        end $$`.execute(db);
+      await sql`create trigger intake_counts_insert after insert on intakes
+        referencing new table as added for each statement execute function intake_counts_add()`.execute(db);
+      await sql`create trigger intake_counts_delete after delete on intakes
+        referencing old table as removed for each statement execute function intake_counts_remove()`.execute(
+        db,
+      );
       await sql`create trigger intake_counts_update after update of ${sql.raw(KEY)} on intakes
         for each row when ((old.account_id, old.livemode, old.status) is distinct from (new.account_id, new.livemode, new.status))
-        execute function intake_counts_keep()`.execute(db);
+        execute function intake_counts_move()`.execute(db);
       return;
     }
     await sql`create trigger intake_counts_insert after insert on intakes begin ${sqliteAdd('new', 1)} end`.execute(
@@ -79,9 +99,12 @@ export const intakeCounts: Migration = {
   },
   async down(db: Kysely<unknown>) {
     if (db.getExecutor().adapter instanceof PostgresAdapter) {
-      await sql`drop trigger if exists intake_counts_insert_delete on intakes`.execute(db);
-      await sql`drop trigger if exists intake_counts_update on intakes`.execute(db);
-      await sql`drop function if exists intake_counts_keep()`.execute(db);
+      for (const event of ['insert', 'delete', 'update']) {
+        await sql`drop trigger if exists ${sql.raw(`intake_counts_${event}`)} on intakes`.execute(db);
+      }
+      for (const fn of ['add', 'remove', 'move']) {
+        await sql`drop function if exists ${sql.raw(`intake_counts_${fn}`)}()`.execute(db);
+      }
     } else {
       for (const event of ['insert', 'delete', 'update']) {
         await sql`drop trigger if exists ${sql.raw(`intake_counts_${event}`)}`.execute(db);

@@ -469,30 +469,30 @@ export async function listIntakes(
         eb(eb.refTuple('intakes.created_at', 'intakes.id'), '<', eb.tuple(after.created_at, after.id)),
       )
     : query;
-  if (isUnfiltered(filters) || onlyByStatus(filters)) {
-    // Every status or one: the total is a kept count.
-    const [counted, rows] = await Promise.all([
-      countedInWorld(db, world.accountId, livemode, filters.status).executeTakeFirst(),
-      page(pageOf, filters.limit, filters.offset),
-    ]);
-    return { total: Number(counted?.n ?? 0), rows, cursorFound: true };
-  }
+  // The whole list's total: a kept count for every status or one, else a count of the rows matched.
+  const ordered = { ...filters, reviewFirst: false };
+  const total = () =>
+    isUnfiltered(ordered) || onlyByStatus(ordered)
+      ? countedInWorld(db, world.accountId, livemode, filters.status)
+          .executeTakeFirst()
+          .then((counted) => Number(counted?.n ?? 0))
+      : count(query);
   if (!filters.reviewFirst) {
-    const [total, rows] = await Promise.all([count(query), page(pageOf, filters.limit, filters.offset)]);
-    return { total, rows, cursorFound: true };
+    const [whole, rows] = await Promise.all([total(), page(pageOf, filters.limit, filters.offset)]);
+    return { total: whole, rows, cursorFound: true };
   }
   // Awaiting review first, then the rest, each newest first: two index walks that stop at the page,
   // not a sort of every intake of the account.
   const waitingQuery = query.where('intakes.id', 'in', awaiting);
   const restQuery = query.where('intakes.id', 'not in', awaiting);
-  const [total, waitingTotal, waiting] = await Promise.all([
-    count(query),
+  const [whole, waitingTotal, waiting] = await Promise.all([
+    total(),
     count(waitingQuery),
     page(waitingQuery, filters.limit, filters.offset),
   ]);
   const missing = filters.limit - waiting.length;
   const rest = missing > 0 ? await page(restQuery, missing, Math.max(0, filters.offset - waitingTotal)) : [];
-  return { total, rows: [...waiting, ...rest], cursorFound: true };
+  return { total: whole, rows: [...waiting, ...rest], cursorFound: true };
 }
 
 const selectItemsOf = preparedQuery(
