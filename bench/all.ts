@@ -28,7 +28,11 @@ const BENCHES: readonly Bench[] = [
   { name: 'webhooks', script: 'webhooks.ts', what: 'webhook drains and bursts against a bare fetch loop' },
   { name: 'reminders', script: 'reminders.ts', what: 'reminders against a plain nodemailer loop' },
   { name: 'workers', script: 'workers.ts', what: 'worker CPU per job, one against three workers' },
-  { name: 'scale', script: 'growth.ts', what: 'creation, status, claim, scrape at 1,000 and many intakes' },
+  {
+    name: 'scale',
+    script: 'growth.ts',
+    what: 'creation, status, list, claim, scrape at 1,000 and many intakes',
+  },
   { name: 'claims', script: 'claims.ts', what: 'a claim beside an endpoint 1,000 and many attempts behind' },
 ];
 
