@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../src/db/database.js';
+import type { Db } from '../src/db/database.js';
 import {
   ANSWER_BLIND_TABLES,
   ANSWER_TABLES as FIRST_ANSWER_TABLES,
@@ -9,7 +9,13 @@ import {
 import { COUNT_ANSWER_TABLES } from '../src/db/migrations/0040_intake_counts.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { client, type Client } from './helpers/http.js';
-import { startTestServer, openTestDatabase, type TestServer } from './helpers/server.js';
+import {
+  fromAnotherConnection,
+  nextTurn,
+  openTestDatabase,
+  startTestServer,
+  type TestServer,
+} from './helpers/server.js';
 import { recordStatements } from './helpers/statements.js';
 
 /**
@@ -30,9 +36,6 @@ function tablesRead(statements: readonly { sql: string }[]): Set<string> {
   }
   return tables;
 }
-
-/** Lets the event loop turn, so the database's change version is read afresh. */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('the account versions of the schema (SQLite)', () => {
   let database: Awaited<ReturnType<typeof openTestDatabase>>;
@@ -184,20 +187,13 @@ describe('answers kept per account, past commits that change nothing of it (SQLi
     return tablesRead(recording.statements);
   }
 
-  /** Runs a statement through a second handle on the database: another process (the CLI, a worker). */
-  async function fromAnotherConnection(statement: RawBuilder<unknown>): Promise<void> {
-    const outside: Db = openDatabase({ databaseUrl: undefined, dataDir: server.dataDir });
-    try {
-      await statement.execute(outside.kysely);
-    } finally {
-      await outside.close();
-    }
-  }
-
   it('reads only versioned tables to build a kept answer', async () => {
     // Cold: a commit of this account's before each read.
     for (const path of reads()) {
-      await fromAnotherConnection(sql`update intakes set project_name = project_name where id = ${intakeId}`);
+      await fromAnotherConnection(
+        server,
+        sql`update intakes set project_name = project_name where id = ${intakeId}`,
+      );
       const read = await tablesReadDuring(async () => expect((await api.get(path)).status).toBe(200));
       expect(read.has('intakes') || path === '/v1/account', path).toBe(true);
       const unversioned = [...read].filter(
@@ -231,6 +227,7 @@ describe('answers kept per account, past commits that change nothing of it (SQLi
     const account = (await api.get<{ id: string }>('/v1/account')).body.id;
     // A job of the account's, due in a thousand years: written and committed, never run here.
     await fromAnotherConnection(
+      server,
       sql`insert into jobs (id, account_id, livemode, kind, subject_id, payload, due_at, created_at)
           values ('job_answer_versions', ${account}, 1, 'sweep_expired_auth', ${intakeId}, '{}',
                   ${Date.now() + 1000 * 365 * 86_400_000}, ${new Date().toISOString()})`,
@@ -263,6 +260,7 @@ describe('answers kept per account, past commits that change nothing of it (SQLi
     });
     expect(kept.has('api_keys')).toBe(false);
     await fromAnotherConnection(
+      server,
       sql`update api_keys set revoked_at = ${new Date().toISOString()} where id = ${made.body.id}`,
     );
     expect((await revocable.get(`/v1/intakes/${intakeId}/status`)).status).toBe(401);
@@ -271,6 +269,7 @@ describe('answers kept per account, past commits that change nothing of it (SQLi
   it("shows a change of the account's rows made by another process in the very next read", async () => {
     for (const path of reads().slice(1)) await api.get(path);
     await fromAnotherConnection(
+      server,
       sql`update intake_items set definition = json_set(definition, '$.label', 'About your bakery')
           where intake_id = ${intakeId} and key = 'about'`,
     );

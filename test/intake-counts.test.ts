@@ -5,14 +5,13 @@
  * there before the counts were kept are counted when the migration runs; and `starting_after` walks
  * the list in its order, page by page, refusing an intake of another account or mode.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/db/database.js';
 import { intakeCounts } from '../src/db/migrations/0040_intake_counts.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { expectError } from './helpers/security.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { fromAnotherConnection, startTestServer, type TestServer } from './helpers/server.js';
 import { recordStatements } from './helpers/statements.js';
 
 interface List {
@@ -79,16 +78,6 @@ describe.each(DATABASES)('the intake list’s counts and cursor on %s', (databas
     return { kept: order(kept.rows), counted: order(counted.rows) };
   }
 
-  /** A statement run by a connection of its own, as a person at the database's prompt would. */
-  async function fromAnotherConnection(statement: RawBuilder<unknown>): Promise<void> {
-    const outside = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
-    try {
-      await statement.execute(outside.kysely);
-    } finally {
-      await outside.close();
-    }
-  }
-
   it('keeps the counts per account, mode and status through every change of an intake', async () => {
     const drafts = [
       await create(one.live, false),
@@ -120,11 +109,11 @@ describe.each(DATABASES)('the intake list’s counts and cursor on %s', (databas
     expect(await totalOf(two.live)).toBe(1);
 
     // A change by hand, from another connection, moves them too, and the list's next answer shows it.
-    await fromAnotherConnection(sql`update intakes set status = 'completed' where id = ${sent[1]}`);
+    await fromAnotherConnection(server, sql`update intakes set status = 'completed' where id = ${sent[1]}`);
     expect(await totalOf(one.live, '?status=sent')).toBe(1);
     expect(await totalOf(one.live, '?status=completed')).toBe(1);
     expect(await totalOf(one.live)).toBe(4);
-    await fromAnotherConnection(sql`delete from intakes where id = ${sent[1]}`);
+    await fromAnotherConnection(server, sql`delete from intakes where id = ${sent[1]}`);
     expect(await totalOf(one.live, '?status=completed')).toBe(0);
     expect(await totalOf(one.live)).toBe(3);
     const after = await keptAndCounted();
@@ -136,24 +125,29 @@ describe.each(DATABASES)('the intake list’s counts and cursor on %s', (databas
     const live = client(server.url, account.live_key);
     await create(live, true);
     // 600 intakes in one statement, two statuses, from another connection.
-    await fromAnotherConnection(sql`
+    await fromAnotherConnection(
+      server,
+      sql`
       with recursive series(i) as (select 1 union all select i + 1 from series where i < 600)
       insert into intakes (id, account_id, livemode, project_name, client_email, client_language, status,
         chase_schedule, retention_mode, retention_anonymize, created_at, updated_at)
       select 'in_bulk_' || ${account.account_id} || '_' || i, ${account.account_id}, 1, 'Bulk', 'bulk@example.com',
         'en', case when i % 3 = 0 then 'completed' else 'sent' end, '{}', 'keep', 0,
         '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'
-      from series`);
+      from series`,
+    );
     const totalOf = async (query = '') => (await live.get<List>(`/v1/intakes${query}`)).body.total;
     expect(await totalOf()).toBe(601);
     expect(await totalOf('?status=sent')).toBe(401);
     expect(await totalOf('?status=completed')).toBe(200);
     await fromAnotherConnection(
+      server,
       sql`update intakes set status = 'archived' where account_id = ${account.account_id} and status = 'completed'`,
     );
     expect(await totalOf('?status=archived')).toBe(200);
     expect(await totalOf('?status=completed')).toBe(0);
     await fromAnotherConnection(
+      server,
       sql`delete from intakes where account_id = ${account.account_id} and project_name = 'Bulk' and status = 'sent'`,
     );
     expect(await totalOf()).toBe(201);

@@ -7,6 +7,7 @@ import { openDatabase, rowBuilder, type Db } from '../src/db/database.js';
 import { preparedInsert, preparedQuery } from '../src/db/prepared.js';
 import type { Database } from '../src/db/schema.js';
 import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
+import { nextTurn } from './helpers/server.js';
 
 // A scratch table outside the schema's types: the builder is given it as a name Kysely does not check.
 const probe = (db: Kysely<Database>) => db.withTables<{ prepared_probe: { name: string; value: string } }>();
@@ -140,9 +141,6 @@ const ROW_A = {
   data: Buffer.from([0, 255]),
   'odd "quoted" \\ name': 'quoted',
 };
-
-/** Resolves in the next turn of the event loop. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('direct reads on SQLite', () => {
   let dataDir: string;

@@ -6,9 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { betweenCommits, cachedReader } from '../src/db/read-cache.js';
 import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
-
-/** Lets the event loop turn, so the database's change version is read afresh. */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+import { nextTurn } from './helpers/server.js';
 
 /** A reader of one scratch table that counts how often it really reads the database. */
 function countingReader() {

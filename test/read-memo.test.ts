@@ -1,10 +1,9 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../src/db/database.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { expectError } from './helpers/security.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { fromAnotherConnection, startTestServer, type TestServer } from './helpers/server.js';
 
 /**
  * Answers kept between commits (src/http/read-memo.ts: intakes, their list and status, the account): repeated
@@ -63,16 +62,6 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
 
   const status = () => api.get<StatusBody>(`/v1/intakes/${intakeId}/status`);
 
-  /** Runs a statement through a second handle on the database: another process (the CLI, another API). */
-  async function fromAnotherConnection(statement: RawBuilder<unknown>): Promise<void> {
-    const outside: Db = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
-    try {
-      await statement.execute(outside.kysely);
-    } finally {
-      await outside.close();
-    }
-  }
-
   it('answers repeated reads alike, as JSON', async () => {
     const first = await status();
     const second = await status();
@@ -105,7 +94,10 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
 
   it("shows another connection's commit in the very next read", async () => {
     expect((await status()).body.due_date).toBeNull();
-    await fromAnotherConnection(sql`update intakes set due_date = '2031-01-31' where id = ${intakeId}`);
+    await fromAnotherConnection(
+      server,
+      sql`update intakes set due_date = '2031-01-31' where id = ${intakeId}`,
+    );
     expect((await status()).body.due_date).toBe('2031-01-31');
   });
 
@@ -178,7 +170,10 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
     expect(drafts.body.intakes.every((i) => i.status === 'draft')).toBe(true);
 
     // Another connection's rename shows in both reads at once.
-    await fromAnotherConnection(sql`update intakes set project_name = 'Renamed' where id = ${intakeId}`);
+    await fromAnotherConnection(
+      server,
+      sql`update intakes set project_name = 'Renamed' where id = ${intakeId}`,
+    );
     expect((await intake()).body.project_name).toBe('Renamed');
     expect((await list()).body.intakes.find((i) => i.id === intakeId)?.projectName).toBe('Renamed');
     expectError(await other.get(`/v1/intakes/${intakeId}`), 404, 'not_found');
@@ -214,7 +209,10 @@ describe.each(DATABASES)('answers kept between commits (%s)', (database) => {
     expect((await poll(etag)).status).toBe(304);
 
     // A change to the answer: the old tag gets the new answer, with a new tag, at once.
-    await fromAnotherConnection(sql`update intakes set due_date = '2032-02-29' where id = ${intakeId}`);
+    await fromAnotherConnection(
+      server,
+      sql`update intakes set due_date = '2032-02-29' where id = ${intakeId}`,
+    );
     const changed = await poll(etag);
     expect(changed.status).toBe(200);
     expect((changed.body as { due_date: string }).due_date).toBe('2032-02-29');

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { RawBuilder } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { migrateToLatest, openDatabase } from '../../src/db/database.js';
@@ -97,3 +98,22 @@ export async function openTestDatabase(database: DatabaseKind) {
     },
   };
 }
+
+/**
+ * Runs `statement` on a connection of its own to the server's database, opened and closed around it, as
+ * another process or a person at the database's prompt would.
+ */
+export async function fromAnotherConnection(
+  server: TestServer,
+  statement: RawBuilder<unknown>,
+): Promise<void> {
+  const outside = openDatabase({ databaseUrl: server.env.DATABASE_URL, dataDir: server.dataDir });
+  try {
+    await statement.execute(outside.kysely);
+  } finally {
+    await outside.close();
+  }
+}
+
+/** Lets the event loop turn once (past this turn's reads and the writes gathered in it). */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -268,7 +268,10 @@ export interface IntakeFilters {
   startingAfter?: string | undefined;
 }
 
-/** A page of the list and the total of the whole list; `cursorFound` false when `startingAfter` names no intake of the list's account and mode. */
+/**
+ * A page of the list and the total of the whole list; `cursorFound` is false when `startingAfter` names
+ * no intake of the list's account and mode.
+ */
 export interface ListedPage {
   total: number;
   rows: ListedIntakeRow[];
@@ -470,9 +473,9 @@ export async function listIntakes(
       )
     : query;
   // The whole list's total: a kept count for every status or one, else a count of the rows matched.
-  const ordered = { ...filters, reviewFirst: false };
+  const filtersAlone = { ...filters, reviewFirst: false };
   const total = () =>
-    isUnfiltered(ordered) || onlyByStatus(ordered)
+    isUnfiltered(filtersAlone) || onlyByStatus(filtersAlone)
       ? countedInWorld(db, world.accountId, livemode, filters.status)
           .executeTakeFirst()
           .then((counted) => Number(counted?.n ?? 0))
