@@ -7,10 +7,10 @@ import { createAnswerTriggers, dropAnswerTriggers } from './0039_answer_versions
  * costs the same at a hundred intakes as at a million.
  *
  * Triggers on `intakes` keep the counts in the same transaction as the rows, whoever writes (the API,
- * the worker, a purge, a person by hand): one more on an insert, one less on a delete, and one moved on
- * an update that changes the intake's account, mode or status. A count never read back by the writer,
- * so a creation adds one statement and no round trip. The rows that exist when the migration runs are
- * counted once here.
+ * the worker, a person by hand): one more on an insert, one less on a delete, and one moved on an update
+ * that changes the intake's account, mode or status. The writer never reads a count back, so a creation
+ * costs no round trip more. SQLite's triggers run by row; PostgreSQL's inserts and deletes by statement
+ * (below). The rows that exist when the migration runs are counted once here.
  *
  * On SQLite the counts carry the account versions of migration 0039 too: the list's kept answer reads
  * them.
