@@ -228,6 +228,20 @@ describe.each(DATABASES)('the intake list’s counts and cursor on %s', (databas
       `/v1/intakes?client_email=client@example.com&limit=1&starting_after=${order[3]}`,
     );
     expect(byEmail.body).toMatchObject({ total: 5, has_more: false, intakes: [{ intake_id: order[4] }] });
+    const byText = await live.get<List>(`/v1/intakes?q=counted&limit=2&starting_after=${order[0]}`);
+    expect(byText.body).toMatchObject({ total: 5, has_more: true });
+    expect(byText.body.intakes.map((i) => i.intake_id)).toEqual(order.slice(1, 3));
+    // A folder holding the second, third and fifth: the folder's total, its intakes after the cursor.
+    const folder = await live.post<{ id: string }>('/v1/folders', { name: 'Paged' });
+    expect(folder.status, folder.text).toBe(201);
+    for (const id of [order[1], order[2], order[4]]) {
+      expect((await live.patch(`/v1/intakes/${id}`, { folder_id: folder.body.id })).status).toBe(200);
+    }
+    const inFolder = await live.get<List>(
+      `/v1/intakes?folder_id=${folder.body.id}&starting_after=${order[1]}`,
+    );
+    expect(inFolder.body).toMatchObject({ total: 3, has_more: false });
+    expect(inFolder.body.intakes.map((i) => i.intake_id)).toEqual([order[2], order[4]]);
   });
 
   it('refuses a cursor of no intake of the list, and a cursor with an offset', async () => {
