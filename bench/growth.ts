@@ -3,8 +3,8 @@
  * creating an intake (`POST /v1/intakes`), reading its status cold (`GET /v1/intakes/:id/status`,
  * every query run), the list's first page with its total and a page from the middle of the account's
  * intakes by cursor (`GET /v1/intakes`, `?starting_after=`, both cold), and the worker's claim of due
- * jobs, each timed against a database of 1,000
- * intakes and one of BENCH_SCALE_ROWS, side by side, in alternating rounds. Each ratio is the large
+ * jobs, each timed against a database of 1,000 intakes and one of BENCH_SCALE_ROWS, side by side, in
+ * alternating rounds. Each ratio is the large
  * database's rate over the small one's (1 = no growth; within 2× = at least 0.5), printed as a
  * BENCH_RESULT line (bench/result.ts).
  *

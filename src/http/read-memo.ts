@@ -50,7 +50,8 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer
  * finds nothing committed since the last one costs no query, no validation and no serialisation. A
  * commit that changes a row of the answer's account (a submission, a chase, a plan change, by any
  * connection of any process) drops its answers, so the next read computes afresh; other commits leave
- * them, for one read of the account's version (read-cache.ts, `Db.answerVersion`). Where the database has no change version (PostgreSQL), every read computes.
+ * them, for one read of the account's version (read-cache.ts, `Db.answerVersion`). Where the database
+ * has no change version (PostgreSQL), every read computes.
  *
  * A route opts in with `config: { keepBetweenCommits: true }` and returns its answer as usual. The kept
  * answer is served from an onRequest hook that runs after the authentication hook (so the key, its rate
