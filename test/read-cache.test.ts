@@ -1,12 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/db/database.js';
+import { preparedQuery } from '../src/db/prepared.js';
+import type { Database } from '../src/db/schema.js';
 import { betweenCommits, cachedReader } from '../src/db/read-cache.js';
+import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { DATABASES, TEST_POSTGRES_URL } from './helpers/env.js';
-import { nextTurn } from './helpers/server.js';
+import { nextTurn, openTestDatabase } from './helpers/server.js';
 
 /** A reader of one scratch table that counts how often it really reads the database. */
 function countingReader() {
@@ -105,6 +108,110 @@ describe('cachedReader on SQLite: kept between commits, dropped by any commit of
     expect(await memo(db, 'd', load('dd'))).toBe('dd');
     expect(await memo(db, 'e', load('eeee'))).toBe('eeee');
     expect([memo.peek(db, 'c'), memo.peek(db, 'd'), memo.peek(db, 'e')]).toEqual(['cccc', 'dd', 'eeee']);
+  });
+});
+
+describe("an account's value kept past other commits (SQLite, the account versions migrated)", () => {
+  let database: Awaited<ReturnType<typeof openTestDatabase>>;
+  let db: Db;
+  let account: string;
+  let otherAccount: string;
+
+  beforeAll(async () => {
+    database = await openTestDatabase('sqlite');
+    db = database.db;
+    const at = new Date().toISOString();
+    account = (await createAccount(db.kysely, { email: 'kept@example.com', plan: 'agency' }, at)).account_id;
+    otherAccount = (await createAccount(db.kysely, { email: 'other@example.com', plan: 'agency' }, at))
+      .account_id;
+  });
+
+  afterAll(async () => {
+    await database.close();
+  });
+
+  // Read as the service's kept reads are: compiled once, run directly in the turn's read transaction.
+  const selectName = preparedQuery(
+    (kysely: Kysely<Database>, id: string) =>
+      kysely.selectFrom('accounts').select('name').where('id', '=', id),
+    [''],
+  );
+  const nameOf = async (id: string): Promise<string | undefined> =>
+    (await selectName(db.kysely, id))[0]?.name;
+  const rename = (id: string, name: string) =>
+    sql`update accounts set name = ${name} where id = ${id}`.execute(db.kysely);
+
+  it("keeps a value past another account's commit, and drops it at its own account's", async () => {
+    await rename(account, 'First');
+    const memo = betweenCommits<string>();
+    let loads = 0;
+    const load = () => {
+      loads += 1;
+      return nameOf(account);
+    };
+    await nextTurn();
+    expect(await memo(db, 'name', load, () => account)).toBe('First');
+    await rename(otherAccount, 'Someone else');
+    await nextTurn();
+    expect(await memo(db, 'name', load, () => account)).toBe('First');
+    expect(loads).toBe(1);
+    await rename(account, 'Second');
+    await nextTurn();
+    expect(await memo(db, 'name', load, () => account)).toBe('Second');
+    expect(loads).toBe(2);
+  });
+
+  it("does not keep a value past a commit when its account's rows changed between its read and the version's", async () => {
+    await rename(account, 'Before');
+    const memo = betweenCommits<string>();
+    await nextTurn();
+    // The rows are read, then the account's row is changed and committed in the same turn, before the
+    // account is known from the value (an API key's account is): its version is read after that commit.
+    const value = await memo(
+      db,
+      'name',
+      async () => {
+        const read = await nameOf(account);
+        await rename(account, 'After');
+        return read;
+      },
+      () => account,
+    );
+    expect(value).toBe('Before');
+    await nextTurn();
+    // A version read after the commit would match now, and the old name would be answered.
+    expect(memo.peek(db, 'name')).toBeUndefined();
+    expect(
+      await memo(
+        db,
+        'name',
+        () => nameOf(account),
+        () => account,
+      ),
+    ).toBe('After');
+  });
+
+  it('keeps a value that cannot be checked while a transaction holds the connection, for after it', async () => {
+    await rename(account, 'Kept');
+    const memo = betweenCommits<string>();
+    let loads = 0;
+    const load = () => {
+      loads += 1;
+      return nameOf(account);
+    };
+    await nextTurn();
+    expect(await memo(db, 'name', load, account)).toBe('Kept');
+    await rename(otherAccount, 'Another change');
+    await nextTurn();
+    await db.kysely.transaction().execute(async (trx) => {
+      await sql`select 1`.execute(trx);
+      // The account's version cannot be read inside another's transaction: nothing is answered from memory.
+      expect(memo.peek(db, 'name')).toBeUndefined();
+    });
+    await nextTurn();
+    expect(memo.peek(db, 'name')).toBe('Kept');
+    expect(await memo(db, 'name', load, account)).toBe('Kept');
+    expect(loads).toBe(1);
   });
 });
 
