@@ -70,11 +70,15 @@ export interface UsageCountersTable {
   value: number;
 }
 
-/** How many intakes an account has per mode and status, kept by triggers on intakes (migration 0040). */
+/**
+ * How many intakes an account has per mode and status, kept by triggers on intakes (migration 0040): the
+ * sum of `n` over the slots (migration 0041: one per writing connection on PostgreSQL; 0 on SQLite).
+ */
 export interface IntakeCountsTable {
   account_id: string;
   livemode: number;
   status: string;
+  slot: Generated<number>;
   /** A bigint: PostgreSQL's driver gives it as a string. */
   n: number | string;
 }

@@ -31,6 +31,39 @@ function sqliteAdd(row: 'new' | 'old', delta: 1 | -1) {
         where account_id = ${of('account_id')} and livemode = ${of('livemode')} and status = ${of('status')};`;
 }
 
+/**
+ * The PostgreSQL functions of the triggers (below), each count row keyed by account, mode and status.
+ * `orReplace`: over the definitions a later migration gave them (its way down).
+ */
+export async function createCountFunctions(db: Kysely<unknown>, orReplace: boolean): Promise<void> {
+  const orReplaceSql = sql.raw(orReplace ? 'or replace' : '');
+  await sql`create ${orReplaceSql} function intake_counts_add() returns trigger language plpgsql as $$
+    begin
+      insert into intake_counts (${sql.raw(KEY)}, n)
+        select ${sql.raw(KEY)}, count(*) from added group by ${sql.raw(KEY)}
+        on conflict (${sql.raw(KEY)}) do update set n = intake_counts.n + excluded.n;
+      return null;
+    end $$`.execute(db);
+  await sql`create ${orReplaceSql} function intake_counts_remove() returns trigger language plpgsql as $$
+    begin
+      update intake_counts set n = intake_counts.n - removed_counts.n
+        from (select ${sql.raw(KEY)}, count(*) as n from removed group by ${sql.raw(KEY)}) as removed_counts
+        where intake_counts.account_id = removed_counts.account_id
+          and intake_counts.livemode = removed_counts.livemode
+          and intake_counts.status = removed_counts.status;
+      return null;
+    end $$`.execute(db);
+  // An update moves one intake between counts: by row, and only when it changes one of the three.
+  await sql`create ${orReplaceSql} function intake_counts_move() returns trigger language plpgsql as $$
+    begin
+      update intake_counts set n = n - 1
+        where account_id = old.account_id and livemode = old.livemode and status = old.status;
+      insert into intake_counts (${sql.raw(KEY)}, n) values (new.account_id, new.livemode, new.status, 1)
+        on conflict (${sql.raw(KEY)}) do update set n = intake_counts.n + 1;
+      return null;
+    end $$`.execute(db);
+}
+
 export const intakeCounts: Migration = {
   async up(db: Kysely<unknown>) {
     const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
@@ -49,31 +82,7 @@ export const intakeCounts: Migration = {
       // wrote: a row's trigger would update the same count row once per row, and PostgreSQL walks
       // every earlier version of a row updated again in the same transaction (a bulk insert of an
       // account's intakes would take time in the square of their number).
-      await sql`create function intake_counts_add() returns trigger language plpgsql as $$
-        begin
-          insert into intake_counts (${sql.raw(KEY)}, n)
-            select ${sql.raw(KEY)}, count(*) from added group by ${sql.raw(KEY)}
-            on conflict (${sql.raw(KEY)}) do update set n = intake_counts.n + excluded.n;
-          return null;
-        end $$`.execute(db);
-      await sql`create function intake_counts_remove() returns trigger language plpgsql as $$
-        begin
-          update intake_counts set n = intake_counts.n - removed_counts.n
-            from (select ${sql.raw(KEY)}, count(*) as n from removed group by ${sql.raw(KEY)}) as removed_counts
-            where intake_counts.account_id = removed_counts.account_id
-              and intake_counts.livemode = removed_counts.livemode
-              and intake_counts.status = removed_counts.status;
-          return null;
-        end $$`.execute(db);
-      // An update moves one intake between counts: by row, and only when it changes one of the three.
-      await sql`create function intake_counts_move() returns trigger language plpgsql as $$
-        begin
-          update intake_counts set n = n - 1
-            where account_id = old.account_id and livemode = old.livemode and status = old.status;
-          insert into intake_counts (${sql.raw(KEY)}, n) values (new.account_id, new.livemode, new.status, 1)
-            on conflict (${sql.raw(KEY)}) do update set n = intake_counts.n + 1;
-          return null;
-        end $$`.execute(db);
+      await createCountFunctions(db, false);
       await sql`create trigger intake_counts_insert after insert on intakes
         referencing new table as added for each statement execute function intake_counts_add()`.execute(db);
       await sql`create trigger intake_counts_delete after delete on intakes

@@ -29,6 +29,7 @@ import { jobUnsentAttempts } from './0037_job_unsent_attempts.js';
 import { jobsClaimIndexes } from './0038_jobs_claim_indexes.js';
 import { answerVersions } from './0039_answer_versions.js';
 import { intakeCounts } from './0040_intake_counts.js';
+import { intakeCountSlots } from './0041_intake_count_slots.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -62,6 +63,7 @@ const migrations: Record<string, Migration> = {
   '0038_jobs_claim_indexes': jobsClaimIndexes,
   '0039_answer_versions': answerVersions,
   '0040_intake_counts': intakeCounts,
+  '0041_intake_count_slots': intakeCountSlots,
 };
 
 export const migrationProvider: MigrationProvider = {
