@@ -1,6 +1,7 @@
 /**
- * Scale-out benchmark (bench/README.md, "Scale-out"): requests/s and p99 of create intake, get status
- * and portal save against one `api` process and against three, on SQLite (the embedded default, one
+ * Scale-out benchmark (bench/README.md, "Scale-out"): requests/s and p99 of create intake (with the test
+ * key, and with the live key, which counts the plan's month), get status and portal save against one
+ * `api` process and against three, on SQLite (the embedded default, one
  * database file shared by the processes) and on PostgreSQL (with Redis for the shared rate limit),
  * all started through the CLI as an operator would. The one-process figure of each database is the
  * baseline of its three-process figure, measured in the same run.
@@ -28,7 +29,9 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import pg from 'pg';
+import { openDatabase } from '../src/db/database.js';
 import { cpuMeter, cpuQuotaFromEnv, quotaNotice, type CpuQuota } from './cpu.js';
 import { assertClean, positiveNumberFromEnv, toError } from './load.js';
 import { TSX, cleanUpOnSignals, cleanupOnce, startAll, startRole, postgresReachable } from './processes.js';
@@ -223,7 +226,7 @@ async function scenario(
         ],
         env,
       ),
-    ) as { test_key: string };
+    ) as { account_id: string; test_key: string; live_key: string };
     await startAll(processes, () => startApi(env, quota), started);
     const urls = started.map((p) => p.url);
     // A test-mode key: test intakes do not count against the plan's monthly quota (a live key's 402s).
@@ -243,6 +246,24 @@ async function scenario(
       if (response.status !== 201)
         throw new Error(`create answered ${response.status}: ${await response.text()}`);
       ids.push(((await response.json()) as { intake_id: string }).intake_id);
+    }
+    // Live creations count against the plan's month (1,000 on this plan): one creates the month's
+    // counter, which is then lowered far enough that no creation of the run is refused.
+    const liveAuth = { ...auth, authorization: `Bearer ${account.live_key}` };
+    const live = await fetch(`${urls[0]}/v1/intakes`, {
+      method: 'POST',
+      headers: liveAuth,
+      body: intakeBody,
+    });
+    if (live.status !== 201) throw new Error(`live create answered ${live.status}: ${await live.text()}`);
+    const opened = openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
+    try {
+      await sql`update usage_counters set value = value - 1000000000
+        where account_id = ${account.account_id} and livemode = 1 and metric = 'intakes'`.execute(
+        opened.kysely,
+      );
+    } finally {
+      await opened.close();
     }
     const results: Measured[] = [];
     results.push(
@@ -270,6 +291,16 @@ async function scenario(
         path: '/v1/intakes',
         body: intakeBody,
         headers: auth,
+      })),
+    );
+    // Live: each creation also updates the account's one counter of the month.
+    results.push(
+      await measure(started, () => ({
+        name: 'POST /v1/intakes (create, live key)',
+        method: 'POST',
+        path: '/v1/intakes',
+        body: intakeBody,
+        headers: liveAuth,
       })),
     );
     return results;

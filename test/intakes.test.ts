@@ -539,6 +539,25 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
     expect((await t.post('/v1/intakes', body)).status).toBe(201);
   });
 
+  it('holds the quota when live creations run at once, and a refused one leaves nothing behind', async () => {
+    const free = await server.createAccount({ plan: 'free' });
+    const c = client(server.url, free.live_key);
+    const body = {
+      project_name: 'q',
+      client: { email: 'q@example.com' },
+      items: [{ key: 'a', label: 'A', type: 'text' }],
+    };
+    // The quota is counted last in a creation's transaction: eight at once, five of the plan's five pass.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => c.post<Body>('/v1/intakes', body)));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 201, 201, 402, 402, 402]);
+    for (const refused of answers.filter((a) => a.status === 402))
+      expectError(refused, 402, 'quota_exceeded');
+    expect((await c.get<Body>('/v1/usage')).body.intakes).toEqual({ used: 5, limit: 5 });
+    const listed = await c.get<Body>('/v1/intakes?limit=100');
+    expect(listed.body.total).toBe(5);
+    expect(listed.body.intakes).toHaveLength(5);
+  });
+
   it('answers 413 past max_bytes and leaves nothing behind', async () => {
     const intake = await live.post<Body>('/v1/intakes', {
       project_name: 'Sizes',

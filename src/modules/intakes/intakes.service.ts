@@ -114,7 +114,6 @@ export async function createIntake(
       resourceType: 'intake',
       load: (id) => loadCreated(services, world, id),
       create: async (trx) => {
-        if (world.livemode) await consumeIntakeQuota(trx, world, plan, now);
         const id = newId('in');
         const at = now.toISOString();
         const send = body.send ?? true;
@@ -164,6 +163,9 @@ export async function createIntake(
         });
         if (send) await emitSent(trx, world, intake);
         await auditInTransaction(trx, id);
+        // Last: the month's counter is one row per account, and its update holds that row until the
+        // commit. Every live creation of the account waits for it, for the commit alone this way.
+        if (world.livemode) await consumeIntakeQuota(trx, world, plan, now);
         return { id, value: toCreatedIntake(services.config.appUrl, intake, rows) };
       },
     },
