@@ -8,9 +8,9 @@ import { createCountFunctions } from './0040_intake_counts.js';
  * With one row per account, mode and status, every transaction that created, deleted or moved an intake
  * of an account updated the same row and held its lock until it committed: concurrent creations of one
  * account ran one after another from that statement on (with three API processes creating for one
- * account, the slowest creations took five times as long). Now each connection writes to the row of
- * its own slot (its server process's id, modulo `SLOTS`), so two transactions wait for each other only
- * when their connections share a slot. A count is the sum over its slots, which the list reads already
+ * account, the slowest creations took three to five times as long). Now each connection writes to the
+ * row of its own slot (its server process's id, modulo `SLOTS`), so two transactions wait for each
+ * other only when their connections share a slot. A count is the sum over its slots, which the list reads already
  * (`sum(n)`); a slot alone may fall below zero (an intake created through one connection and deleted
  * through another), the sum does not.
  *
