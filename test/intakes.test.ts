@@ -523,32 +523,31 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
     );
   });
 
+  /** One small intake: what the quota tests create on the free plan (five a month). */
+  const QUOTA_BODY = {
+    project_name: 'q',
+    client: { email: 'q@example.com' },
+    items: [{ key: 'a', label: 'A', type: 'text' }],
+  };
+
   it('enforces the monthly intake quota in live mode only', async () => {
     const free = await server.createAccount({ plan: 'free' });
     const c = client(server.url, free.live_key);
     const t = client(server.url, free.test_key);
-    const body = {
-      project_name: 'q',
-      client: { email: 'q@example.com' },
-      items: [{ key: 'a', label: 'A', type: 'text' }],
-    };
-    for (let i = 0; i < 5; i++) expect((await c.post('/v1/intakes', body)).status).toBe(201);
-    const over = await c.post<Body>('/v1/intakes', body);
+    for (let i = 0; i < 5; i++) expect((await c.post('/v1/intakes', QUOTA_BODY)).status).toBe(201);
+    const over = await c.post<Body>('/v1/intakes', QUOTA_BODY);
     expectError(over, 402, 'quota_exceeded');
     expect((await c.get<Body>('/v1/usage')).body.intakes).toEqual({ used: 5, limit: 5 });
-    expect((await t.post('/v1/intakes', body)).status).toBe(201);
+    expect((await t.post('/v1/intakes', QUOTA_BODY)).status).toBe(201);
   });
 
   it('holds the quota when live creations run at once, and a refused one leaves nothing behind', async () => {
     const free = await server.createAccount({ plan: 'free' });
     const c = client(server.url, free.live_key);
-    const body = {
-      project_name: 'q',
-      client: { email: 'q@example.com' },
-      items: [{ key: 'a', label: 'A', type: 'text' }],
-    };
     // The quota is counted last in a creation's transaction: eight at once, five of the plan's five pass.
-    const answers = await Promise.all(Array.from({ length: 8 }, () => c.post<Body>('/v1/intakes', body)));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => c.post<Body>('/v1/intakes', QUOTA_BODY)),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 201, 201, 402, 402, 402]);
     for (const refused of answers.filter((a) => a.status === 402))
       expectError(refused, 402, 'quota_exceeded');
