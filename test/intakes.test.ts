@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
@@ -556,6 +557,52 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
     expect(listed.body.total).toBe(5);
     expect(listed.body.intakes).toHaveLength(5);
   });
+
+  // PostgreSQL only (there a row's lock is held until the commit), once per database.
+  if (database === 'postgres' && storage === 'local')
+    it("counts the month last: a creation waiting for the month's counter has written its intake", async () => {
+      const account = await server.createAccount({ plan: 'free' });
+      const c = client(server.url, account.live_key);
+      expect((await c.post('/v1/intakes', QUOTA_BODY)).status).toBe(201);
+      const url = new URL(server.env.DATABASE_URL ?? '');
+      const schema = url.searchParams.get('schema');
+      url.searchParams.delete('schema');
+      const holder = new pg.Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
+      await holder.connect();
+      try {
+        // Another transaction holds the account's counter of the month.
+        await holder.query('begin');
+        await holder.query(
+          "select value from usage_counters where account_id = $1 and metric = 'intakes' for update",
+          [account.account_id],
+        );
+        const holderPid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]
+          ?.pid;
+        const creation = c.post<Body>('/v1/intakes', QUOTA_BODY);
+        // The creation's connection, once it waits for that row.
+        let waiting: number | undefined;
+        for (let tries = 0; waiting === undefined && tries < 200; tries++) {
+          const { rows } = await holder.query<{ pid: number }>(
+            'select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
+            [holderPid],
+          );
+          waiting = rows[0]?.pid;
+          if (waiting === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        expect(waiting).toBeDefined();
+        // It waits with its intake already written: the counter is its last statement before the commit.
+        const { rows: held } = await holder.query<{ relname: string }>(
+          `select c.relname from pg_locks l join pg_class c on c.oid = l.relation
+            where l.pid = $1 and l.granted and l.mode = 'RowExclusiveLock' and c.relname in ('intakes', 'audit_entries')`,
+          [waiting],
+        );
+        expect(held.map((r) => r.relname).sort()).toEqual(['audit_entries', 'intakes']);
+        await holder.query('rollback');
+        expect((await creation).status).toBe(201);
+      } finally {
+        await holder.end();
+      }
+    });
 
   it('answers 413 past max_bytes and leaves nothing behind', async () => {
     const intake = await live.post<Body>('/v1/intakes', {
