@@ -240,3 +240,68 @@ describe.runIf(DATABASES.includes('postgres'))('cachedReader on PostgreSQL', () 
     }
   });
 });
+
+describe.runIf(DATABASES.includes('postgres'))(
+  "an account's value checked against its version on every read (PostgreSQL, checkEachRead)",
+  () => {
+    let database: Awaited<ReturnType<typeof openTestDatabase>>;
+    let db: Db;
+    let account: string;
+    let otherAccount: string;
+
+    beforeAll(async () => {
+      database = await openTestDatabase('postgres');
+      db = database.db;
+      const at = new Date().toISOString();
+      account = (await createAccount(db.kysely, { email: 'kept@example.com', plan: 'agency' }, at))
+        .account_id;
+      otherAccount = (await createAccount(db.kysely, { email: 'other@example.com', plan: 'agency' }, at))
+        .account_id;
+    });
+
+    afterAll(async () => {
+      await database.close();
+    });
+
+    const nameOf = async (id: string) =>
+      (await db.kysely.selectFrom('accounts').select('name').where('id', '=', id).executeTakeFirst())?.name;
+    const rename = (id: string, name: string) =>
+      sql`update accounts set name = ${name} where id = ${id}`.execute(db.kysely);
+
+    it("keeps a value past another account's commit, and drops it at its own account's", async () => {
+      await rename(account, 'First');
+      const memo = betweenCommits<string>({ checkEachRead: true });
+      let loads = 0;
+      const load = () => {
+        loads += 1;
+        return nameOf(account);
+      };
+      expect(await memo(db, 'name', load, account)).toBe('First');
+      expect(await memo(db, 'name', load, account)).toBe('First');
+      await rename(otherAccount, 'Someone else');
+      expect(await memo(db, 'name', load, account)).toBe('First');
+      expect(loads).toBe(1);
+      await rename(account, 'Second');
+      expect(await memo(db, 'name', load, account)).toBe('Second');
+      expect(loads).toBe(2);
+      // Without checkEachRead nothing is kept where there is no change version.
+      const unchecked = betweenCommits<string>();
+      await unchecked(db, 'name', load, account);
+      await unchecked(db, 'name', load, account);
+      expect(loads).toBe(4);
+    });
+
+    it("does not keep a value past a commit of its account's made after the value's rows were read", async () => {
+      await rename(account, 'Before');
+      const memo = betweenCommits<string>({ checkEachRead: true });
+      // The rows are read, then the account's rows change before the value is kept.
+      const racing = async () => {
+        const name = await nameOf(account);
+        await rename(account, 'After');
+        return name;
+      };
+      expect(await memo(db, 'name', racing, account)).toBe('Before');
+      expect(await memo(db, 'name', () => nameOf(account), account)).toBe('After');
+    });
+  },
+);

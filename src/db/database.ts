@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
 import { SearchPathPostgresDialect } from './pg-introspector.js';
 import { pgModule } from './pg-module.js';
@@ -37,6 +37,12 @@ export interface Db {
    * connection. Where answerVersion is.
    */
   readSnapshot?: () => number | undefined;
+  /**
+   * Where there is no change version (PostgreSQL): reads, in one statement, a number that changes
+   * whenever a commit changes a row of this account that a kept answer may read (as answerVersion).
+   * Undefined before the migration that keeps the numbers has run.
+   */
+  readAnswerVersion?: (accountId: string) => Promise<number | undefined>;
   /**
    * Runs a read that scans much of a table off the event loop, where the database runs in the process
    * (SQLite: on a thread with a connection of its own, sqlite-aside.ts). Elsewhere the read is a query
@@ -302,6 +308,9 @@ function readsOfATurn(sqlite: SQLite.Database, readVersion: () => number) {
   };
 }
 
+/** PostgreSQL's error code for a table that does not exist. */
+const UNDEFINED_TABLE = '42P01';
+
 function openPostgres(databaseUrl: string, warn?: (message: string) => void): Db {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema');
@@ -344,9 +353,25 @@ function openPostgres(databaseUrl: string, warn?: (message: string) => void): Db
       ),
   });
   const kysely = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool: named }) });
+  // Written by triggers (migration 0042) in slots; no row: nothing of the account has changed since.
+  const versionOf =
+    'select coalesce(sum(version), 0)::float8 as version from answer_versions where account_id = $1';
+  const readAnswerVersion = async (accountId: string): Promise<number | undefined> => {
+    try {
+      const { rows } = await kysely.executeQuery<{ version: number }>(
+        CompiledQuery.raw(versionOf, [accountId]),
+      );
+      return rows[0]?.version;
+    } catch (error) {
+      // Before that migration (a process started ahead of it): nothing is kept.
+      if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return undefined;
+      throw error;
+    }
+  };
   return {
     kysely,
     dialect: 'postgres',
+    readAnswerVersion,
     readAside: async <R>(query: CompiledQuery<R>) => (await kysely.executeQuery(query)).rows,
     whileMigrating: (task) => named.unnamedWhile(task),
     poolUse: () => ({ max, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),

@@ -18,7 +18,8 @@ export type AccountOf<V> = string | ((value: V) => string);
 /**
  * A memo of values computed from the database, kept until the next commit to the database by any
  * connection of any process (`Db.changeVersion`), so a change is seen by the next request wherever it
- * was made. Where the database offers no change version (PostgreSQL), every call computes.
+ * was made. Where the database offers no change version (PostgreSQL), every call computes, but for a
+ * memo that checks each read against its account's version (`checkEachRead`, below).
  * A kept value is answered synchronously (no promise): these reads sit on every request's path.
  *
  * A value read from one account's rows alone may name that account: it then outlives commits that
@@ -46,12 +47,20 @@ export interface MemoBounds<V> {
   maxEntries?: number;
   weigh?: (value: V) => number;
   maxWeight?: number;
+  /**
+   * Where the database has no change version but can read an account's (PostgreSQL,
+   * `Db.readAnswerVersion`): keep values named by their account (known before the read) and check
+   * each against that version, one statement, before answering it. Worth it where a load runs several
+   * statements; a load of one statement would only trade it for another.
+   */
+  checkEachRead?: boolean;
 }
 
 export function betweenCommits<V>({
   maxEntries = 10_000,
   weigh,
   maxWeight = Infinity,
+  checkEachRead = false,
 }: MemoBounds<V> = {}): BetweenCommits<V> {
   const perDb = new WeakMap<Db, { map: Map<string, Entry<V>>; weight: number }>();
 
@@ -87,6 +96,14 @@ export function betweenCommits<V>({
     return value;
   }
 
+  const forget = (db: Db, key: string): void => {
+    const entries = perDb.get(db);
+    const entry = entries?.map.get(key);
+    if (entries === undefined || entry === undefined) return;
+    entries.map.delete(key);
+    entries.weight -= weigh?.(entry.value) ?? 0;
+  };
+
   const peek = (db: Db, key: string): V | undefined => {
     const version = db.changeVersion?.();
     const entries = perDb.get(db);
@@ -103,16 +120,30 @@ export function betweenCommits<V>({
       // Not to be read now (a transaction holds the connection): computed afresh, kept for later.
       if (accountVersion === undefined) return undefined;
     }
-    if (entries) {
-      entries.map.delete(key);
-      entries.weight -= weigh?.(entry.value) ?? 0;
-    }
+    forget(db, key);
     return undefined;
   };
 
+  /** Without a change version: the account's version read first, then the kept value or the rows. */
+  async function checkedRead(db: Db, key: string, load: Load<V>, account: string): Promise<V | undefined> {
+    // Read before the rows: a commit after it leaves the value kept under an older version, never a
+    // newer one, so it is read again next time.
+    const accountVersion = await db.readAnswerVersion?.(account);
+    if (accountVersion === undefined) return load();
+    const entry = perDb.get(db)?.map.get(key);
+    if (entry?.account === account && entry.accountVersion === accountVersion) return entry.value;
+    const value = await load();
+    if (value === undefined) forget(db, key);
+    else keep(db, key, { value, version: 0, account, accountVersion });
+    return value;
+  }
+
   const get = (db: Db, key: string, load: Load<V>, account?: AccountOf<V>): MaybePromise<V | undefined> => {
     const version = db.changeVersion?.();
-    if (version === undefined) return load();
+    if (version === undefined) {
+      const checked = checkEachRead && typeof account === 'string' && db.readAnswerVersion !== undefined;
+      return checked ? checkedRead(db, key, load, account) : load();
+    }
     return peek(db, key) ?? loadAndKeep(db, key, load, version, account);
   };
 

@@ -51,7 +51,8 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer
  * commit that changes a row of the answer's account (a submission, a chase, a plan change, by any
  * connection of any process) drops its answers, so the next read computes afresh; other commits leave
  * them, for one read of the account's version (read-cache.ts, `Db.answerVersion`). Where the database
- * has no change version (PostgreSQL), every read computes.
+ * has no change version (PostgreSQL), every read reads its account's version first, one statement
+ * (`Db.readAnswerVersion`), and computes only if it moved since the answer was kept.
  *
  * A route opts in with `config: { keepBetweenCommits: true }` and returns its answer as usual. The kept
  * answer is served from an onRequest hook that runs after the authentication hook (so the key, its rate
@@ -66,13 +67,14 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer
  * answer's tag costs nothing), and a request whose `If-None-Match` holds it is answered 304 with no
  * body. The tag is a function of the body alone: it changes exactly when the answer does (a commit that
  * changes nothing this caller sees leaves it as it was) and says nothing about other accounts. On
- * PostgreSQL the answer and its tag are computed on every read, and the 304 saves the transfer.
+ * PostgreSQL a kept answer and its tag cost the version's statement, a fresh one every statement of it.
  */
 export function registerReadMemo(app: FastifyInstance, services: AppServices): void {
   // Answers outlive commits that change nothing of their account, so their bytes are bounded too.
   const answers = betweenCommits<Answer>({
     weigh: (answer) => answer.body.length,
     maxWeight: ANSWERS_MAX_BYTES,
+    checkEachRead: true,
   });
   const keyOf = (request: FastifyRequest, auth: AuthContext) =>
     `${auth.account.id} ${auth.livemode ? 'live' : 'test'} ${request.method} ${request.url}`;
@@ -87,7 +89,8 @@ export function registerReadMemo(app: FastifyInstance, services: AppServices): v
 
   const keepingHandlers = new WeakSet<RouteHandlerMethod>();
 
-  // Without a change version (PostgreSQL) nothing can be kept: no hook; the handler computes every time.
+  // Without a change version (PostgreSQL) nothing is known before a statement: no hook; the handler
+  // reads the account's version and answers the kept answer or a fresh one.
   const canKeep = services.db.changeVersion !== undefined;
 
   app.addHook('onRoute', (route) => {

@@ -30,6 +30,7 @@ import { jobsClaimIndexes } from './0038_jobs_claim_indexes.js';
 import { answerVersions } from './0039_answer_versions.js';
 import { intakeCounts } from './0040_intake_counts.js';
 import { intakeCountSlots } from './0041_intake_count_slots.js';
+import { answerVersionsPostgres } from './0042_answer_versions_postgres.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -64,6 +65,7 @@ const migrations: Record<string, Migration> = {
   '0039_answer_versions': answerVersions,
   '0040_intake_counts': intakeCounts,
   '0041_intake_count_slots': intakeCountSlots,
+  '0042_answer_versions_postgres': answerVersionsPostgres,
 };
 
 export const migrationProvider: MigrationProvider = {
