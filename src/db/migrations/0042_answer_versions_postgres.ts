@@ -18,7 +18,7 @@ import { SLOTS } from './0041_intake_count_slots.js';
  *
  * The triggers run once per statement (transition tables), not per row: a creation's items, written by
  * one statement, move the version once. An update of `UNWATCHED_COLUMNS` alone moves nothing (a row
- * trigger there: statement triggers with transition tables cannot name columns).
+ * trigger there, with a condition on the row less those columns).
  *
  * SQLite has its own triggers (0039), untouched.
  */
@@ -49,7 +49,9 @@ async function createTriggers(db: Kysely<unknown>, table: string, column: string
     // A row moved to another account (none does today) changes both accounts' answers.
     update: `${distinct('changed')} union ${distinct('previous')}`,
   };
+  const unwatched = UNWATCHED_COLUMNS[table] ?? [];
   for (const [event, accounts] of Object.entries(bodies)) {
+    if (event === 'update' && unwatched.length > 0) continue;
     await sql`create function ${functionName(table, event)}() returns trigger language plpgsql as $$
       begin ${bumpAll(accounts)} return null; end $$`.execute(db);
   }
@@ -61,24 +63,23 @@ async function createTriggers(db: Kysely<unknown>, table: string, column: string
     referencing old table as changed for each statement execute function ${functionName(table, 'delete')}()`.execute(
     db,
   );
-  const unwatched = UNWATCHED_COLUMNS[table] ?? [];
   if (unwatched.length === 0) {
     await sql`create trigger ${functionName(table, 'update')} after update on ${on}
       referencing old table as previous new table as changed
       for each statement execute function ${functionName(table, 'update')}()`.execute(db);
     return;
   }
-  // Any column but the unwatched ones: a row trigger, the only kind that can name its columns.
-  const { rows } = await sql<{ name: string }>`select column_name as name from information_schema.columns
-    where table_schema = current_schema() and table_name = ${table}`.execute(db);
-  const watched = rows.map((row) => row.name).filter((name) => !unwatched.includes(name));
+  // Any column but the unwatched ones, compared as whole rows less those columns (so that no column is
+  // named, and one added later is watched): a row trigger, the only kind with a condition on its row.
+  const less = unwatched.map((name) => ` - '${name}'`).join('');
   await sql`create function ${functionName(table, 'update_row')}() returns trigger language plpgsql as $$
     begin
       ${bumpAll(`values (new.${column}), (old.${column})`)}
       return null;
     end $$`.execute(db);
-  await sql`create trigger ${functionName(table, 'update')} after update of ${sql.raw(watched.join(', '))} on ${on}
-    for each row execute function ${functionName(table, 'update_row')}()`.execute(db);
+  await sql`create trigger ${functionName(table, 'update')} after update on ${on} for each row
+    when ((to_jsonb(old)${sql.raw(less)}) is distinct from (to_jsonb(new)${sql.raw(less)}))
+    execute function ${functionName(table, 'update_row')}()`.execute(db);
 }
 
 async function dropTriggers(db: Kysely<unknown>, table: string): Promise<void> {
