@@ -36,8 +36,10 @@ export interface BetweenCommits<V> {
   /**
    * The kept value, else `load()`'s (kept if found and nothing was committed meanwhile). `account`:
    * the one account whose rows `load` reads, if it reads no other, or how the value found names it.
+   * `version`: that account's version, if the caller read it before anything `load` reads (for
+   * `checkEachRead`, which then reads none).
    */
-  (db: Db, key: string, load: Load<V>, account?: AccountOf<V>): MaybePromise<V | undefined>;
+  (db: Db, key: string, load: Load<V>, account?: AccountOf<V>, version?: number): MaybePromise<V | undefined>;
   /** The kept value, if there is one and it is still current; computes nothing. */
   peek(db: Db, key: string): V | undefined;
 }
@@ -125,10 +127,16 @@ export function betweenCommits<V>({
   };
 
   /** Without a change version: the account's version read first, then the kept value or the rows. */
-  async function checkedRead(db: Db, key: string, load: Load<V>, account: string): Promise<V | undefined> {
+  async function checkedRead(
+    db: Db,
+    key: string,
+    load: Load<V>,
+    account: string,
+    known: number | undefined,
+  ): Promise<V | undefined> {
     // Read before the rows: a commit after it leaves the value kept under an older version, never a
     // newer one, so it is read again next time.
-    const accountVersion = await db.readAnswerVersion?.(account);
+    const accountVersion = known ?? (await db.readAnswerVersion?.(account));
     if (accountVersion === undefined) return load();
     const entry = perDb.get(db)?.map.get(key);
     if (entry?.account === account && entry.accountVersion === accountVersion) return entry.value;
@@ -138,11 +146,17 @@ export function betweenCommits<V>({
     return value;
   }
 
-  const get = (db: Db, key: string, load: Load<V>, account?: AccountOf<V>): MaybePromise<V | undefined> => {
+  const get = (
+    db: Db,
+    key: string,
+    load: Load<V>,
+    account?: AccountOf<V>,
+    known?: number,
+  ): MaybePromise<V | undefined> => {
     const version = db.changeVersion?.();
     if (version === undefined) {
       const checked = checkEachRead && typeof account === 'string' && db.readAnswerVersion !== undefined;
-      return checked ? checkedRead(db, key, load, account) : load();
+      return checked ? checkedRead(db, key, load, account, known) : load();
     }
     return peek(db, key) ?? loadAndKeep(db, key, load, version, account);
   };

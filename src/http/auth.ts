@@ -23,6 +23,11 @@ export interface AuthContext {
    * account holder's own keys (made by the CLI). `scopes` never exceed what the role allows.
    */
   person?: { id: string; role: Role } | null;
+  /**
+   * The account's answer version, read with the key before anything else the request reads, where keys
+   * are read for every request (PostgreSQL): the kept answers are checked against it (read-memo.ts).
+   */
+  answerVersion?: number | undefined;
 }
 
 /** `any`: any valid key; a scope: a key holding it (admin holds all). Routes without `scope` are public. */
@@ -181,6 +186,7 @@ export function registerAuth(app: FastifyInstance, services: AppServices, keys: 
         person,
         livemode,
         clock: livemode ? services.clock : offsetClock(services.clock, account.test_clock_offset_ms),
+        answerVersion: found.answerVersion,
       });
       contexts.set(found, auth);
     }

@@ -117,6 +117,7 @@ export function registerReadMemo(app: FastifyInstance, services: AppServices): v
           return { body, etag: etagOf(body) };
         },
         auth.account.id,
+        auth.answerVersion,
       );
       // Never undefined: a route that finds nothing throws its 404.
       if (!answer)

@@ -10,6 +10,11 @@ export interface FoundKey {
   readonly account: Readonly<AccountRow>;
   /** The role of the person who made the key (null: the account holder's own key). */
   readonly personRole: string | null;
+  /**
+   * The account's answer version, read in the key's statement (PostgreSQL, where a key is read afresh
+   * for every request): before anything else the request reads, so kept answers may be checked against it.
+   */
+  readonly answerVersion: number | undefined;
 }
 
 /** Expiry is checked on every use (below), so the row is read and kept whatever its expiry. */
@@ -24,6 +29,7 @@ const readKey = cachedReader<FoundKey>(
       key: Object.freeze(found.key),
       account: Object.freeze(found.account),
       personRole: found.personRole,
+      answerVersion: found.answerVersion,
     });
   },
   // The key, its account and its maker's role are rows of the key's account: kept past others' commits.

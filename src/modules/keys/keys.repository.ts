@@ -1,4 +1,4 @@
-import { PostgresAdapter, type Kysely, type Selectable } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import { preparedQuery } from '../../db/prepared.js';
 import type { AccountsTable, ApiKeysTable, Database } from '../../db/schema.js';
 import { systemClock } from '../../lib/clock.js';
@@ -8,6 +8,9 @@ export type ApiKeyRow = Omit<Selectable<ApiKeysTable>, 'scopes'> & { scopes: str
 export type AccountRow = Selectable<AccountsTable>;
 
 function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
+  // PostgreSQL keeps no key between requests: its account's answer version comes in the same statement,
+  // read before anything else the request reads (the kept answers check against it, read-cache.ts).
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   return db
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
@@ -33,6 +36,13 @@ function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
       'a.test_clock_offset_ms',
       'a.created_at',
     ])
+    .$if(postgres, (query) =>
+      query.select(
+        sql<number>`(select coalesce(sum(version), 0)::float8 from answer_versions where account_id = a.id)`.as(
+          'answer_version',
+        ),
+      ),
+    )
     .where('k.key_hash', '=', hash)
     .where('k.revoked_at', 'is', null);
 }
@@ -48,7 +58,16 @@ export async function findActiveKeyByHash(
   db: Kysely<Database>,
   hash: string,
   at: Date = systemClock.now(),
-): Promise<{ key: ApiKeyRow; account: AccountRow; personRole: string | null } | undefined> {
+): Promise<
+  | {
+      key: ApiKeyRow;
+      account: AccountRow;
+      personRole: string | null;
+      /** The account's answer version, read in the same statement (PostgreSQL only). */
+      answerVersion: number | undefined;
+    }
+  | undefined
+> {
   const rows = await selectKeyWithAccount(db, hash);
   const row = rows[0];
   if (!row) return undefined;
@@ -56,6 +75,7 @@ export async function findActiveKeyByHash(
   if (row.key_created_by_user_id !== null && row.person_role === null) return undefined;
   return {
     personRole: row.person_role,
+    answerVersion: row.answer_version,
     key: {
       id: row.key_id,
       account_id: row.id,
