@@ -51,8 +51,9 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer
  * commit that changes a row of the answer's account (a submission, a chase, a plan change, by any
  * connection of any process) drops its answers, so the next read computes afresh; other commits leave
  * them, for one read of the account's version (read-cache.ts, `Db.answerVersion`). Where the database
- * has no change version (PostgreSQL), every read reads its account's version first, one statement
- * (`Db.readAnswerVersion`), and computes only if it moved since the answer was kept.
+ * has no change version (PostgreSQL), every read checks its account's version, read with the key
+ * (`AuthContext.answerVersion`) or alone (`Db.readAnswerVersion`), and computes only if it moved since
+ * the answer was kept.
  *
  * A route opts in with `config: { keepBetweenCommits: true }` and returns its answer as usual. The kept
  * answer is served from an onRequest hook that runs after the authentication hook (so the key, its rate
@@ -67,7 +68,7 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer
  * answer's tag costs nothing), and a request whose `If-None-Match` holds it is answered 304 with no
  * body. The tag is a function of the body alone: it changes exactly when the answer does (a commit that
  * changes nothing this caller sees leaves it as it was) and says nothing about other accounts. On
- * PostgreSQL a kept answer and its tag cost the version's statement, a fresh one every statement of it.
+ * PostgreSQL a kept answer and its tag cost the key's statement, which reads the version too.
  */
 export function registerReadMemo(app: FastifyInstance, services: AppServices): void {
   // Answers outlive commits that change nothing of their account, so their bytes are bounded too.
