@@ -199,7 +199,7 @@ if (DATABASES.includes('postgres'))
       }
     });
 
-    it("moves an account's version once a statement that changes its rows, and no other's", async () => {
+    it("moves an account's version once a transaction that changes its rows, and no other's", async () => {
       const at = new Date().toISOString();
       const one = await createAccount(db.kysely, { email: 'one@example.com', plan: 'agency' }, at);
       const two = await createAccount(db.kysely, { email: 'two@example.com', plan: 'agency' }, at);
@@ -218,30 +218,38 @@ if (DATABASES.includes('postgres'))
           values (${one.account_id}, 1, 'a@example.com', 'bounced', null, ${at}),
                  (${one.account_id}, 1, 'b@example.com', 'bounced', null, ${at})`.execute(db.kysely);
       expect(await versions()).toEqual([first + 1, other]);
+      // Several statements of one transaction: one more.
+      await db.kysely.transaction().execute(async (trx) => {
+        await sql`update suppressions set reason = 'unsubscribed' where account_id = ${one.account_id}`.execute(
+          trx,
+        );
+        await sql`delete from suppressions where address = 'b@example.com'`.execute(trx);
+      });
+      expect(await versions()).toEqual([first + 2, other]);
       await sql`update suppressions set reason = 'complained' where account_id = ${one.account_id}`.execute(
         db.kysely,
       );
-      expect(await versions()).toEqual([first + 2, other]);
+      expect(await versions()).toEqual([first + 3, other]);
       // A row moved to another account changes both accounts' answers.
       await sql`update suppressions set account_id = ${two.account_id} where account_id = ${one.account_id}`.execute(
         db.kysely,
       );
-      expect(await versions()).toEqual([first + 3, other + 1]);
+      expect(await versions()).toEqual([first + 4, other + 1]);
       await sql`delete from suppressions where account_id = ${two.account_id}`.execute(db.kysely);
-      expect(await versions()).toEqual([first + 3, other + 2]);
+      expect(await versions()).toEqual([first + 4, other + 2]);
       // A statement that changes no row changes no answer.
       await sql`delete from suppressions where account_id = ${two.account_id}`.execute(db.kysely);
-      expect(await versions()).toEqual([first + 3, other + 2]);
+      expect(await versions()).toEqual([first + 4, other + 2]);
       // When a key was last used changes no answer; its revocation does.
       await sql`update api_keys set last_used_at = ${at} where account_id = ${one.account_id}`.execute(
         db.kysely,
       );
-      expect(await versions()).toEqual([first + 3, other + 2]);
+      expect(await versions()).toEqual([first + 4, other + 2]);
       await sql`update api_keys set revoked_at = ${at} where account_id = ${one.account_id}`.execute(
         db.kysely,
       );
       const [revoked = 0] = await versions();
-      expect(revoked).toBeGreaterThan(first + 3);
+      expect(revoked).toBeGreaterThan(first + 4);
       // A blind table's rows change no version.
       await sql`insert into idempotency_keys (api_key_id, idem_key, account_id, livemode, request_hash, resource_type, resource_id, created_at)
           select id, 'k', account_id, 1, 'h', 'intake', null, ${at} from api_keys where account_id = ${one.account_id} limit 1`.execute(

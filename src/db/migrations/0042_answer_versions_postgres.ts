@@ -28,12 +28,19 @@ const VERSIONED: Readonly<Record<string, string>> = { ...ANSWER_TABLES, ...COUNT
 
 const SLOT = sql.raw(`pg_backend_pid() % ${SLOTS}`);
 
-/** One more in this connection's slot for each account `accounts` names (a query of one column), once. */
+/**
+ * One more in this connection's slot for each account `accounts` names (a query of one column), once a
+ * transaction: a slot's row already written by this transaction (its `xmin`) has moved its sum, and one
+ * move is all a commit needs. A creation's five statements under versions write the row once.
+ */
 function bumpAll(accounts: string) {
   // In the accounts' order, so that two statements of one slot lock their rows in the same order.
   return sql`insert into answer_versions (account_id, slot, version)
     select distinct account_id, ${SLOT}, 1 from (${sql.raw(accounts)}) as changed_accounts (account_id)
-    where account_id is not null order by account_id
+    where account_id is not null
+      and not exists (select from answer_versions mine where mine.account_id = changed_accounts.account_id
+        and mine.slot = ${SLOT} and mine.xmin = pg_current_xact_id()::xid)
+    order by account_id
     on conflict (account_id, slot) do update set version = answer_versions.version + 1;`;
 }
 
