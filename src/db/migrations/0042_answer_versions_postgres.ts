@@ -8,16 +8,16 @@ import { SLOTS } from './0041_intake_count_slots.js';
  * `Db.readAnswerVersion`): a polled read whose account has committed nothing since costs one read of
  * the account's version instead of every statement of its answer.
  *
- * PostgreSQL has no change version to read for free, so nothing else changes: a kept answer is checked
- * against its account's version on every read, and the version is read before the answer's rows.
+ * PostgreSQL has no change version to read for free, so a kept answer is checked against its account's
+ * version on every read (read in the key's statement), and the version is read before the answer's rows.
  *
  * As the intakes' counts (migration 0041), a version is spread over slots, one per server process
  * (`pg_backend_pid() % SLOTS`), so that writers of one account do not wait for each other's commit on one
  * row. Every commit that changes an account's rows adds one to one of its slots: the sum over its slots
  * grows with every such commit, so an unchanged sum means no such commit in between.
  *
- * The triggers run once per statement (transition tables), not per row: a creation's items, written by
- * one statement, move the version once. An update of `UNWATCHED_COLUMNS` alone moves nothing (a row
+ * The triggers run once per statement (transition tables), not per row, and write an account's slot
+ * once per transaction (bumpAll). An update of `UNWATCHED_COLUMNS` alone moves nothing (a row
  * trigger there, with a condition on the row less those columns).
  *
  * SQLite has its own triggers (0039), untouched.
