@@ -36,10 +36,10 @@ export interface BetweenCommits<V> {
   /**
    * The kept value, else `load()`'s (kept if found and nothing was committed meanwhile). `account`:
    * the one account whose rows `load` reads, if it reads no other, or how the value found names it.
-   * `version`: that account's version, if the caller read it before anything `load` reads (for
+   * `known`: that account's version, if the caller read it before anything `load` reads (for
    * `checkEachRead`, which then reads none).
    */
-  (db: Db, key: string, load: Load<V>, account?: AccountOf<V>, version?: number): MaybePromise<V | undefined>;
+  (db: Db, key: string, load: Load<V>, account?: AccountOf<V>, known?: number): MaybePromise<V | undefined>;
   /** The kept value, if there is one and it is still current; computes nothing. */
   peek(db: Db, key: string): V | undefined;
 }

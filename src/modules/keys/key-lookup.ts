@@ -12,7 +12,8 @@ export interface FoundKey {
   readonly personRole: string | null;
   /**
    * The account's answer version, read in the key's statement (PostgreSQL, where a key is read afresh
-   * for every request): before anything else the request reads, so kept answers may be checked against it.
+   * for every request): before anything else the request reads, so kept answers may be checked against
+   * it. A key kept between requests (SQLite) has none: its version would be that of an earlier request.
    */
   readonly answerVersion: number | undefined;
 }
