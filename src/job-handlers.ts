@@ -27,14 +27,19 @@ import { purgeExpiredSessions } from './modules/sessions/sessions.service.js';
 import { sweepWebhookLogs } from './modules/webhooks/webhooks.service.js';
 import { SWEEP_WEBHOOK_LOGS } from './modules/webhooks/webhooks.jobs.js';
 import type { Worker } from './jobs/worker.js';
+import { FOLD_SLOTS, foldSlots } from './db/slot-fold.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
-/** The retention sweepers: recurring system jobs, planned when a worker starts (src/jobs/recurring.ts). */
+/**
+ * The retention sweepers and the slots' fold: recurring system jobs, planned when a worker starts
+ * (src/jobs/recurring.ts).
+ */
 export const RECURRING_JOBS = {
   expiredAuth: { kind: SWEEP_EXPIRED_AUTH, everyMs: HOUR_MS },
   webhookLogs: { kind: SWEEP_WEBHOOK_LOGS, everyMs: HOUR_MS },
   abandonedUploads: { kind: SWEEP_ABANDONED_UPLOADS, everyMs: HOUR_MS },
+  slotFold: { kind: FOLD_SLOTS, everyMs: HOUR_MS },
 } satisfies Record<string, RecurringJob>;
 
 /**
@@ -59,7 +64,7 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(SEND_SIGN_IN_LINK, (job) => runSignInLinkJob(services, job.payload));
   const db = services.db.kysely;
   const now = () => services.clock.now().getTime();
-  const { expiredAuth, webhookLogs, abandonedUploads } = RECURRING_JOBS;
+  const { expiredAuth, webhookLogs, abandonedUploads, slotFold } = RECURRING_JOBS;
   worker.register(
     SWEEP_EXPIRED_AUTH,
     recurringHandler(db, expiredAuth, now, async () => {
@@ -78,6 +83,10 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
       await sweepAbandonedUploads(services, TUS_EXPIRE_AFTER_MS);
       await releaseExpiredUploadSpace(services);
     }),
+  );
+  worker.register(
+    FOLD_SLOTS,
+    recurringHandler(db, slotFold, now, () => foldSlots(services.db)),
   );
   worker.register(CLIENT_COMMENT_EMAIL, (job) => runCommentEmail(services, job));
   worker.assertHandlers(definedKinds());

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileStore } from '@tus/file-store';
 import { Upload } from '@tus/utils';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
 import { DATABASES } from './helpers/env.js';
@@ -316,5 +317,28 @@ describe.each(DATABASES)('retention sweepers on %s', (database) => {
     expect(existsSync(join(directory, uploads.fresh.id))).toBe(true);
     expect(existsSync(join(directory, `${uploads.fresh.id}.json`))).toBe(true);
     expect(existsSync(join(directory, uploads.finished.id))).toBe(true);
+  });
+
+  it("fold_slots folds the counts' spare slot rows into slot 0 (PostgreSQL; one slot on SQLite)", async () => {
+    const account = (await server.createAccount()).account_id;
+    // Three intakes sent, counted in two slots on PostgreSQL, in the one on SQLite.
+    const slots =
+      database === 'postgres'
+        ? [
+            [0, 2],
+            [5, 1],
+          ]
+        : [[0, 3]];
+    for (const [slot, n] of slots) {
+      await sql`insert into intake_counts (account_id, livemode, status, slot, n)
+        values (${account}, 1, 'sent', ${slot}, ${n})`.execute(db());
+    }
+    await sweep('fold_slots');
+    const rows = await db()
+      .selectFrom('intake_counts')
+      .select(['slot', 'n'])
+      .where('account_id', '=', account)
+      .execute();
+    expect(rows.map((row) => [row.slot, Number(row.n)])).toEqual([[0, 3]]);
   });
 });
