@@ -35,7 +35,7 @@ const SLOT = sql.raw(`pg_backend_pid() % ${SLOTS}`);
 /**
  * One more in this connection's slot for each account `accounts` names (a query of one column), once a
  * transaction: a slot's row already written by this transaction (its `xmin`) has moved its sum, and one
- * move is all a commit needs. A creation's five statements under versions write the row once.
+ * move is all a commit needs. A creation's four statements under versions (five with a live key) write it once.
  */
 function bumpAll(accounts: string) {
   // In the accounts' order, so that two statements of one slot lock their rows in the same order.
