@@ -16,7 +16,7 @@ import { WEBHOOK_ATTEMPT } from './modules/webhooks/webhooks.jobs.js';
 import { SEND_SIGN_IN_LINK } from './modules/sessions/sign-in.jobs.js';
 import { runSignInLinkJob } from './modules/sessions/sign-in.service.js';
 import type { AppServices } from './services.js';
-import { definedKinds } from './jobs/jobs.js';
+import { defineJob, definedKinds } from './jobs/jobs.js';
 import { recurringHandler, type RecurringJob } from './jobs/recurring.js';
 import { SWEEP_EXPIRED_AUTH } from './modules/oauth/oauth.jobs.js';
 import { purgeExpiredOAuth } from './modules/oauth/oauth.service.js';
@@ -27,9 +27,13 @@ import { purgeExpiredSessions } from './modules/sessions/sessions.service.js';
 import { sweepWebhookLogs } from './modules/webhooks/webhooks.service.js';
 import { SWEEP_WEBHOOK_LOGS } from './modules/webhooks/webhooks.jobs.js';
 import type { Worker } from './jobs/worker.js';
-import { FOLD_SLOTS, foldSlots } from './db/slot-fold.js';
+import { z } from 'zod';
+import { foldSlots } from './db/slot-fold.js';
 
 const HOUR_MS = 60 * 60 * 1000;
+
+/** The slots' fold of the counts and account versions (src/db/slot-fold.ts; recurring, system). */
+const FOLD_SLOTS = defineJob('fold_slots', z.object({}).strict());
 
 /**
  * The retention sweepers and the slots' fold: recurring system jobs, planned when a worker starts
