@@ -6,14 +6,19 @@
  * the list in its order, page by page, refusing an intake of another account or mode.
  */
 import { sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { intakeCounts } from '../src/db/migrations/0040_intake_counts.js';
 import { intakeCountSlots, SLOTS } from '../src/db/migrations/0041_intake_count_slots.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { expectError } from './helpers/security.js';
-import { fromAnotherConnection, startTestServer, type TestServer } from './helpers/server.js';
+import {
+  connectToPostgres,
+  fromAnotherConnection,
+  startTestServer,
+  type TestServer,
+} from './helpers/server.js';
 import { recordStatements } from './helpers/statements.js';
 
 interface List {
@@ -211,15 +216,8 @@ describe.each(DATABASES)('the intake list’s counts and cursor on %s', (databas
   if (database === 'postgres')
     it("lets two connections create intakes of one account at once, neither waiting for the other's commit", async () => {
       const intakeId = await create(one.live, true);
-      const url = new URL(server.env.DATABASE_URL ?? '');
-      const schema = url.searchParams.get('schema');
-      url.searchParams.delete('schema');
       const connect = async () => {
-        const connection = new pg.Client({
-          connectionString: url.toString(),
-          options: `-c search_path=${schema}`,
-        });
-        await connection.connect();
+        const connection = await connectToPostgres(server.env.DATABASE_URL);
         const { rows } = await connection.query<{ pid: number }>('select pg_backend_pid() as pid');
         return { connection, slot: (rows[0]?.pid ?? 0) % SLOTS };
       };

@@ -1,13 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { jpeg, png } from './helpers/images.js';
 import { expectError, expectSecured } from './helpers/security.js';
 import { startLocalS3, type LocalS3 } from './helpers/s3.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { connectToPostgres, startTestServer, type TestServer } from './helpers/server.js';
 
 type Body = Record<string, unknown>;
 interface ItemView {
@@ -564,11 +563,7 @@ describe.each(SETUPS)('intakes end to end on $database with $storage storage', (
       const account = await server.createAccount({ plan: 'free' });
       const c = client(server.url, account.live_key);
       expect((await c.post('/v1/intakes', QUOTA_BODY)).status).toBe(201);
-      const url = new URL(server.env.DATABASE_URL ?? '');
-      const schema = url.searchParams.get('schema');
-      url.searchParams.delete('schema');
-      const holder = new pg.Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
-      await holder.connect();
+      const holder = await connectToPostgres(server.env.DATABASE_URL);
       try {
         // Another transaction holds the account's counter of the month.
         await holder.query('begin');

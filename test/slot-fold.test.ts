@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/database.js';
 import { foldSlots } from '../src/db/slot-fold.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { DATABASES } from './helpers/env.js';
-import { openTestDatabase } from './helpers/server.js';
+import { connectToPostgres, openTestDatabase } from './helpers/server.js';
 
 /**
  * The slots' fold (src/db/slot-fold.ts): the intakes' counts and the account versions, spread over
@@ -106,11 +105,7 @@ describe.each(DATABASES)('the slots folded on %s', (database) => {
         [1, 'sent', 4, 1],
         [1, 'approved', 6, 1],
       ]);
-      const url = new URL(opened.env.DATABASE_URL ?? '');
-      const schema = url.searchParams.get('schema');
-      url.searchParams.delete('schema');
-      const writer = new pg.Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
-      await writer.connect();
+      const writer = await connectToPostgres(opened.env.DATABASE_URL);
       try {
         // A writer's open transaction holds the row of slot 4 (and its own version's row).
         await writer.query('begin');

@@ -115,5 +115,22 @@ export async function fromAnotherConnection(
   }
 }
 
+/**
+ * A PostgreSQL connection of its own on the database of `databaseUrl` (its `schema` as the search path),
+ * for a test that holds a transaction open across statements, which the service's pool does not give.
+ * The caller ends it.
+ */
+export async function connectToPostgres(databaseUrl: string | undefined): Promise<pg.Client> {
+  const url = new URL(databaseUrl ?? '');
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  const connection = new pg.Client({
+    connectionString: url.toString(),
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  await connection.connect();
+  return connection;
+}
+
 /** Lets the event loop turn once (past this turn's reads and the writes gathered in it). */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
