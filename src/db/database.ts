@@ -1,6 +1,14 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, Migrator, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  SqliteDialect,
+  sql,
+  type CompiledQuery,
+  type RawBuilder,
+  type SqliteDatabase,
+} from 'kysely';
 import { migrationProvider } from './migrations/index.js';
 import { SearchPathPostgresDialect } from './pg-introspector.js';
 import { pgModule } from './pg-module.js';
@@ -40,9 +48,8 @@ export interface Db {
   /**
    * Where there is no change version (PostgreSQL): reads, in one statement, a number that changes
    * whenever a commit changes a row of this account that a kept answer may read (as answerVersion).
-   * Undefined before the migration that keeps the numbers has run.
    */
-  readAnswerVersion?: (accountId: string) => Promise<number | undefined>;
+  readAnswerVersion?: (accountId: string) => Promise<number>;
   /**
    * Runs a read that scans much of a table off the event loop, where the database runs in the process
    * (SQLite: on a thread with a connection of its own, sqlite-aside.ts). Elsewhere the read is a query
@@ -308,8 +315,14 @@ function readsOfATurn(sqlite: SQLite.Database, readVersion: () => number) {
   };
 }
 
-/** PostgreSQL's error code for a table that does not exist. */
-const UNDEFINED_TABLE = '42P01';
+/**
+ * An account's answer version on PostgreSQL (migration 0042), as an expression: the sum over its slots'
+ * rows, 0 while it has none (nothing of the account has changed since). `account`: its id, or a
+ * reference to the column that holds it.
+ */
+export function answerVersionSql(account: string | RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`(select coalesce(sum(version), 0)::float8 from answer_versions where account_id = ${account})`;
+}
 
 function openPostgres(databaseUrl: string, warn?: (message: string) => void): Db {
   const url = new URL(databaseUrl);
@@ -353,20 +366,11 @@ function openPostgres(databaseUrl: string, warn?: (message: string) => void): Db
       ),
   });
   const kysely = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool: named }) });
-  // Written by triggers (migration 0042) in slots; no row: nothing of the account has changed since.
-  const versionOf =
-    'select coalesce(sum(version), 0)::float8 as version from answer_versions where account_id = $1';
-  const readAnswerVersion = async (accountId: string): Promise<number | undefined> => {
-    try {
-      const { rows } = await kysely.executeQuery<{ version: number }>(
-        CompiledQuery.raw(versionOf, [accountId]),
-      );
-      return rows[0]?.version;
-    } catch (error) {
-      // Before that migration (a process started ahead of it): nothing is kept.
-      if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return undefined;
-      throw error;
-    }
+  const readAnswerVersion = async (accountId: string): Promise<number> => {
+    const { rows } = await sql<{ version: number }>`select ${answerVersionSql(accountId)} as version`.execute(
+      kysely,
+    );
+    return rows[0]?.version ?? 0;
   };
   return {
     kysely,

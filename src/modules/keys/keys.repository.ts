@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
+import { answerVersionSql } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { AccountsTable, ApiKeysTable, Database } from '../../db/schema.js';
 import { systemClock } from '../../lib/clock.js';
@@ -36,13 +37,7 @@ function keyWithAccountQuery(db: Kysely<Database>, hash: string) {
       'a.test_clock_offset_ms',
       'a.created_at',
     ])
-    .$if(postgres, (query) =>
-      query.select(
-        sql<number>`(select coalesce(sum(version), 0)::float8 from answer_versions where account_id = a.id)`.as(
-          'answer_version',
-        ),
-      ),
-    )
+    .$if(postgres, (query) => query.select(answerVersionSql(sql.ref('a.id')).as('answer_version')))
     .where('k.key_hash', '=', hash)
     .where('k.revoked_at', 'is', null);
 }
