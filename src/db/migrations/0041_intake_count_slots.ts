@@ -10,9 +10,9 @@ import { createCountFunctions } from './0040_intake_counts.js';
  * account ran one after another from that statement on (with three API processes creating for one
  * account, the slowest creations took three to five times as long). Now each connection writes to the
  * row of its own slot (its server process's id, modulo `SLOTS`), so two transactions wait for each
- * other only when their connections share a slot. A count is the sum over its slots, which the list reads already
- * (`sum(n)`); a slot alone may fall below zero (an intake created through one connection and deleted
- * through another), the sum does not.
+ * other only when their connections share a slot. A count is the sum over its slots, which the list
+ * reads already (`sum(n)`); a slot alone may fall below zero (an intake created through one connection
+ * and deleted through another), the sum does not.
  *
  * SQLite has one writer at a time: every count stays in slot 0 there, and its triggers are unchanged.
  */
