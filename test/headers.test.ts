@@ -78,6 +78,28 @@ describe.each(DATABASES)('security headers on %s', (database) => {
     }
   });
 
+  it('sends a 304 its validator, request id and rate limit, and none of the headers that govern a body', async () => {
+    const auth = { authorization: `Bearer ${world.liveKey}` };
+    const first = await fetch(`${server.url}/v1/account`, { headers: auth });
+    await first.arrayBuffer();
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"/);
+    const polled = await fetch(`${server.url}/v1/account`, {
+      headers: { ...auth, 'if-none-match': etag ?? '' },
+    });
+    expect(polled.status).toBe(304);
+    expect(polled.headers.get('etag')).toBe(etag);
+    expect(polled.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(polled.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+    for (const name of [
+      'content-security-policy',
+      'x-frame-options',
+      'x-content-type-options',
+      'referrer-policy',
+    ])
+      expect(polled.headers.get(name), name).toBeNull();
+  });
+
   it('keeps CORS closed: no allow-origin for other origins, on simple requests or preflights', async () => {
     const paths = [
       '/v1/intakes',
@@ -118,11 +140,21 @@ describe('HSTS in production', () => {
   });
   afterAll(async () => server?.stop());
 
-  it('sends Strict-Transport-Security on every answer', async () => {
-    for (const path of ['/healthz', '/v1/account', '/no/such/route', '/dashboard']) {
-      const response = await fetch(`${server.url}${path}`, { redirect: 'manual' });
+  it('sends Strict-Transport-Security on every answer, a 304 included', async () => {
+    const responses: Response[] = [];
+    for (const path of ['/healthz', '/v1/account', '/no/such/route', '/dashboard'])
+      responses.push(await fetch(`${server.url}${path}`, { redirect: 'manual' }));
+    const account = await server.createAccount({ plan: 'solo' });
+    const auth = { authorization: `Bearer ${account.live_key}` };
+    const tagged = await fetch(`${server.url}/v1/account`, { headers: auth });
+    const polled = await fetch(`${server.url}/v1/account`, {
+      headers: { ...auth, 'if-none-match': tagged.headers.get('etag') ?? '' },
+    });
+    expect(polled.status).toBe(304);
+    responses.push(tagged, polled);
+    for (const response of responses) {
       await response.arrayBuffer();
-      expect(response.headers.get('strict-transport-security'), path).toMatch(
+      expect(response.headers.get('strict-transport-security'), `${response.url} ${response.status}`).toMatch(
         /^max-age=\d{8,}; includeSubDomains$/,
       );
     }
