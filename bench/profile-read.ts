@@ -8,7 +8,8 @@
  * instead the reads' baseline (bench/run.ts's bare Fastify route, started in this process). With BENCH_PROFILE=<file> the main thread is profiled
  * during the measured run only (not the start-up) and the profile written there (Chrome's
  * .cpuprofile format); with BENCH_STATEMENTS=1 it prints instead the SQL statements one cold read
- * runs, by kind, and loads nothing. BENCH_PASS=polled loads the read as agents poll it instead (nothing
+ * runs, by kind, and the time spent inside them per read (the mean of 2,000 reads one after another),
+ * and loads nothing. BENCH_PASS=polled loads the read as agents poll it instead (nothing
  * committed between reads, If-None-Match with the answer's ETag: 304), as bench/run.ts's polled pass;
  * BENCH_PASS=elsewhere polls it so with a commit before every read that changes nothing of this account
  * (another account's writes, this account's jobs), as bench/run.ts's elsewhere pass.
@@ -27,6 +28,9 @@ import { withEveryReadAfterACommit } from './cold.js';
 import { INTAKE_BODY } from './intake-body.js';
 import { call, measure, startBare, stringField, toError, type Target } from './load.js';
 import { countStatements } from './statements.js';
+
+/** Reads one after another whose statements are timed (BENCH_STATEMENTS=1), after a fifth as many to warm. */
+const STATEMENT_READS = 2_000;
 
 const READS = {
   account: () => '/v1/account',
@@ -105,6 +109,18 @@ async function main(): Promise<void> {
         await call(target, expected);
         const kinds = [...counter.byKind().entries()].map(([kind, n]) => `${n} × ${kind}`);
         process.stdout.write(`${target.route}: ${counter.total()} statements ${pass}: ${kinds.join(', ')}\n`);
+        // The time inside those statements, per read: a floor under the read's time that no code of the
+        // service's can lower (SQLite's work and the conversion of its rows), against the bare route's.
+        for (let warm = 0; warm < STATEMENT_READS / 5; warm++) await call(target, expected);
+        counter.reset();
+        for (let timed = 0; timed < STATEMENT_READS; timed++) await call(target, expected);
+        const perRead = counter.nanoseconds() / 1_000 / STATEMENT_READS;
+        const byKind = [...counter.nanosecondsByKind()].map(
+          ([kind, ns]) => `${kind} ${(ns / 1_000 / STATEMENT_READS).toFixed(1)}`,
+        );
+        process.stdout.write(
+          `${target.route}: ${perRead.toFixed(1)} µs in statements per read ${pass} (mean of ${STATEMENT_READS}): ${byKind.join(', ')}\n`,
+        );
         return;
       }
       const profiler = profile ? await startCpuProfile(profile) : undefined;

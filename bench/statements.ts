@@ -12,6 +12,10 @@ export interface StatementCounter {
   /** Statements since the last reset, by kind ("insert into jobs", "select from intakes", "begin"…). */
   byKind(): Map<string, number>;
   total(): number;
+  /** Wall time inside the statements since the last reset (SQLite's work and the rows' conversion), in ns. */
+  nanoseconds(): number;
+  /** The same by kind. */
+  nanosecondsByKind(): Map<string, number>;
   reset(): void;
 }
 
@@ -36,19 +40,33 @@ export function countStatements(ignore = /^pragma data_version/i): StatementCoun
   >;
   probe.close();
   const counts = new Map<string, number>();
+  let nanoseconds = 0n;
+  const spent = new Map<string, bigint>();
   for (const method of METHODS) {
     const original = prototype[method];
     prototype[method] = function (this: { source: string }, ...args: unknown[]) {
-      if (!ignore.test(this.source)) {
-        const kind = kindOf(this.source);
-        counts.set(kind, (counts.get(kind) ?? 0) + 1);
+      if (ignore.test(this.source)) return original.apply(this, args);
+      const kind = kindOf(this.source);
+      counts.set(kind, (counts.get(kind) ?? 0) + 1);
+      const started = process.hrtime.bigint();
+      try {
+        return original.apply(this, args);
+      } finally {
+        const took = process.hrtime.bigint() - started;
+        nanoseconds += took;
+        spent.set(kind, (spent.get(kind) ?? 0n) + took);
       }
-      return original.apply(this, args);
     };
   }
   return {
     byKind: () => new Map(counts),
     total: () => [...counts.values()].reduce((sum, count) => sum + count, 0),
-    reset: () => counts.clear(),
+    nanoseconds: () => Number(nanoseconds),
+    nanosecondsByKind: () => new Map([...spent].map(([kind, ns]) => [kind, Number(ns)])),
+    reset: () => {
+      counts.clear();
+      spent.clear();
+      nanoseconds = 0n;
+    },
   };
 }
