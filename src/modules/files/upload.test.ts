@@ -76,6 +76,23 @@ describe('receiveUpload', () => {
     expect(await readdir(tmpDir)).toEqual([]);
   });
 
+  it('deletes the partial file when the limit is crossed before the file has opened', async () => {
+    // One chunk past the limit fails the upload while its file is still opening. 200 such uploads, a pause
+    // after each (their opens and removals race on the file-system threads), time for a late open to
+    // land, and not one file may be left.
+    for (let upload = 0; upload < 200; upload++) {
+      const error = await receiveUpload(Readable.from([randomBytes(1001)]), {
+        maxBytes: 1000,
+        limitName: 'max_bytes (1000 bytes)',
+        tmpDir,
+      }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'payload_too_large' });
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await readdir(tmpDir)).toEqual([]);
+  });
+
   it('stops early on a huge body, drains a bounded amount (so a 413 can be answered), then cuts it off', async () => {
     let produced = 0;
     // 64 KiB chunks, endless: the upload must stop on its own.

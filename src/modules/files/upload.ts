@@ -69,14 +69,15 @@ export async function receiveUpload(source: Readable, options: ReceiveOptions): 
     if (error) meter.destroy(error);
   });
   source.pipe(meter);
+  const file = createWriteStream(tmpPath, { flags: 'wx', mode: 0o600, highWaterMark: 1024 * 1024 });
   try {
-    await pipeline(
-      meter,
-      createWriteStream(tmpPath, { flags: 'wx', mode: 0o600, highWaterMark: 1024 * 1024 }),
-    );
+    await pipeline(meter, file);
   } catch (error) {
     source.unpipe(meter);
     drain(source);
+    // The file opens asynchronously: a limit crossed before it has opened would otherwise be removed
+    // first and created after. Removed once the stream (destroyed by the pipeline) has closed it.
+    if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()));
     await rm(tmpPath, { force: true });
     throw error;
   } finally {
