@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { constants, createWriteStream } from 'node:fs';
+import { constants } from 'node:fs';
 import { access, copyFile, link, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { writeNewFile } from '../../lib/new-file.js';
 
 /** Where uploaded files live. Local directory by default; S3-compatible with STORAGE_URL. */
 export interface Storage {
@@ -84,12 +84,7 @@ export class LocalStorage implements Storage {
   async put(key: string, body: Readable): Promise<{ bytes: number }> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true });
-    try {
-      await pipeline(body, createWriteStream(path, { flags: 'wx' }));
-    } catch (error) {
-      await rm(path, { force: true });
-      throw error;
-    }
+    await writeNewFile(body, path);
     return { bytes: (await stat(path)).size };
   }
 

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { finished, Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { ApiError } from '../../http/errors.js';
+import { writeNewFile } from '../../lib/new-file.js';
 import type { Storage } from './storage.js';
 
 export interface ReceivedUpload {
@@ -69,16 +69,11 @@ export async function receiveUpload(source: Readable, options: ReceiveOptions): 
     if (error) meter.destroy(error);
   });
   source.pipe(meter);
-  const file = createWriteStream(tmpPath, { flags: 'wx', mode: 0o600, highWaterMark: 1024 * 1024 });
   try {
-    await pipeline(meter, file);
+    await writeNewFile(meter, tmpPath, { mode: 0o600, highWaterMark: 1024 * 1024 });
   } catch (error) {
     source.unpipe(meter);
     drain(source);
-    // The file opens asynchronously: a limit crossed before it has opened would otherwise be removed
-    // first and created after. Removed once the stream (destroyed by the pipeline) has closed it.
-    if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()));
-    await rm(tmpPath, { force: true });
     throw error;
   } finally {
     stopWatching();
