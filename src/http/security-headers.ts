@@ -56,26 +56,20 @@ export function registerSecurityHeaders(app: FastifyInstance, config: Config): v
   // answer that failed before routing or in a hook still carries it.
   app.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('X-Request-Id', request.id);
-    // A 304 has no body, and the headers below govern how a body is treated (sniffed, framed, run): the
-    // client keeps those it stored with the answer a 304 confirms, so a 304 carries no representation
-    // metadata beyond its validators (RFC 9110, 15.4.5), and every polled read answers in fewer bytes,
-    // parsed on both sides. HSTS concerns the host, not the answer: it stays.
-    if (reply.statusCode !== 304) {
-      for (const [name, value] of always) {
+    for (const [name, value] of always) {
+      if (!reply.hasHeader(name)) void reply.header(name, value);
+    }
+    const page = String(reply.getHeader('Content-Type') ?? '').startsWith('text/html');
+    if (page) {
+      for (const [name, value] of pagesOnly) {
         if (!reply.hasHeader(name)) void reply.header(name, value);
       }
-      const page = String(reply.getHeader('Content-Type') ?? '').startsWith('text/html');
-      if (page) {
-        for (const [name, value] of pagesOnly) {
-          if (!reply.hasHeader(name)) void reply.header(name, value);
-        }
-      }
-      if (!reply.hasHeader('Content-Security-Policy')) {
-        void reply.header(
-          'Content-Security-Policy',
-          page ? PAGE_CONTENT_SECURITY_POLICY : DATA_CONTENT_SECURITY_POLICY,
-        );
-      }
+    }
+    if (!reply.hasHeader('Content-Security-Policy')) {
+      void reply.header(
+        'Content-Security-Policy',
+        page ? PAGE_CONTENT_SECURITY_POLICY : DATA_CONTENT_SECURITY_POLICY,
+      );
     }
     if (hsts && !reply.hasHeader('Strict-Transport-Security')) {
       void reply.header('Strict-Transport-Security', HSTS_VALUE);
