@@ -4,14 +4,14 @@
  *
  * The reads, all with the account's live key: `GET /v1/account`, `GET /v1/intakes` (a full first page),
  * `GET /v1/intakes/:id` and `GET /v1/intakes/:id/status` (one intake with four items). Each is measured
- * polled (If-None-Match with the answer's ETag: 304 from the kept answer), cold (every read as if after a
- * commit: the whole answer, built anew) and, if asked for, kept (the whole answer from memory, for a
- * client that sends no If-None-Match) and elsewhere (polled, every read as if after a commit that
- * changed nothing of this account: another account's writes, this one's jobs). The service logs at
- * `info`, its default, to a file.
+ * polled (If-None-Match with the answer's ETag: 304 from the kept answer), elsewhere (polled, every read
+ * as if after a commit that changed nothing of this account: another account's writes, this one's jobs),
+ * cold (every read as if after a commit: the whole answer, built anew) and, if asked for, kept (the whole
+ * answer from memory, for a client that sends no If-None-Match). The service logs at `info`, its
+ * default, to a file.
  *
  * Environment: BENCH_READS (a comma-separated subset of account, list, intake, status; default all four),
- * BENCH_PASSES (a subset of polled, kept, elsewhere, cold; default polled,cold), BENCH_SECONDS (measured seconds per
+ * BENCH_PASSES (a subset of polled, kept, elsewhere, cold; default polled,elsewhere,cold), BENCH_SECONDS (measured seconds per
  * route and round, default 10), BENCH_WARMUP_SECONDS (default 2), BENCH_CONNECTIONS (default 10),
  * BENCH_ROUNDS (alternating rounds, default 3), BENCH_LOG_LEVEL (the service's, default info).
  */
@@ -56,7 +56,7 @@ type Pass = (typeof PASSES)[number];
 
 function passesFromEnv(): Pass[] {
   const raw = process.env.BENCH_PASSES?.trim();
-  if (!raw) return ['polled', 'cold'];
+  if (!raw) return ['polled', 'elsewhere', 'cold'];
   const names = raw.split(',').map((name) => name.trim());
   const unknown = names.filter((name) => !PASSES.some((pass) => pass === name));
   if (unknown.length > 0)
