@@ -48,3 +48,16 @@ export const INTAKE_BODY = {
 };
 /** INTAKE_BODY as the JSON text sent. */
 export const INTAKE_BODY_JSON = JSON.stringify(INTAKE_BODY);
+
+/**
+ * A small creation for the benchmarks that count creations (scale, growth, the triggers' cost): two
+ * items, a long text and an image.
+ */
+export const SMALL_INTAKE_BODY = {
+  project_name: 'Bench',
+  client: { email: 'client@example.com', name: 'Client' },
+  items: [
+    { key: 'about', label: 'About you', type: 'longtext' },
+    { key: 'logo', label: 'Logo', type: 'image' },
+  ],
+};

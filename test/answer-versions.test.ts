@@ -8,6 +8,7 @@ import {
   UNWATCHED_COLUMNS,
 } from '../src/db/migrations/0039_answer_versions.js';
 import { COUNT_ANSWER_TABLES } from '../src/db/migrations/0040_intake_counts.js';
+import { POSTGRES_ANSWER_TABLES } from '../src/db/migrations/0042_answer_versions_postgres.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
@@ -197,7 +198,7 @@ if (DATABASES.includes('postgres'))
       );
       // The intakes' counts change only with the intakes (and in the slots' fold): none there.
       expect(triggers.filter((t) => t.table === 'intake_counts' && t.name.includes('_answers_'))).toEqual([]);
-      for (const table of Object.keys(FIRST_ANSWER_TABLES)) {
+      for (const table of Object.keys(POSTGRES_ANSWER_TABLES)) {
         for (const event of ['insert', 'update', 'delete']) {
           const trigger = triggers.find((t) => t.table === table && t.name === `${table}_answers_${event}`);
           expect(trigger, `${table} ${event}`).toBeDefined();

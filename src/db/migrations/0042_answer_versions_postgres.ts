@@ -28,7 +28,7 @@ import { SLOTS } from './0041_intake_count_slots.js';
  * same statement (whose triggers move the version), and in the slots' fold (slot-fold.ts), which changes
  * no count and, without triggers, takes no version row that a writer of counts may hold.
  */
-const VERSIONED: Readonly<Record<string, string>> = ANSWER_TABLES;
+export const POSTGRES_ANSWER_TABLES: Readonly<Record<string, string>> = ANSWER_TABLES;
 
 const SLOT = sql.raw(`pg_backend_pid() % ${SLOTS}`);
 
@@ -108,11 +108,11 @@ export const answerVersionsPostgres: Migration = {
     await sql`create table answer_versions (
       account_id text not null, slot integer not null, version bigint not null,
       primary key (account_id, slot))`.execute(db);
-    for (const [table, column] of Object.entries(VERSIONED)) await createTriggers(db, table, column);
+    for (const [table, column] of Object.entries(POSTGRES_ANSWER_TABLES)) await createTriggers(db, table, column);
   },
   async down(db: Kysely<unknown>) {
     if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
-    for (const table of Object.keys(VERSIONED)) await dropTriggers(db, table);
+    for (const table of Object.keys(POSTGRES_ANSWER_TABLES)) await dropTriggers(db, table);
     await sql`drop table answer_versions`.execute(db);
   },
 };
