@@ -30,6 +30,7 @@ import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { createWorker, startServer, type RunningServer } from '../src/server.js';
 import { loadIntakes } from './bulk.js';
 import { withEveryReadAfterACommit } from './cold.js';
+import { SMALL_INTAKE_BODY } from './intake-body.js';
 import { positiveNumberFromEnv } from './load.js';
 import { alternatingRounds, median, printRatio, printResult, QUICK, type BenchResult } from './result.js';
 import { dropSchema, postgresReachable } from './processes.js';
@@ -56,15 +57,7 @@ interface Side {
   stop(): Promise<void>;
 }
 
-const BODY = JSON.stringify({
-  project_name: 'Scale',
-  client: { email: 'client@example.com', name: 'Client' },
-  items: [
-    { key: 'about', label: 'About you', type: 'longtext' },
-    { key: 'logo', label: 'Logo', type: 'image' },
-  ],
-  chase_schedule: 'gentle',
-});
+const BODY = JSON.stringify({ ...SMALL_INTAKE_BODY, project_name: 'Scale', chase_schedule: 'gentle' });
 
 async function call(side: Side, method: string, path: string, body?: string): Promise<unknown> {
   const response = await fetch(`${side.server.url}${path}`, {

@@ -33,6 +33,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { openDatabase } from '../src/db/database.js';
 import { cpuMeter, cpuQuotaFromEnv, quotaNotice, type CpuQuota } from './cpu.js';
+import { SMALL_INTAKE_BODY } from './intake-body.js';
 import { assertClean, positiveNumberFromEnv, toError } from './load.js';
 import { TSX, cleanUpOnSignals, cleanupOnce, startAll, startRole, postgresReachable } from './processes.js';
 
@@ -231,14 +232,7 @@ async function scenario(
     const urls = started.map((p) => p.url);
     // A test-mode key: test intakes do not count against the plan's monthly quota (a live key's 402s).
     const auth = { authorization: `Bearer ${account.test_key}`, 'content-type': 'application/json' };
-    const intakeBody = JSON.stringify({
-      project_name: 'Bench',
-      client: { email: 'client@example.com', name: 'Client' },
-      items: [
-        { key: 'about', label: 'About you', type: 'longtext' },
-        { key: 'logo', label: 'Logo', type: 'image' },
-      ],
-    });
+    const intakeBody = JSON.stringify(SMALL_INTAKE_BODY);
     // One intake per process for the reads and the saves (saves to one item serialise on its row).
     const ids: string[] = [];
     for (const url of urls) {
