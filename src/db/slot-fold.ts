@@ -21,44 +21,49 @@ const FOLD_BATCH = 10_000;
 /** Statements a table at most per run: a backlog larger than this many batches waits for the next run. */
 const MAX_BATCHES = 100;
 
+/** A table of sums spread over slots: the columns that name a sum, and the column that holds it. */
+interface SlottedTable {
+  table: 'intake_counts' | 'answer_versions';
+  keys: readonly string[];
+  sum: string;
+}
+
+const SLOTTED: readonly SlottedTable[] = [
+  { table: 'intake_counts', keys: ['account_id', 'livemode', 'status'], sum: 'n' },
+  { table: 'answer_versions', keys: ['account_id'], sum: 'version' },
+];
+
 /** Folds the slot rows of both tables into slot 0, a batch at a time (PostgreSQL; SQLite has one slot). */
 export async function foldSlots(db: Db, batch = FOLD_BATCH): Promise<void> {
   if (db.dialect !== 'postgres') return;
-  for (const fold of [foldCounts, foldVersions]) {
-    for (let round = 0; round < MAX_BATCHES; round++) if ((await fold(db, batch)) < batch) break;
+  for (const slotted of SLOTTED) {
+    for (let round = 0; round < MAX_BATCHES; round++)
+      if ((await foldBatch(db, slotted, batch)) < batch) break;
   }
 }
 
-/** Folds up to `batch` count rows; answers how many it took. */
-async function foldCounts(db: Db, batch: number): Promise<number> {
+/**
+ * Folds up to `batch` rows of one table: takes them (in key order, past rows a transaction holds),
+ * deletes them and adds their sums to slot 0's rows. Answers how many it took.
+ */
+async function foldBatch(db: Db, { table, keys, sum }: SlottedTable, batch: number): Promise<number> {
+  const columns = (prefix: string) => sql.join(keys.map((key) => sql.ref(`${prefix}${key}`)));
+  const sameRow = sql.join(
+    [...keys, 'slot'].map((key) => sql`${sql.ref(`c.${key}`)} = ${sql.ref(`t.${key}`)}`),
+    sql` and `,
+  );
   const { rows } = await sql<{ taken: number }>`with taken as (
-      select account_id, livemode, status, slot from intake_counts where slot <> 0
-      order by account_id, livemode, status, slot limit ${batch} for update skip locked),
+      select ${columns('')}, slot from ${sql.table(table)} where slot <> 0
+      order by ${columns('')}, slot limit ${batch} for update skip locked),
     folded as (
-      delete from intake_counts c using taken t
-      where c.account_id = t.account_id and c.livemode = t.livemode and c.status = t.status and c.slot = t.slot
-      returning c.account_id, c.livemode, c.status, c.n),
+      delete from ${sql.table(table)} c using taken t where ${sameRow}
+      returning ${columns('c.')}, ${sql.ref(`c.${sum}`)}),
     kept as (
-      insert into intake_counts (account_id, livemode, status, slot, n)
-        select account_id, livemode, status, 0, sum(n) from folded group by account_id, livemode, status
-        order by account_id, livemode, status
-        on conflict (account_id, livemode, status, slot) do update set n = intake_counts.n + excluded.n)
-    select count(*)::integer as taken from folded`.execute(db.kysely);
-  return rows[0]?.taken ?? 0;
-}
-
-/** Folds up to `batch` version rows; answers how many it took. */
-async function foldVersions(db: Db, batch: number): Promise<number> {
-  const { rows } = await sql<{ taken: number }>`with taken as (
-      select account_id, slot from answer_versions where slot <> 0
-      order by account_id, slot limit ${batch} for update skip locked),
-    folded as (
-      delete from answer_versions v using taken t where v.account_id = t.account_id and v.slot = t.slot
-      returning v.account_id, v.version),
-    kept as (
-      insert into answer_versions (account_id, slot, version)
-        select account_id, 0, sum(version) from folded group by account_id order by account_id
-        on conflict (account_id, slot) do update set version = answer_versions.version + excluded.version)
+      insert into ${sql.table(table)} (${columns('')}, slot, ${sql.ref(sum)})
+        select ${columns('')}, 0, sum(${sql.ref(sum)}) from folded group by ${columns('')}
+        order by ${columns('')}
+        on conflict (${columns('')}, slot)
+        do update set ${sql.ref(sum)} = ${sql.ref(`${table}.${sum}`)} + ${sql.ref(`excluded.${sum}`)})
     select count(*)::integer as taken from folded`.execute(db.kysely);
   return rows[0]?.taken ?? 0;
 }
