@@ -40,7 +40,6 @@ export function countStatements(ignore = /^pragma data_version/i): StatementCoun
   >;
   probe.close();
   const counts = new Map<string, number>();
-  let nanoseconds = 0n;
   const spent = new Map<string, bigint>();
   for (const method of METHODS) {
     const original = prototype[method];
@@ -52,21 +51,18 @@ export function countStatements(ignore = /^pragma data_version/i): StatementCoun
       try {
         return original.apply(this, args);
       } finally {
-        const took = process.hrtime.bigint() - started;
-        nanoseconds += took;
-        spent.set(kind, (spent.get(kind) ?? 0n) + took);
+        spent.set(kind, (spent.get(kind) ?? 0n) + process.hrtime.bigint() - started);
       }
     };
   }
   return {
     byKind: () => new Map(counts),
     total: () => [...counts.values()].reduce((sum, count) => sum + count, 0),
-    nanoseconds: () => Number(nanoseconds),
+    nanoseconds: () => Number([...spent.values()].reduce((sum, ns) => sum + ns, 0n)),
     nanosecondsByKind: () => new Map([...spent].map(([kind, ns]) => [kind, Number(ns)])),
     reset: () => {
       counts.clear();
       spent.clear();
-      nanoseconds = 0n;
     },
   };
 }
