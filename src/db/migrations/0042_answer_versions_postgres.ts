@@ -108,7 +108,8 @@ export const answerVersionsPostgres: Migration = {
     await sql`create table answer_versions (
       account_id text not null, slot integer not null, version bigint not null,
       primary key (account_id, slot))`.execute(db);
-    for (const [table, column] of Object.entries(POSTGRES_ANSWER_TABLES)) await createTriggers(db, table, column);
+    for (const [table, column] of Object.entries(POSTGRES_ANSWER_TABLES))
+      await createTriggers(db, table, column);
   },
   async down(db: Kysely<unknown>) {
     if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
