@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
  * Every command that starts a long-running process (`npm start`, the Procfile's web and worker, the
  * systemd units of the API and the worker) gives Node the same heap limit, below 2 GiB: above it V8
  * lets the heap grow to four times what it keeps alive between two full collections, which is what
- * pushed a `serve` under read load past 200 MB of resident memory (docs/deploy.md, "Memory").
+ * pushed a `serve` under read load past 200 MB of resident memory (docs/deploy.md, "Memory"). The
+ * production ones also limit glibc to two malloc arenas (same section).
  */
 
 const root = join(import.meta.dirname, '..');
@@ -43,5 +44,16 @@ describe('start commands', () => {
 
   it('all set the same one', () => {
     expect(new Set(Object.values(starts)).size).toBe(1);
+  });
+
+  it('the production ones give glibc two malloc arenas', () => {
+    const procfile = read('deploy/Procfile').split('\n');
+    for (const role of ['web', 'worker']) {
+      const line = procfile.find((candidate) => candidate.startsWith(`${role}: `));
+      expect(line, role).toMatch(new RegExp(`^${role}: MALLOC_ARENA_MAX=2 node `));
+    }
+    for (const unit of ['deploy/intake-api@.service', 'deploy/intake-worker@.service']) {
+      expect(read(unit).split('\n'), unit).toContain('Environment=MALLOC_ARENA_MAX=2');
+    }
   });
 });
