@@ -6,6 +6,7 @@
 import { inspect } from 'node:util';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { QUICK } from './result.js';
 
 export function positiveNumberFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -16,8 +17,9 @@ export function positiveNumberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-export const MEASURE_SECONDS = positiveNumberFromEnv('BENCH_SECONDS', 10);
-export const WARMUP_SECONDS = positiveNumberFromEnv('BENCH_WARMUP_SECONDS', 2);
+// BENCH_QUICK=1: two measured seconds after one of warm-up, one round (figures not worth quoting).
+export const MEASURE_SECONDS = positiveNumberFromEnv('BENCH_SECONDS', QUICK ? 2 : 10);
+export const WARMUP_SECONDS = positiveNumberFromEnv('BENCH_WARMUP_SECONDS', QUICK ? 1 : 2);
 export const CONNECTIONS = Math.round(positiveNumberFromEnv('BENCH_CONNECTIONS', 10));
 
 export interface Target {
@@ -155,7 +157,7 @@ export async function measure(target: Target): Promise<RouteResult> {
 }
 
 /** Rounds of a baseline/target pair (BENCH_ROUNDS): the ratio reported is the median of the rounds'. */
-export const ROUNDS = Math.round(positiveNumberFromEnv('BENCH_ROUNDS', 3));
+export const ROUNDS = Math.round(positiveNumberFromEnv('BENCH_ROUNDS', QUICK ? 1 : 3));
 
 export interface PairResult {
   /** All rounds together: mean of the rounds' requests/s, worst p99, summed request counts. */

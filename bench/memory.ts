@@ -12,7 +12,8 @@
  * 3. the same file is uploaded through tus (creation, then one PATCH with the whole file).
  *
  * Goals: RSS under the read load < 200 MB; each upload adds < 64 MB to the RSS it started from.
- * Environment: BENCH_SECONDS (per read, default 10), BENCH_CONNECTIONS (default 10), BENCH_UPLOAD_BYTES.
+ * Environment: BENCH_SECONDS (per read, default 10; 2 with BENCH_QUICK=1), BENCH_CONNECTIONS (default 10),
+ * BENCH_UPLOAD_BYTES (default 1 GiB; 64 MiB with BENCH_QUICK=1).
  * Linux only (/proc). Loopback only; the temporary directory is removed at the end.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -31,10 +32,11 @@ import '../src/subscribers.js';
 import { printGoalLines, type MemoryGoal } from './goal-lines.js';
 import { INTAKE_BODY } from './intake-body.js';
 import { CONNECTIONS, MEASURE_SECONDS, positiveNumberFromEnv, toError } from './load.js';
+import { QUICK } from './result.js';
 
 const MB = 1_000_000;
 const MiB = 1024 * 1024;
-const UPLOAD_BYTES = Math.round(positiveNumberFromEnv('BENCH_UPLOAD_BYTES', 1024 * MiB));
+const UPLOAD_BYTES = Math.round(positiveNumberFromEnv('BENCH_UPLOAD_BYTES', (QUICK ? 64 : 1024) * MiB));
 const READ_GOAL_MB = 200;
 const UPLOAD_GOAL_MB = 64;
 const SAMPLE_MS = 50;
