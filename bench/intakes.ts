@@ -12,8 +12,9 @@
  *    and without hashing).
  *
  * Environment: BENCH_SECONDS (measured seconds per route and round, default 10), BENCH_WARMUP_SECONDS
- * (default 2), BENCH_CONNECTIONS (default 10), BENCH_ROUNDS (alternating rounds per ratio, default 3), BENCH_UPLOAD_BYTES (size of the uploaded file, default 1 GiB),
- * BENCH_UPLOAD_CONTENT (binary, the default: random bytes; or text: CSV lines).
+ * (default 2), BENCH_CONNECTIONS (default 10), BENCH_ROUNDS (alternating rounds per ratio, default 3; the
+ * three shorter with BENCH_QUICK=1, see bench/load.ts), BENCH_UPLOAD_BYTES (size of the uploaded file,
+ * default 1 GiB), BENCH_UPLOAD_CONTENT (binary, the default: random bytes; or text: CSV lines).
  */
 import { createHash, randomFill } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';

@@ -11,9 +11,10 @@
  * default, to a file.
  *
  * Environment: BENCH_READS (a comma-separated subset of account, list, intake, status; default all four),
- * BENCH_PASSES (a subset of polled, kept, elsewhere, cold; default polled,elsewhere,cold), BENCH_SECONDS (measured seconds per
- * route and round, default 10), BENCH_WARMUP_SECONDS (default 2), BENCH_CONNECTIONS (default 10),
- * BENCH_ROUNDS (alternating rounds, default 3), BENCH_LOG_LEVEL (the service's, default info).
+ * BENCH_PASSES (a subset of polled, kept, elsewhere, cold; default polled,elsewhere,cold), BENCH_SECONDS
+ * (measured seconds per route and round, default 10), BENCH_WARMUP_SECONDS (default 2), BENCH_CONNECTIONS
+ * (default 10), BENCH_ROUNDS (alternating rounds, default 3; the three shorter with BENCH_QUICK=1, see
+ * bench/load.ts), BENCH_LOG_LEVEL (the service's, default info).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os, { availableParallelism, tmpdir } from 'node:os';

@@ -6,7 +6,8 @@
  * SQL statements one creation runs (its request and the jobs it leaves, run by the worker), by kind.
  *
  * Environment: BENCH_SECONDS (default 10), BENCH_WARMUP_SECONDS (default 2), BENCH_CONNECTIONS
- * (default 10), BENCH_ROUNDS (default 3), BENCH_LOG_LEVEL (the service's, default info).
+ * (default 10), BENCH_ROUNDS (default 3; the three shorter with BENCH_QUICK=1, see bench/load.ts),
+ * BENCH_LOG_LEVEL (the service's, default info).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
