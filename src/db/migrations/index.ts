@@ -31,6 +31,7 @@ import { answerVersions } from './0039_answer_versions.js';
 import { intakeCounts } from './0040_intake_counts.js';
 import { intakeCountSlots } from './0041_intake_count_slots.js';
 import { answerVersionsPostgres } from './0042_answer_versions_postgres.js';
+import { chaseAfterIntakeLock } from './0043_chase_after_intake_lock.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '0040_intake_counts': intakeCounts,
   '0041_intake_count_slots': intakeCountSlots,
   '0042_answer_versions_postgres': answerVersionsPostgres,
+  '0043_chase_after_intake_lock': chaseAfterIntakeLock,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -20,7 +20,6 @@ import { hmacHex } from '../../lib/secrets.js';
 import type { AppServices } from '../../services.js';
 import { emitIntakeEvent } from '../../kernel/public-events.js';
 import {
-  awaitIntakeLock,
   findIntakeById,
   itemsOf,
   lockIntake,
@@ -48,6 +47,7 @@ import { DISPATCH_CHASE, chaseSubject, intakeOfChaseSubject } from './chases.job
 import {
   chasesOf,
   findChase,
+  findChaseAfterIntakeLock,
   findPlan,
   settleChase,
   settleChaseAttempt,
@@ -345,10 +345,10 @@ interface DispatchReads {
 
 /**
  * Everything a dispatch reads before it decides, side by side, and together with the dispatches that
- * start in the same pass (dispatchLoaders): on PostgreSQL one round trip's wait (two for the chase,
- * read after waiting for the intake's lock) instead of one per read, and one statement per kind of
- * row for the reminders one claim took. The intake is the one named by the job's subject, the sender
- * the job's account (both the chase's own).
+ * start in the same pass (dispatchLoaders): on PostgreSQL one round trip's wait instead of one per
+ * read, and one statement per kind of row for the reminders one claim took (the chase, read after
+ * its intake's lock, one statement per reminder). The intake is the one named by the job's subject,
+ * the sender the job's account (both the chase's own).
  */
 async function readForDispatch(
   services: AppServices,
@@ -362,12 +362,15 @@ async function readForDispatch(
   // intake's deletion or a cut-off chase recorded by another worker holds the lock until it commits,
   // and the chase read after it sees what it did.
   const readAfterLock = services.db.dialect === 'postgres';
-  // The intake, then whether its client's address is suppressed (what the client's series needs).
+  // The intake with whether its client's address is suppressed (what the client's series needs),
+  // read on its own only when it could not be read with the intake.
   const intakeAndSuppression = async () => {
-    const row = await load.intakes.load(intakeId);
-    if (!row) return [undefined, false] as const;
-    const key = suppressionKey(row.account_id, row.livemode === 1, row.client_email);
-    return [row, (await load.suppressed.load(key)) === true] as const;
+    const found = await load.intakes.load(intakeId);
+    if (!found) return [undefined, false] as const;
+    const { intake, clientSuppressed } = found;
+    if (clientSuppressed !== undefined) return [intake, clientSuppressed] as const;
+    const key = suppressionKey(intake.account_id, intake.livemode === 1, intake.client_email);
+    return [intake, (await load.suppressed.load(key)) === true] as const;
   };
   const context = async (): Promise<ContextReads> => {
     const [files, who] = await Promise.all([load.files.load(intakeId), load.senders.load(accountId)]);
@@ -375,9 +378,7 @@ async function readForDispatch(
     return { files: files ?? [], ...who };
   };
   const [chase, [intake, clientSuppressed], plan, items, reads] = await Promise.all([
-    readAfterLock
-      ? awaitIntakeLock(db, intakeId).then(() => load.chases.load(chaseId))
-      : load.chases.load(chaseId),
+    readAfterLock ? findChaseAfterIntakeLock(db, intakeId, chaseId) : load.chases.load(chaseId),
     intakeAndSuppression(),
     load.plans.load(intakeId),
     load.items.load(intakeId).then((rows) => rows ?? []),

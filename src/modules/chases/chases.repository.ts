@@ -43,6 +43,22 @@ export async function findChase(db: Kysely<Database>, id: string): Promise<Chase
   return db.selectFrom('chases').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * PostgreSQL only: the chase, read once no other transaction holds its intake's row lock (lockIntake):
+ * what the lock's holder committed (a call-off, the intake's deletion, a cut-off chase recorded by
+ * another worker) is in what it reads. One statement, one round trip: the function of migration 0043,
+ * which takes a share lock on the intake's row and lets it go at once.
+ */
+export async function findChaseAfterIntakeLock(
+  db: Kysely<Database>,
+  intakeId: string,
+  chaseId: string,
+): Promise<ChaseRow | undefined> {
+  const { rows } =
+    await sql<ChaseRow>`select * from chase_after_intake_lock(${intakeId}, ${chaseId})`.execute(db);
+  return rows[0];
+}
+
 /** Chases by id, in one statement (reminders dispatched together, see BatchLoader). */
 export async function findChasesByIds(
   db: Kysely<Database>,

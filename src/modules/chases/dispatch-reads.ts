@@ -9,10 +9,10 @@ import { BatchLoader } from '../../lib/batch-loader.js';
 import type { AppServices } from '../../services.js';
 import {
   filesByIntake,
-  findIntakesByIds,
+  findIntakesWithSuppression,
   itemsByIntake,
   type FileRow,
-  type IntakeRow,
+  type IntakeWithSuppression,
   type ItemRow,
 } from '../intakes/intakes.service.js';
 import { sendersAndBrandingOf, suppressedAmong, type ContextReads } from '../notify/notify.service.js';
@@ -20,7 +20,8 @@ import { findChasesByIds, findPlansOf, type ChasePlanRow, type ChaseRow } from '
 
 export interface DispatchLoaders {
   chases: BatchLoader<ChaseRow>;
-  intakes: BatchLoader<IntakeRow>;
+  /** An intake, with whether its client's address is suppressed when that could be read with it. */
+  intakes: BatchLoader<IntakeWithSuppression>;
   plans: BatchLoader<ChasePlanRow>;
   /** An intake's items in order (none: no entry). */
   items: BatchLoader<ItemRow[]>;
@@ -28,7 +29,10 @@ export interface DispatchLoaders {
   files: BatchLoader<FileRow[]>;
   /** An account's sender and branding (every account asked for has one). */
   senders: BatchLoader<Omit<ContextReads, 'files'>>;
-  /** Whether an address is suppressed for a tenant: keyed by suppressionKey. */
+  /**
+   * Whether an address is suppressed for a tenant, keyed by suppressionKey: for a client's address
+   * that could not be read with its intake (one with other than ASCII characters).
+   */
   suppressed: BatchLoader<true>;
 }
 
@@ -41,7 +45,7 @@ export function dispatchLoaders(services: AppServices): DispatchLoaders {
     const db = services.db.kysely;
     found = {
       chases: new BatchLoader((ids) => findChasesByIds(db, ids)),
-      intakes: new BatchLoader((ids) => findIntakesByIds(db, ids)),
+      intakes: new BatchLoader((ids) => findIntakesWithSuppression(db, ids)),
       plans: new BatchLoader((ids) => findPlansOf(db, ids)),
       items: new BatchLoader((ids) => itemsByIntake(db, ids)),
       files: new BatchLoader((ids) => filesByIntake(db, ids)),

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
 import { preparedInsert, preparedQuery } from '../../db/prepared.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
@@ -240,13 +240,54 @@ export async function findIntakeById(db: Kysely<Database>, id: string): Promise<
   return row;
 }
 
-/** Intakes by (canonical) id, in one statement (reminders dispatched together, see BatchLoader). */
-export async function findIntakesByIds(
+/** An intake, and whether its client's email address is suppressed (undefined: not read with it). */
+export interface IntakeWithSuppression {
+  intake: IntakeRow;
+  clientSuppressed: boolean | undefined;
+}
+
+/** Printable ASCII only: an address both databases lower-case as JavaScript does. */
+const ASCII = /^[ -~]*$/;
+
+/**
+ * Intakes by (canonical) id, each with whether its client's email address is suppressed for the intake's account
+ * and mode, in one statement (reminders dispatched together, see BatchLoader; a reminder's dispatch needs
+ * both, and on PostgreSQL a second statement after the first would cost a second round trip). Suppressions keep addresses lower-cased: the
+ * statement lower-cases the client's address the way both databases can agree on, ASCII letters only
+ * (PostgreSQL under the "C" collation, SQLite always), so for an address with any other character
+ * `clientSuppressed` is undefined and the caller reads it on its own.
+ */
+export async function findIntakesWithSuppression(
   db: Kysely<Database>,
   ids: readonly string[],
-): Promise<Map<string, IntakeRow>> {
-  const rows = await db.selectFrom('intakes').selectAll().where('id', 'in', ids).execute();
-  return new Map(rows.map((row) => [row.id, row]));
+): Promise<Map<string, IntakeWithSuppression>> {
+  const address =
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? sql<string>`lower(intakes.client_email collate "C")`
+      : sql<string>`lower(intakes.client_email)`;
+  const rows = await db
+    .selectFrom('intakes')
+    .selectAll('intakes')
+    .select((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom('suppressions')
+            .select('suppressions.address')
+            .whereRef('suppressions.account_id', '=', 'intakes.account_id')
+            .whereRef('suppressions.livemode', '=', 'intakes.livemode')
+            .where('suppressions.address', '=', address),
+        )
+        .as('client_suppressed'),
+    )
+    .where('intakes.id', 'in', ids)
+    .execute();
+  const found = new Map<string, IntakeWithSuppression>();
+  for (const { client_suppressed: suppressed, ...intake } of rows) {
+    const clientSuppressed = ASCII.test(intake.client_email) ? Boolean(suppressed) : undefined;
+    found.set(intake.id, { intake, clientSuppressed });
+  }
+  return found;
 }
 
 export interface IntakeFilters {
@@ -690,19 +731,6 @@ const updateIntakeInPlace = preparedQuery(
       .where('id', '=', id),
   [''],
 );
-
-/**
- * PostgreSQL only: waits until no other transaction holds the intake's row lock (lockIntake), without
- * keeping it, in one statement of its own (not in a transaction): a share lock on the row, taken and
- * let go at once. A read after it sees whatever the holder committed. That statement's transaction
- * writes nothing but the lock, so its commit does not wait for the disk (synchronous_commit off for
- * it alone: a crash could lose only the lock, which is gone anyway).
- */
-export async function awaitIntakeLock(db: Kysely<Database>, id: string): Promise<void> {
-  await sql`select set_config('synchronous_commit', 'off', true) from intakes where id = ${id} for share`.execute(
-    db,
-  );
-}
 
 /**
  * Locks the intake and cancels its pending jobs: the first steps of deleting it. Jobs come before

@@ -391,7 +391,7 @@ export {
   filesByIntake,
   filesOfIntake,
   findIntakeById,
-  findIntakesByIds,
+  findIntakesWithSuppression,
   intakesPerDay,
   itemsByIntake,
   itemsOf,
@@ -399,7 +399,6 @@ export {
   listIntakes,
   lockIntake,
   lockIntakeRow,
-  awaitIntakeLock,
 } from './intakes.repository.js';
 
 /** Read and written by other modules through this module's surface (the rows are this module's). */
@@ -410,6 +409,7 @@ export {
   insertFile,
   type FileRow,
   type IntakeRow,
+  type IntakeWithSuppression,
   type ItemRow,
   referencedStorageKeys,
   existingFileIds,
