@@ -250,12 +250,13 @@ export interface IntakeWithSuppression {
 const ASCII = /^[ -~]*$/;
 
 /**
- * Intakes by (canonical) id, each with whether its client's email address is suppressed for the intake's account
- * and mode, in one statement (reminders dispatched together, see BatchLoader; a reminder's dispatch needs
- * both, and on PostgreSQL a second statement after the first would cost a second round trip). Suppressions keep addresses lower-cased: the
- * statement lower-cases the client's address the way both databases can agree on, ASCII letters only
- * (PostgreSQL under the "C" collation, SQLite always), so for an address with any other character
- * `clientSuppressed` is undefined and the caller reads it on its own.
+ * Intakes by (canonical) id, each with whether its client's email address is suppressed for the
+ * intake's account and mode, in one statement (reminders dispatched together, see BatchLoader; a
+ * reminder's dispatch needs both, and on PostgreSQL a second statement after the first would cost a
+ * second round trip). Suppressions keep addresses lower-cased: the statement lower-cases the client's
+ * address the way both databases agree on, ASCII letters only (PostgreSQL under the "C" collation,
+ * SQLite always), so for an address with any other character `clientSuppressed` is undefined and the
+ * caller reads it on its own.
  */
 export async function findIntakesWithSuppression(
   db: Kysely<Database>,
