@@ -346,9 +346,9 @@ interface DispatchReads {
 /**
  * Everything a dispatch reads before it decides, side by side, and together with the dispatches that
  * start in the same pass (dispatchLoaders): on PostgreSQL one round trip's wait instead of one per
- * read, and one statement per kind of row for the reminders one claim took (the chase, read after
- * its intake's lock, one statement per reminder). The intake is the one named by the job's subject,
- * the sender the job's account (both the chase's own).
+ * read, and one statement per kind of row for the reminders one claim took (but the chase on
+ * PostgreSQL: read after its intake's lock, one statement per reminder). The intake is the one named
+ * by the job's subject, the sender the job's account (both the chase's own).
  */
 async function readForDispatch(
   services: AppServices,

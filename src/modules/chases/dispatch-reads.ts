@@ -1,9 +1,11 @@
 /**
  * What a reminder's dispatch reads before it decides and renders, for reminders that start together:
- * a worker starts the reminders one claim took in the same pass, so their chases, intakes, plans,
- * items, files, senders and suppressions are read with one statement per kind of row for all of them
- * (BatchLoader), one round trip on PostgreSQL instead of one per reminder. Nothing is kept between
- * passes: each dispatch reads the database as it is when it starts.
+ * a worker starts the reminders one claim took in the same pass, so their intakes (with their clients'
+ * suppressions), plans, items, files and senders, and on SQLite their chases, are read with one
+ * statement per kind of row for all of them (BatchLoader), one round trip on PostgreSQL instead of one
+ * per reminder. (On PostgreSQL each chase is read after its intake's lock, in a statement of its own
+ * beside these: findChaseAfterIntakeLock.) Nothing is kept between passes: each dispatch reads the
+ * database as it is when it starts.
  */
 import { BatchLoader } from '../../lib/batch-loader.js';
 import type { AppServices } from '../../services.js';
@@ -19,6 +21,7 @@ import { sendersAndBrandingOf, suppressedAmong, type ContextReads } from '../not
 import { findChasesByIds, findPlansOf, type ChasePlanRow, type ChaseRow } from './chases.repository.js';
 
 export interface DispatchLoaders {
+  /** SQLite's: PostgreSQL reads each chase after its intake's lock (findChaseAfterIntakeLock). */
   chases: BatchLoader<ChaseRow>;
   /** An intake, with whether its client's address is suppressed when that could be read with it. */
   intakes: BatchLoader<IntakeWithSuppression>;
