@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js';
-import { preparedInsert, preparedQuery } from '../../db/prepared.js';
+import { preparedInsert, preparedListQuery, preparedQuery } from '../../db/prepared.js';
 
 export type ChaseRow = Selectable<ChasesTable>;
 export type ChasePlanRow = Selectable<ChasePlansTable>;
@@ -59,12 +59,28 @@ export async function findChaseAfterIntakeLock(
   return rows[0];
 }
 
+// Read by the reminders a claim took, for all of them at once: compiled once per count of ids, so that
+// on SQLite the read runs directly on the connection (preparedListQuery). As many ids as a BatchLoader
+// gives at once.
+const selectChasesByIds = preparedListQuery(
+  (db: Kysely<Database>, _fixed: [], ids: string[]) =>
+    db.selectFrom('chases').selectAll().where('id', 'in', ids),
+  [],
+  100,
+);
+const selectPlansOf = preparedListQuery(
+  (db: Kysely<Database>, _fixed: [], intakeIds: string[]) =>
+    db.selectFrom('chase_plans').selectAll().where('intake_id', 'in', intakeIds),
+  [],
+  100,
+);
+
 /** Chases by id, in one statement (reminders dispatched together, see BatchLoader). */
 export async function findChasesByIds(
   db: Kysely<Database>,
   ids: readonly string[],
 ): Promise<Map<string, ChaseRow>> {
-  const rows = await db.selectFrom('chases').selectAll().where('id', 'in', ids).execute();
+  const rows = await selectChasesByIds(db, [], ids);
   return new Map(rows.map((row) => [row.id, row]));
 }
 
@@ -73,7 +89,7 @@ export async function findPlansOf(
   db: Kysely<Database>,
   intakeIds: readonly string[],
 ): Promise<Map<string, ChasePlanRow>> {
-  const rows = await db.selectFrom('chase_plans').selectAll().where('intake_id', 'in', intakeIds).execute();
+  const rows = await selectPlansOf(db, [], intakeIds);
   return new Map(rows.map((row) => [row.intake_id, row]));
 }
 

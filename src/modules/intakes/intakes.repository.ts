@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
-import { preparedInsert, preparedQuery } from '../../db/prepared.js';
+import { preparedInsert, preparedListQuery, preparedQuery } from '../../db/prepared.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import type { IntakeStatus } from '../../domain/intake-state.js';
 import { applicableKeys } from '../../domain/conditions.js';
@@ -262,27 +262,7 @@ export async function findIntakesWithSuppression(
   db: Kysely<Database>,
   ids: readonly string[],
 ): Promise<Map<string, IntakeWithSuppression>> {
-  const address =
-    db.getExecutor().adapter instanceof PostgresAdapter
-      ? sql<string>`lower(intakes.client_email collate "C")`
-      : sql<string>`lower(intakes.client_email)`;
-  const rows = await db
-    .selectFrom('intakes')
-    .selectAll('intakes')
-    .select((eb) =>
-      eb
-        .exists(
-          eb
-            .selectFrom('suppressions')
-            .select('suppressions.address')
-            .whereRef('suppressions.account_id', '=', 'intakes.account_id')
-            .whereRef('suppressions.livemode', '=', 'intakes.livemode')
-            .where('suppressions.address', '=', address),
-        )
-        .as('client_suppressed'),
-    )
-    .where('intakes.id', 'in', ids)
-    .execute();
+  const rows = await selectIntakesWithSuppression(db, [], ids);
   const found = new Map<string, IntakeWithSuppression>();
   for (const { client_suppressed: suppressed, ...intake } of rows) {
     const clientSuppressed = ASCII.test(intake.client_email) ? Boolean(suppressed) : undefined;
@@ -290,6 +270,36 @@ export async function findIntakesWithSuppression(
   }
   return found;
 }
+
+// Read by the reminders a claim took, for all of them at once (as the items and files below): compiled
+// once per count of ids and dialect, so that on SQLite the read runs directly on the connection
+// (preparedListQuery). As many ids as a BatchLoader gives at once.
+const selectIntakesWithSuppression = preparedListQuery(
+  (db: Kysely<Database>, _fixed: [], ids: string[]) => {
+    const address =
+      db.getExecutor().adapter instanceof PostgresAdapter
+        ? sql<string>`lower(intakes.client_email collate "C")`
+        : sql<string>`lower(intakes.client_email)`;
+    return db
+      .selectFrom('intakes')
+      .selectAll('intakes')
+      .select((eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('suppressions')
+              .select('suppressions.address')
+              .whereRef('suppressions.account_id', '=', 'intakes.account_id')
+              .whereRef('suppressions.livemode', '=', 'intakes.livemode')
+              .where('suppressions.address', '=', address),
+          )
+          .as('client_suppressed'),
+      )
+      .where('intakes.id', 'in', ids);
+  },
+  [],
+  100,
+);
 
 export interface IntakeFilters {
   status?: IntakeStatus | undefined;
@@ -558,15 +568,21 @@ export async function itemsByIntake(
   db: Kysely<Database>,
   intakeIds: readonly string[],
 ): Promise<Map<string, ItemRow[]>> {
-  const rows = await db
-    .selectFrom('intake_items')
-    .selectAll()
-    .where('intake_id', 'in', intakeIds)
-    .orderBy('intake_id')
-    .orderBy('position')
-    .execute();
+  const rows = await selectItemsByIntake(db, [], intakeIds);
   return groupBy(rows.map(itemOf), (item) => item.intake_id);
 }
+
+const selectItemsByIntake = preparedListQuery(
+  (db: Kysely<Database>, _fixed: [], intakeIds: string[]) =>
+    db
+      .selectFrom('intake_items')
+      .selectAll()
+      .where('intake_id', 'in', intakeIds)
+      .orderBy('intake_id')
+      .orderBy('position'),
+  [],
+  100,
+);
 
 export async function findItem(
   db: Kysely<Database>,
@@ -606,15 +622,20 @@ export async function filesByIntake(
   db: Kysely<Database>,
   intakeIds: readonly string[],
 ): Promise<Map<string, FileRow[]>> {
-  const rows = await db
-    .selectFrom('item_files')
-    .selectAll()
-    .where('intake_id', 'in', intakeIds)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return groupBy(rows, (file) => file.intake_id);
+  return groupBy(await selectFilesByIntake(db, [], intakeIds), (file) => file.intake_id);
 }
+
+const selectFilesByIntake = preparedListQuery(
+  (db: Kysely<Database>, _fixed: [], intakeIds: string[]) =>
+    db
+      .selectFrom('item_files')
+      .selectAll()
+      .where('intake_id', 'in', intakeIds)
+      .orderBy('created_at')
+      .orderBy('id'),
+  [],
+  100,
+);
 
 function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
