@@ -1,5 +1,8 @@
 import { Batcher } from './batcher.js';
 
+/** Keys a BatchLoader reads with one query at most, unless it is given another bound. */
+export const BATCH_LOADER_MAX = 100;
+
 /**
  * Coalesces look-ups by key into one query: those asked for in the same turn of the event loop (jobs
  * a worker starts together), and those asked for while the last query ran (jobs starting one after
@@ -14,7 +17,7 @@ export class BatchLoader<V> {
   constructor(
     /** Reads the rows of these keys (at most `max`), each under its key. */
     loadMany: (keys: string[]) => Promise<Map<string, V>>,
-    max = 100,
+    max = BATCH_LOADER_MAX,
   ) {
     this.batches = new Batcher(async (keys) => {
       const rows = await loadMany([...new Set(keys)]);

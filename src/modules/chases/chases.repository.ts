@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ChasePlansTable, ChasesTable, Database } from '../../db/schema.js';
 import { preparedInsert, preparedListQuery, preparedQuery } from '../../db/prepared.js';
+import { BATCH_LOADER_MAX } from '../../lib/batch-loader.js';
 
 export type ChaseRow = Selectable<ChasesTable>;
 export type ChasePlanRow = Selectable<ChasePlansTable>;
@@ -61,18 +62,18 @@ export async function findChaseAfterIntakeLock(
 
 // Read by the reminders a claim took, for all of them at once: compiled once per count of ids, so that
 // on SQLite the read runs directly on the connection (preparedListQuery). As many ids as a BatchLoader
-// gives at once.
+// gives at once (BATCH_LOADER_MAX).
 const selectChasesByIds = preparedListQuery(
   (db: Kysely<Database>, _fixed: [], ids: string[]) =>
     db.selectFrom('chases').selectAll().where('id', 'in', ids),
   [],
-  100,
+  BATCH_LOADER_MAX,
 );
 const selectPlansOf = preparedListQuery(
   (db: Kysely<Database>, _fixed: [], intakeIds: string[]) =>
     db.selectFrom('chase_plans').selectAll().where('intake_id', 'in', intakeIds),
   [],
-  100,
+  BATCH_LOADER_MAX,
 );
 
 /** Chases by id, in one statement (reminders dispatched together, see BatchLoader). */

@@ -1,6 +1,7 @@
 import { PostgresAdapter, sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { cancelJobsUnder } from '../../jobs/jobs.js';
 import { preparedInsert, preparedListQuery, preparedQuery } from '../../db/prepared.js';
+import { BATCH_LOADER_MAX } from '../../lib/batch-loader.js';
 import type { Database, IntakeItemsTable, IntakesTable, ItemFilesTable } from '../../db/schema.js';
 import type { IntakeStatus } from '../../domain/intake-state.js';
 import { applicableKeys } from '../../domain/conditions.js';
@@ -273,7 +274,7 @@ export async function findIntakesWithSuppression(
 
 // Read by the reminders a claim took, for all of them at once (as the items and files below): compiled
 // once per count of ids and dialect, so that on SQLite the read runs directly on the connection
-// (preparedListQuery). As many ids as a BatchLoader gives at once.
+// (preparedListQuery). As many ids as a BatchLoader gives at once (BATCH_LOADER_MAX).
 const selectIntakesWithSuppression = preparedListQuery(
   (db: Kysely<Database>, _fixed: [], ids: string[]) => {
     const address =
@@ -298,7 +299,7 @@ const selectIntakesWithSuppression = preparedListQuery(
       .where('intakes.id', 'in', ids);
   },
   [],
-  100,
+  BATCH_LOADER_MAX,
 );
 
 export interface IntakeFilters {
@@ -581,7 +582,7 @@ const selectItemsByIntake = preparedListQuery(
       .orderBy('intake_id')
       .orderBy('position'),
   [],
-  100,
+  BATCH_LOADER_MAX,
 );
 
 export async function findItem(
@@ -634,7 +635,7 @@ const selectFilesByIntake = preparedListQuery(
       .orderBy('created_at')
       .orderBy('id'),
   [],
-  100,
+  BATCH_LOADER_MAX,
 );
 
 function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, T[]> {
