@@ -107,6 +107,8 @@ export interface IntakesTable {
   folder_id: string | null;
   approval_counter: Generated<number>;
   results_cursor: Generated<number>;
+  /** How many of its items are submitted, awaiting review: kept by triggers on intake_items (migration 0044). */
+  awaiting_review: Generated<number>;
   created_at: string;
   updated_at: string;
   sent_at: string | null;

@@ -32,6 +32,7 @@ import { intakeCounts } from './0040_intake_counts.js';
 import { intakeCountSlots } from './0041_intake_count_slots.js';
 import { answerVersionsPostgres } from './0042_answer_versions_postgres.js';
 import { chaseAfterIntakeLock } from './0043_chase_after_intake_lock.js';
+import { intakeAwaitingReview } from './0044_intake_awaiting_review.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0041_intake_count_slots': intakeCountSlots,
   '0042_answer_versions_postgres': answerVersionsPostgres,
   '0043_chase_after_intake_lock': chaseAfterIntakeLock,
+  '0044_intake_awaiting_review': intakeAwaitingReview,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -349,30 +349,19 @@ const LISTED_COLUMNS = [
   'intakes.client_name',
   'intakes.status',
   'intakes.created_at',
+  // Kept on the row by triggers (migration 0044), not counted from the items at each read.
+  'intakes.awaiting_review',
 ] as const;
 
 export type ListedIntakeRow = Pick<
   IntakeRow,
-  'id' | 'project_name' | 'client_email' | 'client_name' | 'status' | 'created_at'
-> & { awaiting_review: number };
+  'id' | 'project_name' | 'client_email' | 'client_name' | 'status' | 'created_at' | 'awaiting_review'
+>;
 
 /** A page of the list, newest first, each intake with its count of submitted items. */
 function pageQuery(query: IntakesInWorld, limit: number, offset: number) {
   return query
     .select(LISTED_COLUMNS)
-    .select((eb) =>
-      eb
-        .selectFrom('intake_items')
-        .select((inner) => inner.fn.countAll<number>().as('n'))
-        // The intake's own account and mode too: a count from the intake_items_awaiting_review index
-        // alone, without reading the item rows (their definitions).
-        .whereRef('intake_items.account_id', '=', 'intakes.account_id')
-        .whereRef('intake_items.livemode', '=', 'intakes.livemode')
-        .whereRef('intake_items.intake_id', '=', 'intakes.id')
-        // A literal, so that the prepared page below takes only its own parameters.
-        .where('intake_items.status', '=', sql.lit('submitted'))
-        .as('awaiting_review'),
-    )
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
@@ -412,9 +401,16 @@ function countedInWorld(db: Kysely<Database>, accountId: string, livemode: numbe
   );
 }
 
-// The list as agents poll it (no filter): compiled once. The page brings the total with each row (an
-// uncorrelated subquery over the kept counts), so one statement answers; only an empty page (an offset
-// past the end) needs the total on its own.
+// The list as agents poll it (no filter): compiled once. On PostgreSQL the page brings the total with
+// each row (an uncorrelated subquery over the kept counts), so one round trip answers; only an empty
+// page (an offset past the end) needs the total on its own. On SQLite, where a statement costs no
+// round trip, the page and the total are read apart: the total in each row of the page cost SQLite
+// more than a statement of its own.
+const selectPageInWorld = preparedQuery(
+  (db: Kysely<Database>, accountId: string, livemode: number, limit: number, offset: number) =>
+    pageQuery(intakesInWorld(db, accountId, livemode), limit, offset),
+  ['account', 0, 1, 2],
+);
 const selectPageAndTotalInWorld = preparedQuery(
   (
     db: Kysely<Database>,
@@ -469,7 +465,7 @@ export async function listIntakes(
     [after] = await selectCursorInWorld(db, world.accountId, livemode, filters.startingAfter);
     if (!after) return { total: 0, rows: [], cursorFound: false };
   }
-  if (isUnfiltered(filters) && !after) {
+  if (isUnfiltered(filters) && !after && db.getExecutor().adapter instanceof PostgresAdapter) {
     const rows = await selectPageAndTotalInWorld(
       db,
       world.accountId,
@@ -485,6 +481,13 @@ export async function listIntakes(
       rows: withAwaitingReview(rows),
       cursorFound: true,
     };
+  }
+  if (isUnfiltered(filters) && !after) {
+    const [rows, [counted]] = await Promise.all([
+      selectPageInWorld(db, world.accountId, livemode, filters.limit, filters.offset),
+      selectCountInWorld(db, world.accountId, livemode),
+    ]);
+    return { total: Number(counted?.n ?? 0), rows: withAwaitingReview(rows), cursorFound: true };
   }
   let query = intakesInWorld(db, world.accountId, livemode);
   if (filters.status) query = query.where('status', '=', filters.status);

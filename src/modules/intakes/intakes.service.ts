@@ -139,6 +139,7 @@ export async function createIntake(
           folder_id: body.folder_id ?? null,
           approval_counter: 0,
           results_cursor: 0,
+          awaiting_review: 0,
           created_at: at,
           updated_at: at,
           sent_at: send ? at : null,
