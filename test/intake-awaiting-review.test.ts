@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { intakeAwaitingReview } from '../src/db/migrations/0044_intake_awaiting_review.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
-import { fromAnotherConnection, startTestServer, type TestServer } from './helpers/server.js';
+import {
+  connectToPostgres,
+  fromAnotherConnection,
+  startTestServer,
+  type TestServer,
+} from './helpers/server.js';
 import { recordStatements } from './helpers/statements.js';
 
 interface Listed {
@@ -193,4 +198,34 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
     );
     expect(await listedCount(id)).toBe(2);
   });
+
+  // PostgreSQL only (SQLite has one writer at a time), defined only there, so nothing is skipped.
+  if (database === 'postgres') {
+    it('counts an item submitted by another connection while the migration runs', async () => {
+      const id = await create();
+      if (!intakeAwaitingReview.down) throw new Error('migration 0044 has a way down');
+      await intakeAwaitingReview.down(db());
+      const writer = await connectToPostgres(server.env.DATABASE_URL);
+      let migrated: Promise<void> | undefined;
+      try {
+        // The item's submission is under way, not committed, when the migration starts: the
+        // migration waits for it, then counts it.
+        await writer.query('begin');
+        await writer.query(
+          "update intake_items set status = 'submitted' where intake_id = $1 and key = 'about'",
+          [id],
+        );
+        migrated = intakeAwaitingReview.up(db());
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await writer.query('commit');
+        await migrated;
+      } finally {
+        await writer.query('rollback').catch(() => undefined);
+        await writer.end();
+        await migrated?.catch(() => undefined);
+      }
+      expect(await listedCount(id)).toBe(1);
+      await expectKeptAsCounted();
+    });
+  }
 });

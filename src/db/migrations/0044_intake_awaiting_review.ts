@@ -11,7 +11,10 @@ import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
  * is guarded by the row's status, so the writes that do not touch a submitted item (a creation's items,
  * a draft's answers) run nothing more. On PostgreSQL the triggers run by row too: an intake's items are
  * written a few at a time, after the intake's row lock, which the update of its count then holds
- * already. The items that exist when the migration runs are counted once here.
+ * already. The items that exist when the migration runs are counted once here, in the transaction that
+ * creates the triggers, with the items' writers held off until it commits (on PostgreSQL a lock on the
+ * table; on SQLite the one write lock): an item submitted by another process meanwhile is neither
+ * missed nor counted twice.
  */
 
 const SUBMITTED = sql.lit('submitted');
@@ -65,16 +68,25 @@ async function createPostgresTriggers(db: Kysely<unknown>): Promise<void> {
 
 export const intakeAwaitingReview: Migration = {
   async up(db: Kysely<unknown>) {
-    await db.schema
-      .alterTable('intakes')
-      .addColumn('awaiting_review', 'integer', (c) => c.notNull().defaultTo(0))
-      .execute();
-    await sql`update intakes set awaiting_review = (
-        select count(*) from intake_items
-        where intake_items.intake_id = intakes.id and intake_items.status = ${SUBMITTED})
-      where id in (select intake_id from intake_items where status = ${SUBMITTED})`.execute(db);
-    if (db.getExecutor().adapter instanceof PostgresAdapter) await createPostgresTriggers(db);
-    else await createSqliteTriggers(db);
+    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    // PostgreSQL's migrations run in the migrator's transaction; SQLite's do not.
+    const inOneTransaction = (work: (trx: Kysely<unknown>) => Promise<void>) =>
+      db.isTransaction ? work(db) : db.transaction().execute(work);
+    await inOneTransaction(async (trx) => {
+      await trx.schema
+        .alterTable('intakes')
+        .addColumn('awaiting_review', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // Item writes wait from here until the triggers are in place: on PostgreSQL for this lock, on
+      // SQLite for the write lock the column's addition took.
+      if (postgres) await sql`lock table intake_items in share row exclusive mode`.execute(trx);
+      await sql`update intakes set awaiting_review = (
+          select count(*) from intake_items
+          where intake_items.intake_id = intakes.id and intake_items.status = ${SUBMITTED})
+        where id in (select intake_id from intake_items where status = ${SUBMITTED})`.execute(trx);
+      if (postgres) await createPostgresTriggers(trx);
+      else await createSqliteTriggers(trx);
+    });
   },
   async down(db: Kysely<unknown>) {
     const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
