@@ -7,9 +7,9 @@ import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
  *
  * Triggers on `intake_items` keep it in the same transaction as the items, whoever writes: one more when
  * an item becomes submitted (inserted so, or its status changed to it), one less when it stops being
- * submitted (its status changed, or the item deleted). Every trigger but the one for a status change
- * is guarded by the row's status, so the writes that do not touch a submitted item (a creation's items,
- * a draft's answers) run nothing more. On PostgreSQL the triggers run by row too: an intake's items are
+ * submitted (its status changed, or the item deleted). Each trigger is guarded by its row's status, so
+ * the writes that do not touch a submitted item (a creation's items, a draft's answers) run nothing
+ * more. On PostgreSQL the triggers run by row too: an intake's items are
  * written a few at a time, after the intake's row lock, which the update of its count then holds
  * already. The items that exist when the migration runs are counted once here, in the transaction that
  * creates the triggers, with the items' writers held off until it commits (on PostgreSQL a lock on the
