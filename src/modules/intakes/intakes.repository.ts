@@ -369,12 +369,10 @@ function pageQuery(query: IntakesInWorld, limit: number, offset: number) {
 }
 
 /**
- * The listed rows with their counts as numbers: every field named (see itemOf), any other column (the
- * page's total) left out.
+ * The listed rows: every field named (see itemOf), any other column (the page's total) left out, the
+ * count as a number whatever the driver gave.
  */
-function withAwaitingReview(
-  rows: readonly (Omit<ListedIntakeRow, 'awaiting_review'> & { awaiting_review: number | null })[],
-): ListedIntakeRow[] {
+function listedRows(rows: readonly ListedIntakeRow[]): ListedIntakeRow[] {
   return rows.map((r) => ({
     id: r.id,
     project_name: r.project_name,
@@ -382,7 +380,7 @@ function withAwaitingReview(
     client_name: r.client_name,
     status: r.status,
     created_at: r.created_at,
-    awaiting_review: Number(r.awaiting_review ?? 0),
+    awaiting_review: Number(r.awaiting_review),
   }));
 }
 
@@ -431,6 +429,26 @@ const selectCountInWorld = preparedQuery(
   ['account', 0],
 );
 
+/** A page of the unfiltered list and the list's total, by the compiled reads above. */
+async function unfilteredPage(
+  db: Kysely<Database>,
+  accountId: string,
+  livemode: number,
+  limit: number,
+  offset: number,
+): Promise<{ total: number; rows: ListedIntakeRow[] }> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const rows = await selectPageAndTotalInWorld(db, accountId, livemode, accountId, livemode, limit, offset);
+    const total = rows[0] ? rows[0].total : (await selectCountInWorld(db, accountId, livemode))[0]?.n;
+    return { total: Number(total ?? 0), rows };
+  }
+  const [rows, [counted]] = await Promise.all([
+    selectPageInWorld(db, accountId, livemode, limit, offset),
+    selectCountInWorld(db, accountId, livemode),
+  ]);
+  return { total: Number(counted?.n ?? 0), rows };
+}
+
 /** A filter by status and nothing else. */
 function onlyByStatus(filters: IntakeFilters): boolean {
   return isUnfiltered({ ...filters, status: undefined }) && filters.status !== undefined;
@@ -465,29 +483,15 @@ export async function listIntakes(
     [after] = await selectCursorInWorld(db, world.accountId, livemode, filters.startingAfter);
     if (!after) return { total: 0, rows: [], cursorFound: false };
   }
-  if (isUnfiltered(filters) && !after && db.getExecutor().adapter instanceof PostgresAdapter) {
-    const rows = await selectPageAndTotalInWorld(
+  if (isUnfiltered(filters) && !after) {
+    const { total, rows } = await unfilteredPage(
       db,
-      world.accountId,
-      livemode,
       world.accountId,
       livemode,
       filters.limit,
       filters.offset,
     );
-    const total = rows[0] ? rows[0].total : (await selectCountInWorld(db, world.accountId, livemode))[0]?.n;
-    return {
-      total: Number(total ?? 0),
-      rows: withAwaitingReview(rows),
-      cursorFound: true,
-    };
-  }
-  if (isUnfiltered(filters) && !after) {
-    const [rows, [counted]] = await Promise.all([
-      selectPageInWorld(db, world.accountId, livemode, filters.limit, filters.offset),
-      selectCountInWorld(db, world.accountId, livemode),
-    ]);
-    return { total: Number(counted?.n ?? 0), rows: withAwaitingReview(rows), cursorFound: true };
+    return { total, rows: listedRows(rows), cursorFound: true };
   }
   let query = intakesInWorld(db, world.accountId, livemode);
   if (filters.status) query = query.where('status', '=', filters.status);
@@ -521,7 +525,7 @@ export async function listIntakes(
       .executeTakeFirstOrThrow()
       .then((r) => Number(r.n));
   const page = async (q: typeof query, limit: number, offset: number) =>
-    withAwaitingReview(await pageQuery(q, limit, offset).execute());
+    listedRows(await pageQuery(q, limit, offset).execute());
   // The cursor bounds the page only: the total is the whole list's.
   const pageOf = after
     ? query.where((eb) =>
