@@ -2,7 +2,8 @@
  * The list's total from kept counts, and pages by cursor (`GET /v1/intakes`): the counts follow every
  * creation, send, archive and deletion, and a change made by hand from another connection; the list's
  * total (unfiltered or by status) reads them instead of counting the account's intakes; the intakes
- * there before the counts were kept are counted when the migration runs; and `starting_after` walks
+ * there before the counts were kept are counted when the migration runs, and counted again (drift
+ * mended, writers held off) by migration 0045; and `starting_after` walks
  * the list in its order, page by page, refusing an intake of another account or mode.
  */
 import { sql } from 'kysely';
@@ -10,6 +11,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { intakeCounts } from '../src/db/migrations/0040_intake_counts.js';
 import { intakeCountSlots, SLOTS } from '../src/db/migrations/0041_intake_count_slots.js';
+import { intakeCountsRecounted } from '../src/db/migrations/0045_intake_counts_recounted.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { expectError } from './helpers/security.js';
@@ -211,6 +213,63 @@ describe.each(DATABASES)('the intake list’s counts and cursor on %s', (databas
     const again = await keptAndCounted();
     expect(again.kept).toEqual(again.counted);
   });
+
+  it('counts every intake again (migration 0045), mending counts that drifted, all in slot 0', async () => {
+    await create(one.live, true);
+    await create(two.live, false);
+    // Counts off as an intake written while migration 0040 ran would leave them: one too many, one missing.
+    await fromAnotherConnection(server, sql`update intake_counts set n = n + 3 where account_id = ${two.id}`);
+    await fromAnotherConnection(
+      server,
+      sql`delete from intake_counts where account_id = ${one.id} and livemode = 1 and status = 'sent'`,
+    );
+    const drifted = await keptAndCounted();
+    expect(drifted.kept).not.toEqual(drifted.counted);
+
+    await intakeCountsRecounted.up(db());
+    const { kept, counted } = await keptAndCounted();
+    expect(kept).toEqual(counted);
+    const slots = await sql<{ slot: number }>`select distinct slot from intake_counts`.execute(db());
+    expect(slots.rows.map((r) => Number(r.slot))).toEqual([0]);
+    const fresh = { headers: { 'cache-control': 'no-cache' } };
+    const sentOfOne = counted.find((c) => c.account_id === one.id && c.livemode === 1 && c.status === 'sent');
+    expect((await one.live.get<List>('/v1/intakes?status=sent', fresh)).body.total).toBe(sentOfOne?.n);
+    // The triggers go on from the new counts.
+    await create(one.live, true);
+    const after = await keptAndCounted();
+    expect(after.kept).toEqual(after.counted);
+  });
+
+  // PostgreSQL only: SQLite's one write lock holds every writer off already.
+  if (database === 'postgres')
+    it("holds the intakes' writers off while it counts them again (migration 0045)", async () => {
+      const watcher = await connectToPostgres(server.env.DATABASE_URL);
+      try {
+        let creation: Promise<string> | undefined;
+        await db()
+          .transaction()
+          .execute(async (trx) => {
+            await intakeCountsRecounted.up(trx);
+            // A creation started now waits for the recount's lock on the intakes' table…
+            creation = create(one.live, true);
+            const deadline = Date.now() + 10_000;
+            for (;;) {
+              const waiting = await watcher.query<{ n: number }>(
+                "select count(*)::int as n from pg_locks where not granted and relation = 'intakes'::regclass",
+              );
+              if ((waiting.rows[0]?.n ?? 0) > 0) break;
+              if (Date.now() > deadline) throw new Error('the creation never waited for the recount');
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+          });
+        // …and is counted once it commits after it.
+        await creation;
+        const { kept, counted } = await keptAndCounted();
+        expect(kept).toEqual(counted);
+      } finally {
+        await watcher.end();
+      }
+    });
 
   // PostgreSQL only (SQLite has one writer at a time), defined only there, so nothing is skipped.
   if (database === 'postgres')

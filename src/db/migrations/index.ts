@@ -33,6 +33,7 @@ import { intakeCountSlots } from './0041_intake_count_slots.js';
 import { answerVersionsPostgres } from './0042_answer_versions_postgres.js';
 import { chaseAfterIntakeLock } from './0043_chase_after_intake_lock.js';
 import { intakeAwaitingReview } from './0044_intake_awaiting_review.js';
+import { intakeCountsRecounted } from './0045_intake_counts_recounted.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0042_answer_versions_postgres': answerVersionsPostgres,
   '0043_chase_after_intake_lock': chaseAfterIntakeLock,
   '0044_intake_awaiting_review': intakeAwaitingReview,
+  '0045_intake_counts_recounted': intakeCountsRecounted,
 };
 
 export const migrationProvider: MigrationProvider = {
