@@ -233,6 +233,23 @@ describe.skipIf(!available)('reviewing in the dashboard', () => {
         () => (globalThis as unknown as BrowserGlobals).document.documentElement.scrollWidth,
       ),
     ).toBeLessThanOrEqual(360);
+    // Each intake a card: nothing scrolls sideways inside the table either, every status badge is
+    // within the screen, and the progress shows too, its count in the singular where it is one.
+    const { scrollWidth, clientWidth } = await page.locator('.table-wrap').evaluate((el) => {
+      const wrap = el as unknown as { scrollWidth: number; clientWidth: number };
+      return { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth };
+    });
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
+    const badges = await page.locator('tbody .badge').all();
+    expect(badges.length).toBeGreaterThanOrEqual(3);
+    for (const badge of badges) {
+      const box = await badge.boundingBox();
+      expect((box?.x ?? 999) + (box?.width ?? 999)).toBeLessThanOrEqual(360);
+    }
+    const second = page.locator('tbody tr').nth(1);
+    await expect(second.locator('progress').isVisible()).resolves.toBe(true);
+    await expect(second.textContent()).resolves.toMatch(/0 of 1 item(?!s)/);
+    await expect(page.locator('main').textContent()).resolves.toContain('2 intakes');
     await photograph('review-intakes-360');
     await page.goto(`${app}/dashboard/intakes/${intakeId}#item-company`);
     expect(

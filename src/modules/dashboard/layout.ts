@@ -116,11 +116,18 @@ export interface Column {
 
 /**
  * A data table in its scrolling wrapper (focusable, so a keyboard can scroll it on a narrow screen):
- * a header row, then one row per item.
+ * a header row, then one row per item. With `cards`, a narrow screen shows each row as a card instead,
+ * its cells one under another and the optional ones too, nothing to scroll sideways; a cell with a
+ * `data-label` shows that label before it there (the header row is then for screen readers only).
  */
-export function dataTable<T>(columns: readonly Column[], items: readonly T[], row: (item: T) => Html): Html {
+export function dataTable<T>(
+  columns: readonly Column[],
+  items: readonly T[],
+  row: (item: T) => Html,
+  options: { cards?: boolean } = {},
+): Html {
   return html`<div class="table-wrap" tabindex="0">
-    <table>
+    <table ${attr('class', options.cards ? 'cards' : null)}>
       <thead>
         <tr>
           ${columns.map((c) => html`<th scope="col" ${attr('class', c.optional ? 'optional' : null)}>${c.label}</th>`)}

@@ -18,6 +18,7 @@ export function progressBar(chrome: Chrome, p: Progress): Html {
   const label = chrome.t('intakes.progress', '{{submitted}} of {{total}} items', {
     submitted: p.submitted,
     total: p.total,
+    count: p.total,
   });
   return html`<progress max="100" value="${p.percent}" aria-label="${label}">${p.percent}%</progress>
     <span class="muted">${label}</span>`;
@@ -116,7 +117,7 @@ export function intakeListPage(
             data.rows,
             (r) =>
               html`<tr>
-                <td><a href="/dashboard/intakes/${r.id}">${r.projectName}</a></td>
+                <td class="title"><a href="/dashboard/intakes/${r.id}">${r.projectName}</a></td>
                 <td>
                   ${r.clientName ? html`${r.clientName}<br />` : null}<span class="muted"
                     >${r.clientEmail}</span
@@ -127,8 +128,11 @@ export function intakeListPage(
                   ${r.awaitingReview > 0 ? badge('needs_review', t('review.needs_review', 'needs review ({{count}})', { count: r.awaitingReview })) : null}
                 </td>
                 <td class="optional">${progressBar(chrome, r.progress)}</td>
-                <td class="optional">${moment(r.createdAt)}</td>
+                <td class="optional" data-label="${t('intakes.created', 'Created')}">
+                  ${moment(r.createdAt)}
+                </td>
               </tr>`,
+            { cards: true },
           )
     }
     ${
