@@ -202,7 +202,7 @@ export function auditLogPage(
       <button type="submit" class="secondary">${t('audit.filter', 'Filter')}</button>
     </form>
     <div class="table-wrap" tabindex="0">
-      <table>
+      <table class="cards">
         <thead>
           <tr>
             <th scope="col">${t('audit.when', 'When')}</th>
@@ -216,11 +216,17 @@ export function auditLogPage(
           ${data.rows.map(
             (r) =>
               html`<tr>
-                <td>${moment(r.created_at)}</td>
-                <td><code>${r.action}</code></td>
-                <td>${r.resource_type} ${r.resource_id ? html`<code>${r.resource_id}</code>` : null}</td>
-                <td>${r.actor_type} <code>${r.actor_id ?? ''}</code></td>
-                <td class="optional"><code>${r.request_id ?? ''}</code></td>
+                <td class="title">${moment(r.created_at)}</td>
+                <td data-label="${t('audit.action', 'Action')}"><code>${r.action}</code></td>
+                <td data-label="${t('audit.resource', 'Resource')}">
+                  ${r.resource_type} ${r.resource_id ? html`<code>${r.resource_id}</code>` : null}
+                </td>
+                <td data-label="${t('audit.actor', 'Actor')}">
+                  ${r.actor_type} <code>${r.actor_id ?? ''}</code>
+                </td>
+                <td class="optional" data-label="${t('audit.request', 'Request')}">
+                  <code>${r.request_id ?? ''}</code>
+                </td>
               </tr>`,
           )}
         </tbody>
