@@ -203,22 +203,23 @@ export function webhookDetailPage(
             deliveries,
             (d) =>
               html`<tr>
-                <td>${moment(d.requested_at)}</td>
-                <td>
+                <td class="title">${moment(d.requested_at)}</td>
+                <td data-label="${t('webhooks.event', 'Event')}">
                   <code>${d.event}</code
                   >${d.test ? html` <span class="badge">${t('polish.test', 'test')}</span>` : null}
                   #${d.attempt}
                 </td>
-                <td>
+                <td data-label="${t('webhooks.status', 'Status')}">
                   ${badge(d.outcome, t(`polish.status.${d.outcome}`, d.outcome))}
                   ${d.response_status ? `HTTP ${d.response_status}` : ''}
                   <span class="muted">${d.duration_ms} ms</span
                   >${d.error ? html`<br /><span class="muted">${d.error}</span>` : null}
                 </td>
-                <td class="optional">
+                <td class="optional" data-label="${t('webhooks.response', 'Response')}">
                   ${d.response_excerpt ? html`<pre>${d.response_excerpt.slice(0, 500)}</pre>` : '—'}
                 </td>
               </tr>`,
+            { cards: true },
           )
     }`;
   return renderPage(chrome, { title: endpoint.url, section: 'webhooks', body, notice: extra.notice });
