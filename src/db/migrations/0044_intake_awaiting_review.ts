@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { inOneTransaction } from './one-transaction.js';
 
 /**
  * Each intake's count of items awaiting review (submitted, not yet approved or sent back), kept on the
@@ -69,10 +70,7 @@ async function createPostgresTriggers(db: Kysely<unknown>): Promise<void> {
 export const intakeAwaitingReview: Migration = {
   async up(db: Kysely<unknown>) {
     const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-    // PostgreSQL's migrations run in the migrator's transaction; SQLite's do not.
-    const inOneTransaction = (work: (trx: Kysely<unknown>) => Promise<void>) =>
-      db.isTransaction ? work(db) : db.transaction().execute(work);
-    await inOneTransaction(async (trx) => {
+    await inOneTransaction(db, async (trx) => {
       await trx.schema
         .alterTable('intakes')
         .addColumn('awaiting_review', 'integer', (c) => c.notNull().defaultTo(0))

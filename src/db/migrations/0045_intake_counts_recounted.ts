@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { inOneTransaction } from './one-transaction.js';
 
 /**
  * The intakes' counts (migration 0040) counted again from the intakes, with the intakes' writers held
@@ -19,10 +20,7 @@ const KEY = 'account_id, livemode, status';
 export const intakeCountsRecounted: Migration = {
   async up(db: Kysely<unknown>) {
     const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-    // PostgreSQL's migrations run in the migrator's transaction; SQLite's do not.
-    const inOneTransaction = (work: (trx: Kysely<unknown>) => Promise<void>) =>
-      db.isTransaction ? work(db) : db.transaction().execute(work);
-    await inOneTransaction(async (trx) => {
+    await inOneTransaction(db, async (trx) => {
       if (postgres) await sql`lock table intakes in share row exclusive mode`.execute(trx);
       await sql`delete from intake_counts`.execute(trx);
       await sql`insert into intake_counts (${sql.raw(KEY)}, slot, n)
