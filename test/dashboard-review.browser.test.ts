@@ -250,6 +250,11 @@ describe.skipIf(!available)('reviewing in the dashboard', () => {
     await expect(second.locator('progress').isVisible()).resolves.toBe(true);
     await expect(second.textContent()).resolves.toMatch(/0 of 1 item(?!s)/);
     await expect(page.locator('main').textContent()).resolves.toContain('2 intakes');
+    // Cards to the eye, still a table to a screen reader: its column headers and its cells.
+    const tree = await page.locator('main table').ariaSnapshot();
+    expect(tree).toContain('columnheader "Status"');
+    expect(tree).toContain('columnheader "Progress"');
+    expect(tree).toMatch(/cell "Flyer for the summer fair"/);
     await photograph('review-intakes-360');
     await page.goto(`${app}/dashboard/intakes/${intakeId}#item-company`);
     expect(
