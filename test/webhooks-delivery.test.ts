@@ -380,8 +380,11 @@ describe.each(DATABASES)(
       // Only the child process works while the first attempt is made.
       await server.server.worker.stop();
       // `node --import tsx` runs the worker in this very process, so SIGKILL kills the worker itself.
+      // Its lease is short, so that the takeover after the kill comes within seconds, and renewed every
+      // third of it while the request is out: 4.5 s leaves a loaded machine three seconds of stall
+      // before the lease could lapse and the job be claimed a second time before the kill.
       const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/webhook-worker.ts'], {
-        env: childEnv({ ...server.env, LOG_LEVEL: 'silent', JOB_LEASE_MS: '1500' }),
+        env: childEnv({ ...server.env, LOG_LEVEL: 'silent', JOB_LEASE_MS: '4500' }),
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       try {
