@@ -183,17 +183,24 @@ export function auditLogPage(
   const { t } = chrome;
   const link = (page: number) =>
     `/dashboard/audit?${new URLSearchParams({ ...(data.action ? { action: data.action } : {}), ...(data.actor ? { actor: data.actor } : {}), page: String(page) }).toString()}`;
+  // The filters' labels, the columns' headers and, on a phone, the labels of an entry's card.
+  const labels = {
+    action: t('audit.action', 'Action'),
+    resource: t('audit.resource', 'Resource'),
+    actor: t('audit.actor', 'Actor'),
+    request: t('audit.request', 'Request'),
+  };
   const body = html`<h1>${t('audit.title', 'Audit log')}</h1>
     <form method="get" action="/dashboard/audit" class="filters">
       <div>
-        <label for="a-action">${t('audit.action', 'Action')}</label>
+        <label for="a-action">${labels.action}</label>
         <select id="a-action" name="action">
           <option value="">${t('audit.any', 'Any')}</option>
           ${data.actions.map((a) => html`<option value="${a}" ${flag('selected', data.action === a)}>${a}</option>`)}
         </select>
       </div>
       <div>
-        <label for="a-actor">${t('audit.actor', 'Actor')}</label>
+        <label for="a-actor">${labels.actor}</label>
         <select id="a-actor" name="actor">
           <option value="">${t('audit.any', 'Any')}</option>
           ${['api_key', 'user', 'client', 'system'].map((a) => html`<option value="${a}" ${flag('selected', data.actor === a)}>${a}</option>`)}
@@ -201,37 +208,29 @@ export function auditLogPage(
       </div>
       <button type="submit" class="secondary">${t('audit.filter', 'Filter')}</button>
     </form>
-    <div class="table-wrap" tabindex="0">
-      <table class="cards">
-        <thead>
-          <tr>
-            <th scope="col">${t('audit.when', 'When')}</th>
-            <th scope="col">${t('audit.action', 'Action')}</th>
-            <th scope="col">${t('audit.resource', 'Resource')}</th>
-            <th scope="col">${t('audit.actor', 'Actor')}</th>
-            <th scope="col" class="optional">${t('audit.request', 'Request')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${data.rows.map(
-            (r) =>
-              html`<tr>
-                <td class="title">${moment(r.created_at)}</td>
-                <td data-label="${t('audit.action', 'Action')}"><code>${r.action}</code></td>
-                <td data-label="${t('audit.resource', 'Resource')}">
-                  ${r.resource_type} ${r.resource_id ? html`<code>${r.resource_id}</code>` : null}
-                </td>
-                <td data-label="${t('audit.actor', 'Actor')}">
-                  ${r.actor_type} <code>${r.actor_id ?? ''}</code>
-                </td>
-                <td class="optional" data-label="${t('audit.request', 'Request')}">
-                  <code>${r.request_id ?? ''}</code>
-                </td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
+    ${dataTable(
+      [
+        { label: t('audit.when', 'When') },
+        { label: labels.action },
+        { label: labels.resource },
+        { label: labels.actor },
+        { label: labels.request, optional: true },
+      ],
+      data.rows,
+      (r) =>
+        html`<tr>
+          <td class="title">${moment(r.created_at)}</td>
+          <td data-label="${labels.action}"><code>${r.action}</code></td>
+          <td data-label="${labels.resource}">
+            ${r.resource_type} ${r.resource_id ? html`<code>${r.resource_id}</code>` : null}
+          </td>
+          <td data-label="${labels.actor}">${r.actor_type} <code>${r.actor_id ?? ''}</code></td>
+          <td class="optional" data-label="${labels.request}">
+            <code>${r.request_id ?? ''}</code>
+          </td>
+        </tr>`,
+      { cards: true },
+    )}
     ${data.rows.length === 0 ? html`<p class="muted">${t('audit.none', 'No entries.')}</p>` : null}
     <nav class="actions" aria-label="${t('pagination', 'Pages')}">
       ${data.page > 1 ? html`<a href="${link(data.page - 1)}">${t('previous', 'Previous')}</a>` : null}
