@@ -13,6 +13,7 @@ import {
   connectToPostgres,
   fromAnotherConnection,
   startTestServer,
+  untilWaitingOnLock,
   type TestServer,
 } from './helpers/server.js';
 import { recordStatements } from './helpers/statements.js';
@@ -218,17 +219,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
         migrated = intakeAwaitingReview.up(db());
         // Committed once the migration waits for the submission's lock on the items' table (at its
         // lock, or failing that at its triggers' creation), not after a guessed delay.
-        const deadline = Date.now() + 10_000;
-        const waiting = async () => {
-          const { rows } = await writer.query<{ n: number }>(
-            "select count(*)::int as n from pg_locks where not granted and relation = 'intake_items'::regclass",
-          );
-          return (rows[0]?.n ?? 0) > 0;
-        };
-        while (!(await waiting())) {
-          if (Date.now() > deadline) throw new Error('the migration never waited for the submission');
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+        await untilWaitingOnLock(writer, 'intake_items', 'the migration never waited for the submission');
         await writer.query('commit');
         await migrated;
       } finally {

@@ -19,6 +19,7 @@ import {
   connectToPostgres,
   fromAnotherConnection,
   startTestServer,
+  untilWaitingOnLock,
   type TestServer,
 } from './helpers/server.js';
 import { recordStatements } from './helpers/statements.js';
@@ -252,15 +253,7 @@ describe.each(DATABASES)('the intake list’s counts and cursor on %s', (databas
             await intakeCountsRecounted.up(trx);
             // A creation started now waits for the recount's lock on the intakes' table…
             creation = create(one.live, true);
-            const deadline = Date.now() + 10_000;
-            for (;;) {
-              const waiting = await watcher.query<{ n: number }>(
-                "select count(*)::int as n from pg_locks where not granted and relation = 'intakes'::regclass",
-              );
-              if ((waiting.rows[0]?.n ?? 0) > 0) break;
-              if (Date.now() > deadline) throw new Error('the creation never waited for the recount');
-              await new Promise((resolve) => setTimeout(resolve, 20));
-            }
+            await untilWaitingOnLock(watcher, 'intakes', 'the creation never waited for the recount');
           });
         // …and is counted once it commits after it.
         await creation;

@@ -132,5 +132,23 @@ export async function connectToPostgres(databaseUrl: string | undefined): Promis
   return connection;
 }
 
+/**
+ * Resolves once some transaction waits for a lock on `table` (an ungranted lock in `pg_locks`, read
+ * through `connection`), so a test acts on a wait it has seen rather than after a guessed delay; throws
+ * `never` after 10 s.
+ */
+export async function untilWaitingOnLock(connection: pg.Client, table: string, never: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { rows } = await connection.query<{ n: number }>(
+      'select count(*)::int as n from pg_locks where not granted and relation = $1::regclass',
+      [table],
+    );
+    if ((rows[0]?.n ?? 0) > 0) return;
+    if (Date.now() > deadline) throw new Error(never);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** Lets the event loop turn once (past this turn's reads and the writes gathered in it). */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
