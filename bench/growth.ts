@@ -1,9 +1,10 @@
 /**
  * Costs that must not grow with the data (bench/README.md, "Scale: costs against table size"):
  * creating an intake (`POST /v1/intakes`), reading its status cold (`GET /v1/intakes/:id/status`,
- * every query run), the list's first page with its total and a page from the middle of the account's
- * intakes by cursor (`GET /v1/intakes`, `?starting_after=`, both cold), and the worker's claim of due
- * jobs, each timed against a database of 1,000 intakes and one of BENCH_SCALE_ROWS, side by side, in
+ * every query run), the list's first page with its total, a page from the middle of the account's
+ * intakes by cursor and the intakes awaiting review alone (`GET /v1/intakes`, `?starting_after=`,
+ * `?awaiting_review=true`, all cold), the dashboard's intake list as its owner opens it (those awaiting
+ * review first: `GET /dashboard/intakes`), and the worker's claim of due jobs, each timed against a database of 1,000 intakes and one of BENCH_SCALE_ROWS, side by side, in
  * alternating rounds. Each ratio is the large
  * database's rate over the small one's (1 = no growth; within 2× = at least 0.5), printed as a
  * BENCH_RESULT line (bench/result.ts).
@@ -21,12 +22,15 @@
  * (default 3; 1 quick), BENCH_SCALE_OPS (requests or claims per measure and round, default 200; 50
  * quick), BENCH_SCALE_DATABASES (default sqlite,postgres).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { jobBacklog } from '../src/jobs/admin.js';
+import { sha256Hex } from '../src/lib/secrets.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
+import { insertSession } from '../src/modules/sessions/sessions.repository.js';
 import { createWorker, startServer, type RunningServer } from '../src/server.js';
 import { loadIntakes } from './bulk.js';
 import { withEveryReadAfterACommit } from './cold.js';
@@ -53,11 +57,44 @@ interface Side {
   probe: string;
   /** An intake of the account's from the middle of its list: the next page starts after it. */
   middle: string;
+  /** The Cookie header of a dashboard session of the account's owner, in test mode (the loaded intakes'). */
+  cookie: string;
   claim: () => Promise<number>;
   stop(): Promise<void>;
 }
 
 const BODY = JSON.stringify({ ...SMALL_INTAKE_BODY, project_name: 'Scale', chase_schedule: 'gentle' });
+
+/** A dashboard page, as the owner's browser asks for it; its HTML's length. */
+async function page(side: Side, path: string): Promise<number> {
+  const response = await fetch(`${side.server.url}${path}`, { headers: { cookie: side.cookie } });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${text.slice(0, 200)}`);
+  return text.length;
+}
+
+/** A dashboard session for the account's owner, in test mode, as a sign-in by emailed link leaves one. */
+async function ownerCookie(server: RunningServer, accountId: string): Promise<string> {
+  const db = server.services.db.kysely;
+  const owner = await db
+    .selectFrom('account_users')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  const raw = randomBytes(32).toString('base64url');
+  const now = new Date();
+  await insertSession(db, {
+    id_hash: sha256Hex(raw),
+    user_id: owner.id,
+    account_id: accountId,
+    livemode: 0,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + 86_400_000).toISOString(),
+    last_seen_at: now.toISOString(),
+  });
+  return `intake_session=${raw}`;
+}
 
 async function call(side: Side, method: string, path: string, body?: string): Promise<unknown> {
   const response = await fetch(`${side.server.url}${path}`, {
@@ -106,6 +143,7 @@ async function open(dialect: Dialect, size: number): Promise<Side> {
       key: account.test_key,
       probe: '',
       middle: '',
+      cookie: await ownerCookie(server, account.account_id),
       claim: () => worker.runDue({ limit: 20 }),
       stop,
     };
@@ -145,6 +183,11 @@ const MEASURES = {
     call(side, 'GET', '/v1/intakes'),
   'list, cold, a page from the middle (GET /v1/intakes?starting_after=)': (side: Side) => () =>
     call(side, 'GET', `/v1/intakes?starting_after=${side.middle}`),
+  'list, cold, awaiting review alone (GET /v1/intakes?awaiting_review=true)': (side: Side) => () =>
+    call(side, 'GET', '/v1/intakes?awaiting_review=true'),
+  "the dashboard's intake list, cold (GET /dashboard/intakes: awaiting review first, the first page)":
+    (side: Side) => () =>
+      page(side, '/dashboard/intakes'),
   "worker's claim of due jobs (nothing due)": (side: Side) => side.claim,
 } as const;
 type Measure = keyof typeof MEASURES;

@@ -1,10 +1,11 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 
-/** One statement the database driver ran: its SQL and how many parameters it took. */
+/** One statement the database driver ran: its SQL, how many parameters it took, and their values. */
 export interface Statement {
   sql: string;
   parameters: number;
+  values: readonly unknown[];
 }
 
 /**
@@ -24,17 +25,15 @@ export function recordStatements(): { statements: Statement[]; stop(): void } {
     const original = sqlitePrototype[method];
     if (!original) continue;
     sqlitePrototype[method] = function (this: { source: string }, ...args: unknown[]) {
-      statements.push({
-        sql: this.source,
-        parameters: Array.isArray(args[0]) ? args[0].length : args.length,
-      });
+      const values: readonly unknown[] = Array.isArray(args[0]) ? args[0] : args;
+      statements.push({ sql: this.source, parameters: values.length, values });
       return original.apply(this, args);
     };
     restore.push(() => (sqlitePrototype[method] = original));
   }
   restore.push(
     aroundPgQueries((text, values, send) => {
-      if (text) statements.push({ sql: text, parameters: values.length });
+      if (text) statements.push({ sql: text, parameters: values.length, values });
       return send();
     }),
   );

@@ -34,6 +34,7 @@ import { answerVersionsPostgres } from './0042_answer_versions_postgres.js';
 import { chaseAfterIntakeLock } from './0043_chase_after_intake_lock.js';
 import { intakeAwaitingReview } from './0044_intake_awaiting_review.js';
 import { intakeCountsRecounted } from './0045_intake_counts_recounted.js';
+import { intakesAwaitingReviewIndex } from './0046_intakes_awaiting_review_index.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -72,6 +73,7 @@ const migrations: Record<string, Migration> = {
   '0043_chase_after_intake_lock': chaseAfterIntakeLock,
   '0044_intake_awaiting_review': intakeAwaitingReview,
   '0045_intake_counts_recounted': intakeCountsRecounted,
+  '0046_intakes_awaiting_review_index': intakesAwaitingReviewIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
