@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listIntakes } from '../src/modules/intakes/intakes.service.js';
+import { itemsOfIntakes, listIntakes } from '../src/modules/intakes/intakes.service.js';
 import { DATABASES } from './helpers/env.js';
+import { planOf } from './helpers/plans.js';
+import { recordStatements } from './helpers/statements.js';
 import { client, type Client } from './helpers/http.js';
 import { hiddenField, signedInOwner, type SignedInBrowser } from './helpers/signed-in.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -16,12 +18,14 @@ describe.each(DATABASES)('reviewing in the dashboard on %s', (database) => {
   let api: Client;
   let owner: SignedInBrowser;
   let stranger: SignedInBrowser;
+  let accountId: string;
 
   beforeAll(async () => {
     server = await startTestServer(database);
     const account = await server.createAccount({ plan: 'agency' });
     api = client(server.url, account.live_key);
     owner = await signedInOwner(server, account.account_id);
+    accountId = account.account_id;
     stranger = await signedInOwner(server, (await server.createAccount({ plan: 'agency' })).account_id);
   });
   afterAll(async () => {
@@ -106,6 +110,44 @@ describe.each(DATABASES)('reviewing in the dashboard on %s', (database) => {
       seen.push(...page.rows.map((r) => r.id));
     }
     expect(seen).toEqual(expected);
+  });
+
+  it("reads the list's items by their intakes' ids alone, and only the account's", async () => {
+    const waiting = await intakeWithAnswers('Items of the list', true);
+    const recorder = recordStatements();
+    let listed: Response;
+    try {
+      listed = await owner.get(`${server.url}/dashboard/intakes`);
+      expect(await listed.text()).toContain(`/dashboard/intakes/${waiting}`);
+    } finally {
+      recorder.stop();
+    }
+    expect(listed.status).toBe(200);
+    const reads = recorder.statements.filter((s) => /\bfrom "intake_items"/.test(s.sql));
+    expect(reads).toHaveLength(1);
+    const [read] = reads;
+    if (!read) throw new Error('no read of the items');
+    // By the items' own key: a range of the account's items (every one of its intakes') is what a
+    // repeated statement's plan on PostgreSQL joined to the page's few, at a cost that grew with them.
+    const steps = (await planOf(server.server.services.db.kysely, database, read)).join('\n');
+    expect(steps, read.sql).toMatch(/intake_items_pk|sqlite_autoindex_intake_items_1/);
+    expect(steps, read.sql).not.toContain('intake_items_awaiting_review');
+    const world = (id: string) => ({
+      accountId: id,
+      livemode: true,
+      clock: server.server.services.clock,
+      offsetMs: 0,
+      actor: { type: 'system' as const, id: null },
+    });
+    const db = server.server.services.db.kysely;
+    expect((await itemsOfIntakes(db, world(accountId), [waiting])).map((i) => i.key).sort()).toEqual([
+      'password',
+      'tagline',
+    ]);
+    // Another account's intake, or this one's in test mode: none of its items.
+    const otherAccount = await server.createAccount({ plan: 'agency' });
+    expect(await itemsOfIntakes(db, world(otherAccount.account_id), [waiting])).toEqual([]);
+    expect(await itemsOfIntakes(db, { ...world(accountId), livemode: false }, [waiting])).toEqual([]);
   });
 
   it('comes back to the item after approving it or asking for changes', async () => {

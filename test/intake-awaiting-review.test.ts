@@ -4,7 +4,7 @@
  * connection, one item or many to a statement; the list answers it from the row, without counting the
  * items; and the intakes there before the migration are counted when it runs.
  */
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { intakeAwaitingReview } from '../src/db/migrations/0044_intake_awaiting_review.js';
 import { intakesAwaitingReviewIndex } from '../src/db/migrations/0046_intakes_awaiting_review_index.js';
@@ -18,7 +18,8 @@ import {
   untilWaitingOnLock,
   type TestServer,
 } from './helpers/server.js';
-import { recordStatements, type Statement } from './helpers/statements.js';
+import { planOf } from './helpers/plans.js';
+import { recordStatements } from './helpers/statements.js';
 
 interface Listed {
   intakes: { intake_id: string; awaiting_review: number }[];
@@ -184,32 +185,6 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
     expect(texts.filter((t) => /\bfrom "intake_items"/.test(t))).toEqual([]);
   });
 
-  /** How the database plans a recorded statement, with the values it ran with: its steps, one a line. */
-  async function planOf(statement: Statement): Promise<string[]> {
-    if (database === 'sqlite') {
-      const plan = await db().executeQuery<{ detail: string }>(
-        CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.values]),
-      );
-      return plan.rows.map((row) => row.detail);
-    }
-    // A table this small is read whole unless told otherwise; the question is which index the planner
-    // can use for the statement as prepared (generic: the values unknown), as a repeated read is.
-    const literal = (value: unknown) =>
-      typeof value === 'number' ? String(value) : `'${String(value).replaceAll("'", "''")}'`;
-    return db()
-      .transaction()
-      .execute(async (trx) => {
-        await trx.executeQuery(CompiledQuery.raw('set local enable_seqscan = off'));
-        await trx.executeQuery(CompiledQuery.raw('set local plan_cache_mode = force_generic_plan'));
-        await trx.executeQuery(CompiledQuery.raw(`prepare awaiting_plan as ${statement.sql}`));
-        const plan = await trx.executeQuery<{ 'QUERY PLAN': string }>(
-          CompiledQuery.raw(`explain execute awaiting_plan(${statement.values.map(literal).join(', ')})`),
-        );
-        await trx.executeQuery(CompiledQuery.raw('deallocate awaiting_plan'));
-        return plan.rows.map((row) => row['QUERY PLAN']);
-      });
-  }
-
   it('walks the index of the intakes awaiting review for the lists that show them first or alone', async () => {
     const waiting = await create();
     await submit(waiting, ['about']);
@@ -245,7 +220,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
     );
     expect(reads.length).toBeGreaterThanOrEqual(3);
     for (const read of reads) {
-      const steps = await planOf(read);
+      const steps = await planOf(db(), database, read);
       expect(steps.join('\n'), read.sql).toContain('intakes_awaiting_review_created_id');
       expect(steps.filter((step) => /^SCAN intakes\b/.test(step))).toEqual([]);
     }

@@ -1,0 +1,35 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import type { DatabaseKind } from './env.js';
+import type { Statement } from './statements.js';
+
+/**
+ * How the database plans a recorded statement with the values it ran with: its steps, one a line.
+ * On PostgreSQL the statement is planned as a repeated one is (generic: the values unknown), with
+ * sequential scans off: a test's tables are small enough to read whole, and the question is which
+ * index the planner would take.
+ */
+export async function planOf(
+  db: Kysely<Database>,
+  database: DatabaseKind,
+  statement: Statement,
+): Promise<string[]> {
+  if (database === 'sqlite') {
+    const plan = await db.executeQuery<{ detail: string }>(
+      CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.values]),
+    );
+    return plan.rows.map((row) => row.detail);
+  }
+  const literal = (value: unknown) =>
+    typeof value === 'number' ? String(value) : `'${String(value).replaceAll("'", "''")}'`;
+  return db.transaction().execute(async (trx) => {
+    await trx.executeQuery(CompiledQuery.raw('set local enable_seqscan = off'));
+    await trx.executeQuery(CompiledQuery.raw('set local plan_cache_mode = force_generic_plan'));
+    await trx.executeQuery(CompiledQuery.raw(`prepare planned as ${statement.sql}`));
+    const plan = await trx.executeQuery<{ 'QUERY PLAN': string }>(
+      CompiledQuery.raw(`explain execute planned(${statement.values.map(literal).join(', ')})`),
+    );
+    await trx.executeQuery(CompiledQuery.raw('deallocate planned'));
+    return plan.rows.map((row) => row['QUERY PLAN']);
+  });
+}
