@@ -18,8 +18,8 @@ export interface LoadOptions {
 }
 
 /**
- * Intakes numbered [from, to], each with two items and one reminder job due a day from now (plus its
- * number in ms); 10% to `bigAccount`, the rest spread over 997 others; one intake in a hundred with
+ * Intakes numbered [from, to], each with two items, its creation's event and one reminder job due a
+ * day from now (plus its number in ms); 10% to `bigAccount`, the rest spread over 997 others; one intake in a hundred with
  * an answer awaiting review, the big account's too. Then ANALYZE, as a database that has lived a while
  * has statistics.
  */
@@ -58,6 +58,11 @@ export async function loadIntakes(db: Db, from: number, to: number, options: Loa
     where key = 'about' and (intake_id like '%37' or intake_id like '%370') and status = 'pending'
       and intake_id >= ${`in_${prefix}${String(from).padStart(9, '0')}`}
       and intake_id <= ${`in_${prefix}${String(to).padStart(9, '0')}`}`.execute(k);
+  // Its creation's event, as the outbox keeps it.
+  await sql`
+    insert into events (id, account_id, livemode, type, intake_id, payload, occurred_at)
+    select ${concat(sql`${`evt_${prefix}`}`, pad)}, ${account}, ${live}, 'intake.created', ${intakeId}, '{}', ${iso}
+    from ${series}`.execute(k);
   await sql`
     insert into jobs (id, account_id, livemode, kind, subject_id, payload, due_at, created_at)
     select ${concat(sql`${`job_${prefix}`}`, pad)}, ${account}, ${live}, ${DISPATCH_CHASE.kind},

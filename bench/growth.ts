@@ -4,7 +4,8 @@
  * every query run), the list's first page with its total, a page from the middle of the account's
  * intakes by cursor and the intakes awaiting review alone (`GET /v1/intakes`, `?starting_after=`,
  * `?awaiting_review=true`, all cold), the dashboard's intake list as its owner opens it (those awaiting
- * review first: `GET /dashboard/intakes`), and the worker's claim of due jobs, each timed against a database of 1,000 intakes and one of BENCH_SCALE_ROWS, side by side, in
+ * review first: `GET /dashboard/intakes`) and an intake's page there, an intake created and deleted,
+ * and the worker's claim of due jobs, each timed against a database of 1,000 intakes and one of BENCH_SCALE_ROWS, side by side, in
  * alternating rounds. Each ratio is the large
  * database's rate over the small one's (1 = no growth; within 2× = at least 0.5), printed as a
  * BENCH_RESULT line (bench/result.ts).
@@ -13,8 +14,8 @@
  * run SCRAPES times while a 1 ms timer runs: the longest the timer waited is how long the scrape held
  * the event loop (goal under 50 ms), printed as a value (median of the scrapes) with its unit.
  *
- * Both databases are filled the same way (bench/bulk.ts: two items and one future reminder job per
- * intake, every tenth intake the benchmark account's, in test mode, the mode of its key), each behind
+ * Both databases are filled the same way (bench/bulk.ts: two items, an event and one future reminder
+ * job per intake, every tenth intake the benchmark account's, in test mode, the mode of its key), each behind
  * an API server in this process (no worker: the claim is timed by calling it). SQLite, then
  * PostgreSQL (TEST_POSTGRES_URL; skipped with a notice when it does not answer).
  *
@@ -104,7 +105,7 @@ async function call(side: Side, method: string, path: string, body?: string): Pr
   });
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text) as unknown;
+  return text === '' ? undefined : (JSON.parse(text) as unknown);
 }
 
 /** An API server (no worker) over a fresh database holding `size` intakes. */
@@ -188,6 +189,12 @@ const MEASURES = {
   "the dashboard's intake list, cold (GET /dashboard/intakes: awaiting review first, the first page)":
     (side: Side) => () =>
       page(side, '/dashboard/intakes'),
+  "the dashboard's intake page, cold (GET /dashboard/intakes/:id)": (side: Side) => () =>
+    page(side, `/dashboard/intakes/${side.probe}`),
+  'creation and deletion (POST /v1/intakes, then DELETE /v1/intakes/:id)': (side: Side) => async () => {
+    const created = (await call(side, 'POST', '/v1/intakes', BODY)) as { intake_id: string };
+    return call(side, 'DELETE', `/v1/intakes/${created.intake_id}`);
+  },
   "worker's claim of due jobs (nothing due)": (side: Side) => side.claim,
 } as const;
 type Measure = keyof typeof MEASURES;

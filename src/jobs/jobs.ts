@@ -1,5 +1,5 @@
 import { context, propagation } from '@opentelemetry/api';
-import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../db/schema.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
@@ -385,11 +385,25 @@ export async function bringTestJobsForward(
   await notifyJobDue(db);
 }
 
-/** Deletes every pending job about a record or about a part of it (subjects `<id>` and `<id>/…`). */
+/**
+ * Deletes every pending job about a record or about a part of it (subjects `<id>` and `<id>/…`): the
+ * subject itself, and the range of subjects from `<id>/` up to `<id>0` ('0' follows '/' in byte order),
+ * each an index range however many jobs are pending. The range is compared byte by byte: on
+ * PostgreSQL under `collate "C"`, which an index of its own serves (migration 0047), as a database's
+ * own collation may order "in_a/b" after "in_a0"; SQLite compares bytes already. (A LIKE pattern,
+ * case-insensitive on SQLite and collation-bound on PostgreSQL, read the whole table.)
+ */
 export async function cancelJobsUnder(db: Kysely<Database>, subjectId: string): Promise<void> {
+  const bytes = db.getExecutor().adapter instanceof PostgresAdapter ? sql` collate "C"` : sql``;
+  const subject = sql`${sql.ref('subject_id')}${bytes}`;
   await db
     .deleteFrom('jobs')
-    .where((eb) => eb.or([eb('subject_id', '=', subjectId), eb('subject_id', 'like', `${subjectId}/%`)]))
+    .where((eb) =>
+      eb.or([
+        eb('subject_id', '=', subjectId),
+        eb.and([eb(subject, '>=', `${subjectId}/`), eb(subject, '<', `${subjectId}0`)]),
+      ]),
+    )
     .execute();
 }
 

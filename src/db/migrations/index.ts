@@ -35,6 +35,7 @@ import { chaseAfterIntakeLock } from './0043_chase_after_intake_lock.js';
 import { intakeAwaitingReview } from './0044_intake_awaiting_review.js';
 import { intakeCountsRecounted } from './0045_intake_counts_recounted.js';
 import { intakesAwaitingReviewIndex } from './0046_intakes_awaiting_review_index.js';
+import { intakeDeletionIndexes } from './0047_intake_deletion_indexes.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -74,6 +75,7 @@ const migrations: Record<string, Migration> = {
   '0044_intake_awaiting_review': intakeAwaitingReview,
   '0045_intake_counts_recounted': intakeCountsRecounted,
   '0046_intakes_awaiting_review_index': intakesAwaitingReviewIndex,
+  '0047_intake_deletion_indexes': intakeDeletionIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {

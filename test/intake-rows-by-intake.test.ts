@@ -1,0 +1,150 @@
+/**
+ * The rows an intake leaves in other tables (its events, the idempotency keys that name it, its pending
+ * jobs) are found by the intake, not by reading those tables whole: the dashboard's intake page and a
+ * deletion read index ranges on both databases (migration 0047), and a deletion takes exactly the
+ * intake's jobs, the subjects `<id>` and `<id>/…`, and no other.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASES } from './helpers/env.js';
+import { client, type Client } from './helpers/http.js';
+import { planOf } from './helpers/plans.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import { signedInOwner, type SignedInBrowser } from './helpers/signed-in.js';
+import { recordStatements, type Statement } from './helpers/statements.js';
+
+/** The tables a deletion and the intake's page reach by the intake's id. */
+const BY_INTAKE = /\b(?:from|update) "?(events|idempotency_keys|jobs)"?/i;
+
+describe.each(DATABASES)("an intake's rows in other tables, found by the intake, on %s", (database) => {
+  let server: TestServer;
+  let api: Client;
+  let owner: SignedInBrowser;
+  let accountId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer(database);
+    const account = await server.createAccount({ plan: 'agency' });
+    accountId = account.account_id;
+    api = client(server.url, account.live_key);
+    owner = await signedInOwner(server, account.account_id);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  const db = () => server.server.services.db.kysely;
+
+  async function create(key: string): Promise<string> {
+    const created = await api.post<{ intake_id: string }>(
+      '/v1/intakes',
+      {
+        project_name: 'Found by the intake',
+        client: { email: 'dana@example.com' },
+        chase_schedule: 'gentle',
+        items: [{ key: 'tagline', label: 'Tagline', type: 'text' }],
+      },
+      { headers: { 'idempotency-key': key } },
+    );
+    expect(created.status, created.text).toBe(201);
+    return created.body.intake_id;
+  }
+
+  /** A pending job, due in a day, with the given subject (as the reminders' are). */
+  async function pendingJob(subject: string): Promise<void> {
+    const now = Date.now();
+    await sql`insert into jobs (id, account_id, livemode, kind, subject_id, payload, due_at, created_at)
+      values (${`job_${subject.replaceAll('/', '_')}`}, ${accountId}, 1, 'dispatch_chase', ${subject}, '{}',
+        ${now + 86_400_000}, ${new Date(now).toISOString()})`.execute(db());
+  }
+
+  async function subjectsPending(prefix: string): Promise<string[]> {
+    const rows = await db()
+      .selectFrom('jobs')
+      .select('subject_id')
+      .where('subject_id', 'like', `${prefix}%`)
+      .orderBy('subject_id')
+      .execute();
+    return rows.map((r) => r.subject_id);
+  }
+
+  /** The statements that read or delete rows of another table by the intake's id. */
+  function byIntake(statements: Statement[], id: string): Statement[] {
+    return statements.filter(
+      (s) =>
+        BY_INTAKE.test(s.sql) &&
+        /^\s*(select|delete|with)\b/i.test(s.sql) &&
+        s.values.some((v) => typeof v === 'string' && v.startsWith(id)),
+    );
+  }
+
+  /** Steps of a plan that read a whole table (or the whole of one of its indexes). */
+  function wholeTableSteps(steps: string[]): string[] {
+    return steps.filter((step) =>
+      database === 'sqlite'
+        ? /^SCAN (events|idempotency_keys|jobs)\b/.test(step)
+        : /Seq Scan on (events|idempotency_keys|jobs)\b/.test(step),
+    );
+  }
+
+  it("reads the intake's events on its page by the intake", async () => {
+    const id = await create('page-1');
+    const recorder = recordStatements();
+    let page: Response;
+    try {
+      page = await owner.get(`${server.url}/dashboard/intakes/${id}`);
+      expect(page.status).toBe(200);
+      await page.text();
+    } finally {
+      recorder.stop();
+    }
+    const reads = byIntake(recorder.statements, id).filter((s) => /\bfrom "events"/.test(s.sql));
+    expect(reads).toHaveLength(1);
+    for (const read of reads) {
+      const steps = await planOf(db(), database, read);
+      expect(wholeTableSteps(steps), `${read.sql}\n${steps.join('\n')}`).toEqual([]);
+      expect(steps.join('\n'), read.sql).toContain('events_intake');
+    }
+  });
+
+  it("deletes the intake's events, keys and jobs by index ranges, and only the intake's jobs", async () => {
+    // Sent as it is created: its invitation and reminders are pending jobs.
+    const id = await create('deleted-1');
+    expect(await subjectsPending(id)).not.toEqual([]);
+    const neighbour = await create('deleted-2');
+    // Under the intake, and subjects that only look alike: a byte past the range, and another intake's.
+    await pendingJob(`${id}/tagline`);
+    await pendingJob(`${id}/a/b`);
+    await pendingJob(`${id}0`);
+    await pendingJob(`${id}A/x`);
+    await pendingJob(`${neighbour}/tagline`);
+    const recorder = recordStatements();
+    try {
+      const deleted = await api.delete(`/v1/intakes/${id}`);
+      expect(deleted.status, deleted.text).toBeLessThan(300);
+    } finally {
+      recorder.stop();
+    }
+    expect(await subjectsPending(id)).toEqual([`${id}0`, `${id}A/x`]);
+    expect(await subjectsPending(neighbour)).toContain(`${neighbour}/tagline`);
+    const left = async (table: 'events' | 'idempotency_keys') =>
+      (
+        await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)}
+          where ${sql.ref(table === 'events' ? 'intake_id' : 'resource_id')} = ${id}`.execute(db())
+      ).rows[0]?.n;
+    expect(Number(await left('events'))).toBe(0);
+    expect(Number(await left('idempotency_keys'))).toBe(0);
+
+    const writes = byIntake(recorder.statements, id);
+    for (const table of ['events', 'idempotency_keys', 'jobs']) {
+      expect(
+        writes.some((s) => new RegExp(`^\\s*delete from "${table}"`, 'i').test(s.sql)),
+        table,
+      ).toBe(true);
+    }
+    for (const write of writes) {
+      const steps = await planOf(db(), database, write);
+      expect(wholeTableSteps(steps), `${write.sql}\n${steps.join('\n')}`).toEqual([]);
+    }
+  });
+});
