@@ -26,6 +26,7 @@ import {
 import { systemClock } from '../src/lib/clock.js';
 import { DATABASES, TEST_POSTGRES_URL, type DatabaseKind } from './helpers/env.js';
 import { ManualClock } from './helpers/manual-clock.js';
+import { planOf } from './helpers/plans.js';
 
 // Test-only kinds: defined like production ones, but left out of the production start-up check.
 const Echo = defineJob('test_worker.echo', z.strictObject({ n: z.number().int() }), { testOnly: true });
@@ -349,10 +350,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       expect(definition.rows[0]?.sql).toMatch(
         /where \(locked_until is null or locked_until < 8640000000000000\)/i,
       );
-      const plan = await db.kysely.executeQuery<{ detail: string }>(
-        CompiledQuery.raw(`explain query plan ${claim.sql}`, [...claim.parameters]),
-      );
-      steps = plan.rows.map((row) => row.detail);
+      steps = await planOf(db.kysely, database, { sql: claim.sql, values: claim.parameters });
       expect(steps.filter((step) => /^SCAN (jobs|[jyz])\b/.test(step))).toEqual([]);
     } else {
       const definition = await db.kysely.executeQuery<{ indexdef: string }>(
@@ -363,21 +361,9 @@ describe.each(DATABASES)('job worker on %s', (database) => {
       expect(definition.rows[0]?.indexdef).toMatch(
         /WHERE \(\(locked_until IS NULL\) OR \(locked_until < '?8640000000000000'?/,
       );
-      // A table this small is read whole unless told otherwise; the question is which index it can
-      // use. Planned as a repeated statement is (generic: the parameters' values unknown), where only
-      // the condition written out proves the index's.
-      const literal = (value: unknown) =>
-        typeof value === 'number' ? String(value) : `'${String(value).replaceAll("'", "''")}'`;
-      steps = await db.kysely.transaction().execute(async (trx) => {
-        await trx.executeQuery(CompiledQuery.raw('set local enable_seqscan = off'));
-        await trx.executeQuery(CompiledQuery.raw('set local plan_cache_mode = force_generic_plan'));
-        await trx.executeQuery(CompiledQuery.raw(`prepare claim_plan as ${claim.sql}`));
-        const plan = await trx.executeQuery<{ 'QUERY PLAN': string }>(
-          CompiledQuery.raw(`explain execute claim_plan(${claim.parameters.map(literal).join(', ')})`),
-        );
-        await trx.executeQuery(CompiledQuery.raw('deallocate claim_plan'));
-        return plan.rows.map((row) => row['QUERY PLAN']);
-      });
+      // Planned as a repeated statement is (generic: the parameters' values unknown), where only the
+      // condition written out proves the index's.
+      steps = await planOf(db.kysely, database, { sql: claim.sql, values: claim.parameters });
     }
     expect(steps.some((step) => step.includes('jobs_kind_due_id'))).toBe(true);
   });
@@ -1299,10 +1285,7 @@ describe.each(DATABASES)('job worker on %s', (database) => {
         // Each claim beside the busy key reads the other keys' jobs from the queue index, a seek per
         // key: none walks the kind's front, the busy key's 194 unclaimed jobs.
         for (const claim of claims) {
-          const plan = await db.kysely.executeQuery<{ detail: string }>(
-            CompiledQuery.raw(`explain query plan ${claim.sql}`, [...claim.parameters]),
-          );
-          const steps = plan.rows.map((row) => row.detail);
+          const steps = await planOf(db.kysely, database, { sql: claim.sql, values: claim.parameters });
           expect(steps.some((step) => step.includes('jobs_queue_due_id'))).toBe(true);
           expect(steps.filter((step) => step.includes('jobs_kind_due_id'))).toEqual([]);
           // Nor reads the table whole (a subquery that does not state what a partial index holds).

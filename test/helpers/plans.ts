@@ -4,7 +4,7 @@ import type { DatabaseKind } from './env.js';
 import type { Statement } from './statements.js';
 
 /**
- * How the database plans a recorded statement with the values it ran with: its steps, one a line.
+ * How the database plans a statement (recorded, or compiled) with its values: its steps, one a line.
  * On PostgreSQL the statement is planned as a repeated one is (generic: the values unknown), with
  * sequential scans off: a test's tables are small enough to read whole, and the question is which
  * index the planner would take.
@@ -12,7 +12,7 @@ import type { Statement } from './statements.js';
 export async function planOf(
   db: Kysely<Database>,
   database: DatabaseKind,
-  statement: Statement,
+  statement: Pick<Statement, 'sql' | 'values'>,
 ): Promise<string[]> {
   if (database === 'sqlite') {
     const plan = await db.executeQuery<{ detail: string }>(

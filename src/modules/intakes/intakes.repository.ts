@@ -791,13 +791,12 @@ export async function deleteIntakeRows(db: Kysely<Database>, id: string): Promis
   await db.deleteFrom('intakes').where('id', '=', id).execute();
 }
 
-/** The items of several intakes at once (a list page shows each one's progress). */
 /**
- * The items of the world's intakes among `ids`. Read by the intakes' ids alone, the items' own key:
- * with the account and mode in the statement too, a planner could join the range of every item of the
- * account (the index that starts with them) to the few asked for, and did (PostgreSQL's plan for a
- * repeated statement, SQLite's without statistics), at a cost that grew with the account's items. The
- * world is checked on each row instead.
+ * The items of several of the world's intakes at once (a list page shows each one's progress), read
+ * by the intakes' ids alone, the items' own key. With the account and mode in the statement too, a
+ * planner could join the range of every item of the account (the index that starts with them) to the
+ * few asked for, and did (PostgreSQL's plan for a repeated statement, SQLite's without statistics), at
+ * a cost that grew with the account's items. The world is checked on each row instead.
  */
 export async function itemsOfIntakes(db: Kysely<Database>, world: World, ids: string[]): Promise<ItemRow[]> {
   if (ids.length === 0) return [];
