@@ -9,6 +9,8 @@ import type { Statement } from './statements.js';
  * sequential scans off: a test's tables are small enough to read whole, and the question is which
  * index the planner would take.
  */
+let plans = 0;
+
 export async function planOf(
   db: Kysely<Database>,
   database: DatabaseKind,
@@ -21,15 +23,21 @@ export async function planOf(
     return plan.rows.map((row) => row.detail);
   }
   const literal = (value: unknown) =>
-    typeof value === 'number' ? String(value) : `'${String(value).replaceAll("'", "''")}'`;
+    value === null
+      ? 'null'
+      : typeof value === 'number'
+        ? String(value)
+        : `'${String(value).replaceAll("'", "''")}'`;
+  // A prepared statement outlives a failed transaction: each plan gets a name of its own.
+  const name = `planned_${++plans}`;
   return db.transaction().execute(async (trx) => {
     await trx.executeQuery(CompiledQuery.raw('set local enable_seqscan = off'));
     await trx.executeQuery(CompiledQuery.raw('set local plan_cache_mode = force_generic_plan'));
-    await trx.executeQuery(CompiledQuery.raw(`prepare planned as ${statement.sql}`));
+    await trx.executeQuery(CompiledQuery.raw(`prepare ${name} as ${statement.sql}`));
     const plan = await trx.executeQuery<{ 'QUERY PLAN': string }>(
-      CompiledQuery.raw(`explain execute planned(${statement.values.map(literal).join(', ')})`),
+      CompiledQuery.raw(`explain execute ${name}(${statement.values.map(literal).join(', ')})`),
     );
-    await trx.executeQuery(CompiledQuery.raw('deallocate planned'));
+    await trx.executeQuery(CompiledQuery.raw(`deallocate ${name}`));
     return plan.rows.map((row) => row['QUERY PLAN']);
   });
 }
