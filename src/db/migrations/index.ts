@@ -36,6 +36,7 @@ import { intakeAwaitingReview } from './0044_intake_awaiting_review.js';
 import { intakeCountsRecounted } from './0045_intake_counts_recounted.js';
 import { intakesAwaitingReviewIndex } from './0046_intakes_awaiting_review_index.js';
 import { intakeDeletionIndexes } from './0047_intake_deletion_indexes.js';
+import { auditActionsIndex } from './0048_audit_actions_index.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -76,6 +77,7 @@ const migrations: Record<string, Migration> = {
   '0045_intake_counts_recounted': intakeCountsRecounted,
   '0046_intakes_awaiting_review_index': intakesAwaitingReviewIndex,
   '0047_intake_deletion_indexes': intakeDeletionIndexes,
+  '0048_audit_actions_index': auditActionsIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
