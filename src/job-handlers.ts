@@ -29,11 +29,15 @@ import { SWEEP_WEBHOOK_LOGS } from './modules/webhooks/webhooks.jobs.js';
 import type { Worker } from './jobs/worker.js';
 import { z } from 'zod';
 import { foldSlots } from './db/slot-fold.js';
+import { purgeExpiredIdempotencyKeys } from './http/idempotency.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
 /** The slots' fold of the counts and account versions (src/db/slot-fold.ts; recurring, system). */
 const FOLD_SLOTS = defineJob('fold_slots', z.object({}).strict());
+
+/** Idempotency keys past their 24 hours deleted (src/http/idempotency.ts; recurring, system). */
+const SWEEP_IDEMPOTENCY_KEYS = defineJob('sweep_idempotency_keys', z.object({}).strict());
 
 /**
  * The retention sweepers and the slots' fold: recurring system jobs, planned when a worker starts
@@ -44,6 +48,7 @@ export const RECURRING_JOBS = {
   webhookLogs: { kind: SWEEP_WEBHOOK_LOGS, everyMs: HOUR_MS },
   abandonedUploads: { kind: SWEEP_ABANDONED_UPLOADS, everyMs: HOUR_MS },
   slotFold: { kind: FOLD_SLOTS, everyMs: HOUR_MS },
+  idempotencyKeys: { kind: SWEEP_IDEMPOTENCY_KEYS, everyMs: HOUR_MS },
 } satisfies Record<string, RecurringJob>;
 
 /**
@@ -68,7 +73,7 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(SEND_SIGN_IN_LINK, (job) => runSignInLinkJob(services, job.payload));
   const db = services.db.kysely;
   const now = () => services.clock.now().getTime();
-  const { expiredAuth, webhookLogs, abandonedUploads, slotFold } = RECURRING_JOBS;
+  const { expiredAuth, webhookLogs, abandonedUploads, slotFold, idempotencyKeys } = RECURRING_JOBS;
   worker.register(
     SWEEP_EXPIRED_AUTH,
     recurringHandler(db, expiredAuth, now, async () => {
@@ -91,6 +96,10 @@ export function registerJobHandlers(worker: Worker, services: AppServices): void
   worker.register(
     FOLD_SLOTS,
     recurringHandler(db, slotFold, now, () => foldSlots(services.db)),
+  );
+  worker.register(
+    SWEEP_IDEMPOTENCY_KEYS,
+    recurringHandler(db, idempotencyKeys, now, () => purgeExpiredIdempotencyKeys(db, services.clock.now())),
   );
   worker.register(CLIENT_COMMENT_EMAIL, (job) => runCommentEmail(services, job));
   worker.assertHandlers(definedKinds());

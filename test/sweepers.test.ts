@@ -8,7 +8,9 @@ import { newId } from '../src/lib/ids.js';
 import { DATABASES } from './helpers/env.js';
 import { client } from './helpers/http.js';
 import { answer, eventually, startReceiver, type Receiver } from './helpers/receivers.js';
+import { planOf } from './helpers/plans.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { recordStatements } from './helpers/statements.js';
 
 /**
  * The retention sweepers are recurring jobs planned when a worker starts. Each run removes what has
@@ -291,6 +293,79 @@ describe.each(DATABASES)('retention sweepers on %s', (database) => {
       .where('endpoint_id', '=', endpointId)
       .execute();
     expect(attempts.map((row) => row.delivery_id)).toEqual([recent]);
+  });
+
+  it('sweep_idempotency_keys removes keys remembered over 24 hours only, however many', async () => {
+    const account = await server.createAccount();
+    const api = client(server.url, account.live_key);
+    const keyed = (key: string) =>
+      api.post(
+        '/v1/intakes',
+        {
+          project_name: key,
+          client: { email: 'dana@example.com' },
+          items: [{ key: 'note', label: 'Note', type: 'text' }],
+          chase_schedule: 'off',
+        },
+        { headers: { 'idempotency-key': key } },
+      );
+    for (const key of ['kept', 'expired']) expect((await keyed(key)).status).toBe(201);
+    const keyRow = await db()
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('account_id', '=', account.account_id)
+      .where('idem_key', '=', 'expired')
+      .executeTakeFirstOrThrow();
+    await db()
+      .updateTable('idempotency_keys')
+      .set({ created_at: iso(-DAY_MS - HOUR_MS) })
+      .where('account_id', '=', account.account_id)
+      .where('idem_key', '=', 'expired')
+      .execute();
+    // More expired keys than one statement deletes (500), and one just inside the 24 hours.
+    const rows = Array.from({ length: 1_203 }, (_, n) => ({
+      ...keyRow,
+      idem_key: `old-${n}`,
+      created_at: iso(-2 * DAY_MS - n * 1000),
+    }));
+    for (let at = 0; at < rows.length; at += 100) {
+      await db()
+        .insertInto('idempotency_keys')
+        .values(rows.slice(at, at + 100))
+        .execute();
+    }
+    await db()
+      .insertInto('idempotency_keys')
+      .values({ ...keyRow, idem_key: 'almost', created_at: iso(-DAY_MS + HOUR_MS) })
+      .execute();
+
+    const recorder = recordStatements();
+    try {
+      await sweep('sweep_idempotency_keys');
+    } finally {
+      recorder.stop();
+    }
+    // Three statements of 500 at most, each by the keys' index of their age and their own key.
+    const deletes = recorder.statements.filter((st) => /^\s*delete from idempotency_keys/i.test(st.sql));
+    expect(deletes).toHaveLength(3);
+    const [first] = deletes;
+    if (!first) throw new Error('no delete');
+    const steps = await planOf(db(), database, first);
+    expect(steps.join('\n'), first.sql).toContain('idempotency_keys_created');
+    expect(
+      steps.filter((step) => /^SCAN idempotency_keys\b|Seq Scan on idempotency_keys/.test(step)),
+    ).toEqual([]);
+
+    const left = await db()
+      .selectFrom('idempotency_keys')
+      .select('idem_key')
+      .where('account_id', '=', account.account_id)
+      .orderBy('idem_key')
+      .execute();
+    expect(left.map((row) => row.idem_key)).toEqual(['almost', 'kept']);
+    // The kept key still answers a retry with the first intake; the swept one creates anew.
+    expect((await keyed('kept')).status).toBe(200);
+    expect((await keyed('expired')).status).toBe(201);
   });
 
   it('sweep_abandoned_uploads removes unfinished tus uploads begun over a day ago only', async () => {

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { canonicalJson, sha256Hex } from '../lib/secrets.js';
 import { ApiError } from './errors.js';
@@ -116,4 +116,25 @@ export async function idempotentCreate<T>(
     );
   }
   return { created: false, value: original };
+}
+
+/** Expired keys deleted per statement by the sweep: each a short write, however many have expired. */
+const SWEEP_BATCH = 500;
+
+/**
+ * Retention (the sweep_idempotency_keys job): deletes the keys remembered longer than
+ * IDEMPOTENCY_TTL_MS before `now`, which a request may use again anyway, oldest first, a batch to a
+ * statement, by the keys' index of their age (migration 0049). Returns how many.
+ */
+export async function purgeExpiredIdempotencyKeys(db: Kysely<Database>, now: Date): Promise<number> {
+  const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
+  let purged = 0;
+  for (;;) {
+    const result = await sql`delete from idempotency_keys where (api_key_id, idem_key) in (
+        select api_key_id, idem_key from idempotency_keys where created_at < ${expiredBefore}
+        order by created_at limit ${SWEEP_BATCH})`.execute(db);
+    const deleted = Number(result.numAffectedRows ?? 0n);
+    purged += deleted;
+    if (deleted < SWEEP_BATCH) return purged;
+  }
 }

@@ -37,6 +37,7 @@ import { intakeCountsRecounted } from './0045_intake_counts_recounted.js';
 import { intakesAwaitingReviewIndex } from './0046_intakes_awaiting_review_index.js';
 import { intakeDeletionIndexes } from './0047_intake_deletion_indexes.js';
 import { auditActionsIndex } from './0048_audit_actions_index.js';
+import { idempotencyKeysCreated } from './0049_idempotency_keys_created.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -78,6 +79,7 @@ const migrations: Record<string, Migration> = {
   '0046_intakes_awaiting_review_index': intakesAwaitingReviewIndex,
   '0047_intake_deletion_indexes': intakeDeletionIndexes,
   '0048_audit_actions_index': auditActionsIndex,
+  '0049_idempotency_keys_created': idempotencyKeysCreated,
 };
 
 export const migrationProvider: MigrationProvider = {
