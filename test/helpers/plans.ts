@@ -22,12 +22,14 @@ export async function planOf(
     );
     return plan.rows.map((row) => row.detail);
   }
-  const literal = (value: unknown) =>
-    value === null
-      ? 'null'
-      : typeof value === 'number'
-        ? String(value)
-        : `'${String(value).replaceAll("'", "''")}'`;
+  const literal = (value: unknown): string => {
+    if (value === null) return 'null';
+    if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+      return String(value);
+    }
+    if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'`;
+    throw new Error(`planOf: no SQL literal for a ${typeof value}`);
+  };
   // A prepared statement outlives a failed transaction: each plan gets a name of its own.
   const name = `planned_${++plans}`;
   return db.transaction().execute(async (trx) => {
