@@ -81,22 +81,22 @@ subscribe('intakeScheduleChanged', async (trx, { world, intake, chaseInput, plan
 subscribe('intakeArchived', async (trx, { world, intakeId }) => {
   await stopChases(trx, world, intakeId);
 });
-subscribe('intakeDeleted', async (trx, { intakeId }) => {
-  await deleteCommentsOf(trx, intakeId);
+subscribe('intakeDeleted', async (trx, { world, intakeId }) => {
+  await deleteCommentsOf(trx, world, intakeId);
   await deleteChaseData(trx, intakeId);
-  await deleteNoticesOfIntake(trx, intakeId);
+  await deleteNoticesOfIntake(trx, world, intakeId);
 });
 // The conversation on items is the client's content: it goes with the rest when retention purges it.
-subscribe('intakePurged', async (trx, { intakeId }) => {
-  await deleteCommentsOf(trx, intakeId);
+subscribe('intakePurged', async (trx, { world, intakeId }) => {
+  await deleteCommentsOf(trx, world, intakeId);
 });
 // The owner's comments reach the client in one batched email per intake (opt-out, quiet hours).
 subscribe('ownerCommented', async (trx, { world, intake }) => {
   await planCommentEmail(trx, world, intake);
 });
-subscribe('intakeAnonymized', async (trx, { intakeId, anonymize }) => {
+subscribe('intakeAnonymized', async (trx, { world, intakeId, anonymize }) => {
   await deleteMessagesOfIntake(trx, intakeId);
-  await deleteNoticesOfIntake(trx, intakeId);
+  await deleteNoticesOfIntake(trx, world, intakeId);
   await anonymizeRecipients(trx, intakeId, anonymize);
 });
 subscribe('intakeChangeCommitted', async (_db, { services, world, intakeId }) => {

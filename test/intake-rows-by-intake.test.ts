@@ -1,6 +1,6 @@
 /**
  * The rows an intake leaves in other tables (its events, the idempotency keys that name it, its pending
- * jobs) are found by the intake, not by reading those tables whole: the dashboard's intake page and a
+ * jobs, the comments on its items and the owner's notices about it) are found by the intake, not by reading those tables whole: the dashboard's intake page and a
  * deletion read index ranges on both databases (migration 0047), and a deletion takes exactly the
  * intake's jobs, the subjects `<id>` and `<id>/…`, and no other.
  */
@@ -14,7 +14,7 @@ import { signedInOwner, type SignedInBrowser } from './helpers/signed-in.js';
 import { recordStatements, type Statement } from './helpers/statements.js';
 
 /** The tables a deletion and the intake's page reach by the intake's id. */
-const BY_INTAKE = /\b(?:from|update) "?(events|idempotency_keys|jobs)"?/i;
+const BY_INTAKE = /\b(?:from|update) "?(events|idempotency_keys|jobs|item_comments|owner_notices)"?/i;
 
 describe.each(DATABASES)("an intake's rows in other tables, found by the intake, on %s", (database) => {
   let server: TestServer;
@@ -82,8 +82,8 @@ describe.each(DATABASES)("an intake's rows in other tables, found by the intake,
   function wholeTableSteps(steps: string[]): string[] {
     return steps.filter((step) =>
       database === 'sqlite'
-        ? /^SCAN (events|idempotency_keys|jobs)\b/.test(step)
-        : /Seq Scan on (events|idempotency_keys|jobs)\b/.test(step),
+        ? /^SCAN (events|idempotency_keys|jobs|item_comments|owner_notices)\b/.test(step)
+        : /Seq Scan on (events|idempotency_keys|jobs|item_comments|owner_notices)\b/.test(step),
     );
   }
 
@@ -107,7 +107,7 @@ describe.each(DATABASES)("an intake's rows in other tables, found by the intake,
     }
   });
 
-  it("deletes the intake's events, keys and jobs by index ranges, and only the intake's jobs", async () => {
+  it("deletes the intake's events, keys, jobs, comments and notices by index ranges, and only its jobs", async () => {
     // Sent as it is created: its invitation and reminders are pending jobs.
     const id = await create('deleted-1');
     expect(await subjectsPending(id)).not.toEqual([]);
@@ -136,7 +136,7 @@ describe.each(DATABASES)("an intake's rows in other tables, found by the intake,
     expect(Number(await left('idempotency_keys'))).toBe(0);
 
     const writes = byIntake(recorder.statements, id);
-    for (const table of ['events', 'idempotency_keys', 'jobs']) {
+    for (const table of ['events', 'idempotency_keys', 'jobs', 'item_comments', 'owner_notices']) {
       expect(
         writes.some((s) => new RegExp(`^\\s*delete from "${table}"`, 'i').test(s.sql)),
         table,

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, ItemCommentsTable } from '../../db/schema.js';
+import type { World } from '../../kernel/world.js';
 
 export type CommentRow = Selectable<ItemCommentsTable>;
 
@@ -67,6 +68,12 @@ export async function markEmailed(db: Kysely<Database>, ids: readonly string[], 
   await db.updateTable('item_comments').set({ emailed_at: at }).where('id', 'in', ids).execute();
 }
 
-export async function deleteCommentsOf(db: Kysely<Database>, intakeId: string): Promise<void> {
-  await db.deleteFrom('item_comments').where('intake_id', '=', intakeId).execute();
+/** The intake's comments: a range of their index, which starts with the account and mode. */
+export async function deleteCommentsOf(db: Kysely<Database>, world: World, intakeId: string): Promise<void> {
+  await db
+    .deleteFrom('item_comments')
+    .where('account_id', '=', world.accountId)
+    .where('livemode', '=', world.livemode ? 1 : 0)
+    .where('intake_id', '=', intakeId)
+    .execute();
 }

@@ -118,6 +118,16 @@ export async function pruneNotices(db: Kysely<Database>, tenant: Tenant, before:
     .execute();
 }
 
-export async function deleteNoticesOfIntake(db: Kysely<Database>, intakeId: string): Promise<void> {
-  await db.deleteFrom('owner_notices').where('intake_id', '=', intakeId).execute();
+/** The intake's notices: a range of their index, which starts with the account and mode. */
+export async function deleteNoticesOfIntake(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  intakeId: string,
+): Promise<void> {
+  await db
+    .deleteFrom('owner_notices')
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', tenant.livemode ? 1 : 0)
+    .where('intake_id', '=', intakeId)
+    .execute();
 }
