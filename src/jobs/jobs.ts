@@ -1,10 +1,10 @@
 import { context, propagation } from '@opentelemetry/api';
-import { PostgresAdapter, sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { z } from 'zod';
 import type { Database } from '../db/schema.js';
 import { offsetClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { notifyJobDue, takeAtWrite, WAKE_HORIZON_MS } from './wakeup.js';
+import { isPostgres, notifyJobDue, takeAtWrite, WAKE_HORIZON_MS } from './wakeup.js';
 import { preparedInsert, preparedQuery } from '../db/prepared.js';
 
 /**
@@ -394,7 +394,7 @@ export async function bringTestJobsForward(
  * case-insensitive on SQLite and collation-bound on PostgreSQL, read the whole table.)
  */
 export async function cancelJobsUnder(db: Kysely<Database>, subjectId: string): Promise<void> {
-  const bytes = db.getExecutor().adapter instanceof PostgresAdapter ? sql` collate "C"` : sql``;
+  const bytes = isPostgres(db) ? sql` collate "C"` : sql``;
   const subject = sql`${sql.ref('subject_id')}${bytes}`;
   await db
     .deleteFrom('jobs')

@@ -51,6 +51,14 @@ const selectClockOffset = preparedQuery(
   [''],
 );
 
+/**
+ * Whether a row (its account and mode) is of this world: the check on rows read by a key of their own
+ * (an intake's id) rather than by the account, whose index a planner might walk instead.
+ */
+export function isOfWorld(row: { account_id: string; livemode: number }, world: World): boolean {
+  return row.account_id === world.accountId && row.livemode === (world.livemode ? 1 : 0);
+}
+
 /** The real time (epoch ms) at which a moment of this world's clock arrives: what jobs are scheduled by. */
 export function realTimeOf(world: World, worldTimeMs: number): number {
   return worldTimeMs - world.offsetMs;

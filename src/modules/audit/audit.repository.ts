@@ -5,9 +5,6 @@ import { newId } from '../../lib/ids.js';
 import { preparedInsert } from '../../db/prepared.js';
 
 export type AuditRow = Selectable<AuditEntriesTable>;
-
-/** The most actions the audit log's filter offers. */
-const MOST_ACTIONS = 200;
 /** `person_id` may be left out: an entry written by the system or for a key with no person. */
 export type NewAuditEntry = Omit<AuditRow, 'id' | 'person_id'> & { person_id?: string | null };
 
@@ -97,20 +94,23 @@ export async function auditPage(db: Kysely<Database>, world: World, filters: Aud
   return { rows: rows.slice(0, filters.limit), hasMore: rows.length > filters.limit };
 }
 
+/** The most actions the audit log's filter offers. */
+const MOST_ACTIONS = 200;
+
 /**
- * The actions the world's audit log holds, in order (at most 200), for the log's filter: a loose walk of
- * the (account, mode, action) index (migration 0048), each action the least one past the last, so its
- * cost grows with the number of actions, not with the entries (a `select distinct` read them all).
+ * The actions the world's audit log holds, in order (at most MOST_ACTIONS), for the log's filter: a
+ * loose walk of the (account, mode, action) index (migration 0048), each action the least one past the
+ * last, so its cost grows with the number of actions, not with the entries (a `select distinct` read
+ * them all).
  */
 export async function distinctAuditActions(db: Kysely<Database>, world: World): Promise<string[]> {
-  const livemode = world.livemode ? 1 : 0;
-  const inWorld = sql`account_id = ${world.accountId} and livemode = ${livemode}`;
-  const found = await sql<{ action: string | null }>`with recursive actions (action, n) as (
+  const inWorld = sql`account_id = ${world.accountId} and livemode = ${world.livemode ? 1 : 0}`;
+  const found = await sql<{ action: string }>`with recursive actions (action, n) as (
       select (select min(action) from audit_entries where ${inWorld}), 1
       union all
       select (select min(action) from audit_entries where ${inWorld} and action > actions.action), n + 1
       from actions where actions.action is not null and n < ${MOST_ACTIONS}
     )
     select action from actions where action is not null`.execute(db);
-  return found.rows.flatMap((r) => (r.action === null ? [] : [r.action]));
+  return found.rows.map((r) => r.action);
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { raise } from '../../kernel/domain-events.js';
 import type { PublicEvent } from '../../kernel/public-events.js';
-import type { World } from '../../kernel/world.js';
+import { isOfWorld, type World } from '../../kernel/world.js';
 import { newId } from '../../lib/ids.js';
 import { preparedInsert } from '../../db/prepared.js';
 
@@ -58,7 +58,6 @@ export async function recordEvent(db: Kysely<Database>, event: PublicEvent): Pro
  * world all the same.
  */
 export async function eventsOfIntake(db: Kysely<Database>, world: World, intakeId: string) {
-  const livemode = world.livemode ? 1 : 0;
   const rows = await db
     .selectFrom('events')
     .select(['id', 'type', 'occurred_at', 'payload', 'account_id', 'livemode'])
@@ -68,6 +67,6 @@ export async function eventsOfIntake(db: Kysely<Database>, world: World, intakeI
     .limit(200)
     .execute();
   return rows
-    .filter((r) => r.account_id === world.accountId && r.livemode === livemode)
+    .filter((r) => isOfWorld(r, world))
     .map(({ id, type, occurred_at, payload }) => ({ id, type, occurred_at, payload }));
 }

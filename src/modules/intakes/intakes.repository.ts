@@ -8,7 +8,7 @@ import { applicableKeys } from '../../domain/conditions.js';
 import { isOwnerItem, type ItemDefinition } from '../../domain/items.js';
 import { deepFreeze } from '../../lib/deep-freeze.js';
 import { KeptLately } from '../../lib/kept-lately.js';
-import type { World } from '../../kernel/world.js';
+import { isOfWorld, type World } from '../../kernel/world.js';
 
 export type IntakeRow = Selectable<IntakesTable>;
 export type FileRow = Selectable<ItemFilesTable>;
@@ -800,14 +800,13 @@ export async function deleteIntakeRows(db: Kysely<Database>, id: string): Promis
  */
 export async function itemsOfIntakes(db: Kysely<Database>, world: World, ids: string[]): Promise<ItemRow[]> {
   if (ids.length === 0) return [];
-  const livemode = world.livemode ? 1 : 0;
   const rows = await db
     .selectFrom('intake_items')
     .selectAll()
     .where('intake_id', 'in', ids)
     .orderBy('position')
     .execute();
-  return rows.filter((r) => r.account_id === world.accountId && r.livemode === livemode).map(itemOf);
+  return rows.filter((r) => isOfWorld(r, world)).map(itemOf);
 }
 
 export async function filesOfIntake(db: Kysely<Database>, world: World, intakeId: string) {
