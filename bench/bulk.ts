@@ -19,9 +19,9 @@ export interface LoadOptions {
 
 /**
  * Intakes numbered [from, to], each with two items, its creation's event and one reminder job due a
- * day from now (plus its number in ms); 10% to `bigAccount`, the rest spread over 997 others; one intake in a hundred with
- * an answer awaiting review, the big account's too. Then ANALYZE, as a database that has lived a while
- * has statistics.
+ * day from now (plus its number in ms); 10% to `bigAccount`, the rest spread over 997 others; one
+ * intake in a hundred with an answer awaiting review, the big account's too. Then ANALYZE, as a
+ * database that has lived a while has statistics.
  */
 export async function loadIntakes(db: Db, from: number, to: number, options: LoadOptions): Promise<void> {
   const k = db.kysely;

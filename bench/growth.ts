@@ -5,33 +5,31 @@
  * intakes by cursor and the intakes awaiting review alone (`GET /v1/intakes`, `?starting_after=`,
  * `?awaiting_review=true`, all cold), the dashboard's intake list as its owner opens it (those awaiting
  * review first: `GET /dashboard/intakes`) and an intake's page there, an intake created and deleted,
- * and the worker's claim of due jobs, each timed against a database of 1,000 intakes and one of BENCH_SCALE_ROWS, side by side, in
- * alternating rounds. Each ratio is the large
- * database's rate over the small one's (1 = no growth; within 2× = at least 0.5), printed as a
- * BENCH_RESULT line (bench/result.ts).
+ * and the worker's claim of due jobs, each timed against a database of 1,000 intakes and one of
+ * BENCH_SCALE_ROWS, side by side, in alternating rounds. Each ratio is the large database's rate over
+ * the small one's (1 = no growth; within 2× = at least 0.5), printed as a BENCH_RESULT line
+ * (bench/result.ts).
  *
  * Then, on the large database, a metrics scrape's job summary (`jobBacklog`, which reads every job) is
  * run SCRAPES times while a 1 ms timer runs: the longest the timer waited is how long the scrape held
  * the event loop (goal under 50 ms), printed as a value (median of the scrapes) with its unit.
  *
  * Both databases are filled the same way (bench/bulk.ts: two items, an event and one future reminder
- * job per intake, every tenth intake the benchmark account's, in test mode, the mode of its key), each behind
- * an API server in this process (no worker: the claim is timed by calling it). SQLite, then
+ * job per intake, every tenth intake the benchmark account's, in test mode, the mode of its key), each
+ * behind an API server in this process (no worker: the claim is timed by calling it). SQLite, then
  * PostgreSQL (TEST_POSTGRES_URL; skipped with a notice when it does not answer).
  *
  * Environment: BENCH_SCALE_ROWS (default 1,000,000; 20,000 with BENCH_QUICK=1), BENCH_SCALE_ROUNDS
  * (default 3; 1 quick), BENCH_SCALE_OPS (requests or claims per measure and round, default 200; 50
  * quick), BENCH_SCALE_DATABASES (default sqlite,postgres).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { jobBacklog } from '../src/jobs/admin.js';
-import { sha256Hex } from '../src/lib/secrets.js';
 import { createAccount } from '../src/modules/accounts/accounts.service.js';
-import { insertSession } from '../src/modules/sessions/sessions.repository.js';
+import { openSession } from '../src/modules/sessions/session.js';
 import { createWorker, startServer, type RunningServer } from '../src/server.js';
 import { loadIntakes } from './bulk.js';
 import { withEveryReadAfterACommit } from './cold.js';
@@ -79,22 +77,11 @@ async function ownerCookie(server: RunningServer, accountId: string): Promise<st
   const db = server.services.db.kysely;
   const owner = await db
     .selectFrom('account_users')
-    .select('id')
+    .select(['id', 'account_id'])
     .where('account_id', '=', accountId)
     .where('role', '=', 'owner')
     .executeTakeFirstOrThrow();
-  const raw = randomBytes(32).toString('base64url');
-  const now = new Date();
-  await insertSession(db, {
-    id_hash: sha256Hex(raw),
-    user_id: owner.id,
-    account_id: accountId,
-    livemode: 0,
-    created_at: now.toISOString(),
-    expires_at: new Date(now.getTime() + 86_400_000).toISOString(),
-    last_seen_at: now.toISOString(),
-  });
-  return `intake_session=${raw}`;
+  return `intake_session=${await openSession(db, owner, false, new Date())}`;
 }
 
 async function call(side: Side, method: string, path: string, body?: string): Promise<unknown> {

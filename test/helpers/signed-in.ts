@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
-import { sha256Hex } from '../../src/lib/secrets.js';
-import { insertSession } from '../../src/modules/sessions/sessions.repository.js';
+import { openSession } from '../../src/modules/sessions/session.js';
 import type { TestServer } from './server.js';
 
 export interface SignedInBrowser {
@@ -36,21 +34,10 @@ export async function signedInAs(
   userId: string,
 ): Promise<SignedInBrowser> {
   const db = server.server.services.db.kysely;
-  const user = { id: userId };
-  const raw = randomBytes(32).toString('base64url');
-  const now = new Date();
-  await insertSession(db, {
-    id_hash: sha256Hex(raw),
-    user_id: user.id,
-    account_id: accountId,
-    livemode: 1,
-    created_at: now.toISOString(),
-    expires_at: new Date(now.getTime() + 3_600_000).toISOString(),
-    last_seen_at: now.toISOString(),
-  });
+  const raw = await openSession(db, { id: userId, account_id: accountId }, true, new Date());
   const cookie = `intake_session=${raw}`;
   return {
-    userId: user.id,
+    userId,
     cookie,
     get: (url) => fetch(url, { headers: { cookie }, redirect: 'manual' }),
     postForm: (url, fields) => {

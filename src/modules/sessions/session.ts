@@ -18,6 +18,8 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
 import { secureCookies } from '../../http/security-headers.js';
 import { deriveKey } from '../../lib/crypto.js';
@@ -171,10 +173,26 @@ export async function startSession(
   livemode = true,
 ): Promise<void> {
   const ctx = contextOf(request);
-  const raw = randomBytes(32).toString('base64url');
   const now = ctx.services.clock.now();
   await deleteExpired(ctx.services.db.kysely, now.toISOString());
-  await insertSession(ctx.services.db.kysely, {
+  const raw = await openSession(ctx.services.db.kysely, user, livemode, now);
+  appendCookie(reply, cookieHeader(ctx, ctx.sessionCookie, raw, SESSION_TTL_MS / 1000));
+  // The pre-session token has done its job; a fresh one is made if the visitor signs out.
+  appendCookie(reply, cookieHeader(ctx, ctx.preSessionCookie, '', 0));
+}
+
+/**
+ * A new session of the user, SESSION_TTL_MS long from `now`: its row holds the token's hash; the token
+ * itself, returned, is what the session cookie carries.
+ */
+export async function openSession(
+  db: Kysely<Database>,
+  user: { id: string; account_id: string },
+  livemode: boolean,
+  now: Date,
+): Promise<string> {
+  const raw = randomBytes(32).toString('base64url');
+  await insertSession(db, {
     id_hash: sha256Hex(raw),
     user_id: user.id,
     account_id: user.account_id,
@@ -183,9 +201,7 @@ export async function startSession(
     expires_at: new Date(now.getTime() + SESSION_TTL_MS).toISOString(),
     last_seen_at: now.toISOString(),
   });
-  appendCookie(reply, cookieHeader(ctx, ctx.sessionCookie, raw, SESSION_TTL_MS / 1000));
-  // The pre-session token has done its job; a fresh one is made if the visitor signs out.
-  appendCookie(reply, cookieHeader(ctx, ctx.preSessionCookie, '', 0));
+  return raw;
 }
 
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
