@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distinctAuditActions, insertAuditEntry } from '../src/modules/audit/audit.service.js';
 import { DATABASES } from './helpers/env.js';
 import { planOf } from './helpers/plans.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startTestServer, systemWorld, type TestServer } from './helpers/server.js';
 import { recordStatements } from './helpers/statements.js';
 
 describe.each(DATABASES)("the audit log's actions on %s", (database) => {
@@ -20,13 +20,7 @@ describe.each(DATABASES)("the audit log's actions on %s", (database) => {
   });
 
   const db = () => server.server.services.db.kysely;
-  const world = (accountId: string, livemode: boolean) => ({
-    accountId,
-    livemode,
-    clock: server.server.services.clock,
-    offsetMs: 0,
-    actor: { type: 'system' as const, id: null },
-  });
+  const world = (accountId: string, livemode: boolean) => systemWorld(server, accountId, livemode);
 
   async function entry(accountId: string, livemode: boolean, action: string): Promise<void> {
     await insertAuditEntry(db(), {

@@ -5,7 +5,7 @@ import { planOf } from './helpers/plans.js';
 import { recordStatements } from './helpers/statements.js';
 import { client, type Client } from './helpers/http.js';
 import { hiddenField, signedInOwner, type SignedInBrowser } from './helpers/signed-in.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startTestServer, systemWorld, type TestServer } from './helpers/server.js';
 
 /**
  * The dashboard's review routes over HTTP on both databases: the list puts intakes awaiting review
@@ -92,13 +92,7 @@ describe.each(DATABASES)('reviewing in the dashboard on %s', (database) => {
       ...newestFirst.filter((id) => waiting.has(id)),
       ...newestFirst.filter((id) => !waiting.has(id)),
     ];
-    const world = {
-      accountId: account.account_id,
-      livemode: true,
-      clock: server.server.services.clock,
-      offsetMs: 0,
-      actor: { type: 'system' as const, id: null },
-    };
+    const world = systemWorld(server, account.account_id);
     const seen: string[] = [];
     for (let offset = 0; offset < made.length; offset += 2) {
       const page = await listIntakes(server.server.services.db.kysely, world, {
@@ -132,13 +126,7 @@ describe.each(DATABASES)('reviewing in the dashboard on %s', (database) => {
     const steps = (await planOf(server.server.services.db.kysely, database, read)).join('\n');
     expect(steps, read.sql).toMatch(/intake_items_pk|sqlite_autoindex_intake_items_1/);
     expect(steps, read.sql).not.toContain('intake_items_awaiting_review');
-    const world = (id: string) => ({
-      accountId: id,
-      livemode: true,
-      clock: server.server.services.clock,
-      offsetMs: 0,
-      actor: { type: 'system' as const, id: null },
-    });
+    const world = (id: string) => systemWorld(server, id);
     const db = server.server.services.db.kysely;
     expect((await itemsOfIntakes(db, world(accountId), [waiting])).map((i) => i.key).sort()).toEqual([
       'password',

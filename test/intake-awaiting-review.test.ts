@@ -15,6 +15,7 @@ import {
   connectToPostgres,
   fromAnotherConnection,
   startTestServer,
+  systemWorld,
   untilWaitingOnLock,
   type TestServer,
 } from './helpers/server.js';
@@ -189,13 +190,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
     const waiting = await create();
     await submit(waiting, ['about']);
     const other = await create();
-    const world = {
-      accountId,
-      livemode: false,
-      clock: server.server.services.clock,
-      offsetMs: 0,
-      actor: { type: 'system' as const, id: null },
-    };
+    const world = systemWorld(server, accountId, false);
     const recorder = recordStatements();
     let dashboard: Awaited<ReturnType<typeof listIntakes>>;
     let filtered: Awaited<ReturnType<Client['get']>>;

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { createAccount, type CreatedAccount } from '../../src/modules/accounts/accounts.service.js';
+import type { World } from '../../src/kernel/world.js';
 import { startServer, type RunningServer, type StartServerOptions } from '../../src/server.js';
 import { TEST_POSTGRES_URL, type DatabaseKind } from './env.js';
 
@@ -152,3 +153,14 @@ export async function untilWaitingOnLock(connection: pg.Client, table: string, n
 
 /** Lets the event loop turn once (past this turn's reads and the writes gathered in it). */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** An account's world as the system acts in it (no key, no person), on the server's clock. */
+export function systemWorld(server: TestServer, accountId: string, livemode = true): World {
+  return {
+    accountId,
+    livemode,
+    clock: server.server.services.clock,
+    offsetMs: 0,
+    actor: { type: 'system', id: null },
+  };
+}
