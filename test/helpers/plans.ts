@@ -3,14 +3,15 @@ import type { Database } from '../../src/db/schema.js';
 import type { DatabaseKind } from './env.js';
 import type { Statement } from './statements.js';
 
+/** Plans made so far: each prepared statement is named by its number. */
+let plans = 0;
+
 /**
  * How the database plans a statement (recorded, or compiled) with its values: its steps, one a line.
  * On PostgreSQL the statement is planned as a repeated one is (generic: the values unknown), with
  * sequential scans off: a test's tables are small enough to read whole, and the question is which
  * index the planner would take.
  */
-let plans = 0;
-
 export async function planOf(
   db: Kysely<Database>,
   database: DatabaseKind,

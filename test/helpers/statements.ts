@@ -1,10 +1,9 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 
-/** One statement the database driver ran: its SQL, how many parameters it took, and their values. */
+/** One statement the database driver ran: its SQL and its parameters' values. */
 export interface Statement {
   sql: string;
-  parameters: number;
   values: readonly unknown[];
 }
 
@@ -26,14 +25,14 @@ export function recordStatements(): { statements: Statement[]; stop(): void } {
     if (!original) continue;
     sqlitePrototype[method] = function (this: { source: string }, ...args: unknown[]) {
       const values: readonly unknown[] = Array.isArray(args[0]) ? args[0] : args;
-      statements.push({ sql: this.source, parameters: values.length, values });
+      statements.push({ sql: this.source, values });
       return original.apply(this, args);
     };
     restore.push(() => (sqlitePrototype[method] = original));
   }
   restore.push(
     aroundPgQueries((text, values, send) => {
-      if (text) statements.push({ sql: text, parameters: values.length, values });
+      if (text) statements.push({ sql: text, values });
       return send();
     }),
   );
