@@ -21,7 +21,8 @@
  *
  * Environment: BENCH_SCALE_ROWS (default 1,000,000; 20,000 with BENCH_QUICK=1), BENCH_SCALE_ROUNDS
  * (default 3; 1 quick), BENCH_SCALE_OPS (requests or claims per measure and round, default 200; 50
- * quick), BENCH_SCALE_DATABASES (default sqlite,postgres).
+ * quick), BENCH_SCALE_DATABASES (default sqlite,postgres), BENCH_SCALE_ONLY (comma-separated parts of
+ * the measures' names: only the measures whose name holds one of them; default all).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -32,7 +33,7 @@ import { createAccount } from '../src/modules/accounts/accounts.service.js';
 import { openSession } from '../src/modules/sessions/session.js';
 import { createWorker, startServer, type RunningServer } from '../src/server.js';
 import { loadIntakes } from './bulk.js';
-import { withEveryReadAfterACommit } from './cold.js';
+import { commitToAccount, withEveryReadAfterACommit } from './cold.js';
 import { SMALL_INTAKE_BODY } from './intake-body.js';
 import { positiveNumberFromEnv } from './load.js';
 import { alternatingRounds, median, printRatio, printResult, QUICK, type BenchResult } from './result.js';
@@ -52,6 +53,7 @@ type Dialect = 'sqlite' | 'postgres';
 interface Side {
   size: number;
   server: RunningServer;
+  accountId: string;
   key: string;
   probe: string;
   /** An intake of the account's from the middle of its list: the next page starts after it. */
@@ -128,6 +130,7 @@ async function open(dialect: Dialect, size: number): Promise<Side> {
     const side: Side = {
       size,
       server,
+      accountId: account.account_id,
       key: account.test_key,
       probe: '',
       middle: '',
@@ -156,11 +159,16 @@ async function open(dialect: Dialect, size: number): Promise<Side> {
   }
 }
 
-/** Operations per second of `op`, OPS times one after another. */
-async function rate(op: () => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  for (let i = 0; i < OPS; i++) await op();
-  return OPS / ((performance.now() - started) / 1000);
+/** Operations per second of `op`, OPS times one after another, `before` each (untimed) if given. */
+async function rate(op: () => Promise<unknown>, before?: () => Promise<void>): Promise<number> {
+  let spent = 0;
+  for (let i = 0; i < OPS; i++) {
+    await before?.();
+    const started = performance.now();
+    await op();
+    spent += performance.now() - started;
+  }
+  return OPS / (spent / 1000);
 }
 
 const MEASURES = {
@@ -186,9 +194,20 @@ const MEASURES = {
 } as const;
 type Measure = keyof typeof MEASURES;
 
-/** Every read as after a commit (SQLite keeps answers between commits; PostgreSQL has nothing to keep). */
-function cold<T>(side: Side, run: () => Promise<T>): Promise<T> {
-  return side.server.services.db.changeVersion ? withEveryReadAfterACommit(side.server, run) : run();
+const ONLY = process.env.BENCH_SCALE_ONLY?.split(',').map((part) => part.trim()).filter(Boolean);
+const CHOSEN = (Object.keys(MEASURES) as Measure[]).filter(
+  (name) => ONLY === undefined || ONLY.some((part) => name.includes(part)),
+);
+if (CHOSEN.length === 0) throw new Error(`BENCH_SCALE_ONLY=${process.env.BENCH_SCALE_ONLY ?? ''} names no measure`);
+
+/**
+ * OPS of `op` per second, every read as after a commit of the account: on SQLite by its change version
+ * swapped (no statement), on PostgreSQL by a real commit to the account before each, untimed (a kept
+ * answer is checked there against the account's version at every read).
+ */
+function coldRate(side: Side, op: () => Promise<unknown>): Promise<number> {
+  if (side.server.services.db.changeVersion) return withEveryReadAfterACommit(side.server, () => rate(op));
+  return rate(op, () => commitToAccount(side.server, side.accountId));
 }
 
 /** How long a metrics scrape's job summary held the event loop: the longest wait of a 1 ms timer meanwhile. */
@@ -216,16 +235,16 @@ async function bench(dialect: Dialect): Promise<BenchResult[]> {
     const rounds = await alternatingRounds({
       small,
       large,
-      names: Object.keys(MEASURES) as Measure[],
+      names: CHOSEN,
       rounds: ROUNDS,
-      rateOf: (name, side) => cold(side, () => rate(MEASURES[name](side))),
+      rateOf: (name, side) => coldRate(side, MEASURES[name](side)),
       onRound: (name, round, entry) =>
         process.stderr.write(
           `  ${dialect} round ${round + 1}, ${name}: ${Math.round(entry.service)}/s at ${LARGE.toLocaleString('en')}, ${Math.round(entry.baseline)}/s at ${SMALL.toLocaleString('en')}\n`,
         ),
     });
     const label = dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
-    const results = (Object.keys(MEASURES) as Measure[]).map((name) =>
+    const results = CHOSEN.map((name) =>
       printRatio({
         name: `scale: ${name} at ${LARGE.toLocaleString('en')} intakes (${label})`,
         goal: '>=0.5',

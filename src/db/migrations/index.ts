@@ -38,6 +38,7 @@ import { intakesAwaitingReviewIndex } from './0046_intakes_awaiting_review_index
 import { intakeDeletionIndexes } from './0047_intake_deletion_indexes.js';
 import { auditActionsIndex } from './0048_audit_actions_index.js';
 import { idempotencyKeysCreated } from './0049_idempotency_keys_created.js';
+import { intakeListFilterIndexes } from './0050_intake_list_filter_indexes.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -80,6 +81,7 @@ const migrations: Record<string, Migration> = {
   '0047_intake_deletion_indexes': intakeDeletionIndexes,
   '0048_audit_actions_index': auditActionsIndex,
   '0049_idempotency_keys_created': idempotencyKeysCreated,
+  '0050_intake_list_filter_indexes': intakeListFilterIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -466,6 +466,11 @@ function onlyByStatus(filters: IntakeFilters): boolean {
   return isUnfiltered({ ...filters, status: undefined }) && filters.status !== undefined;
 }
 
+/** A filter by awaiting review, and by status or not, and nothing else. */
+function byStatusAndReviewAlone(filters: IntakeFilters): boolean {
+  return isUnfiltered({ ...filters, status: undefined, awaitingReview: undefined });
+}
+
 function isUnfiltered(filters: IntakeFilters): boolean {
   return (
     !filters.status &&
@@ -507,6 +512,7 @@ export async function listIntakes(
   }
   let query = intakesInWorld(db, world.accountId, livemode);
   if (filters.status) query = query.where('status', '=', filters.status);
+  const ofStatus = query;
   if (filters.awaitingReview !== undefined) {
     query = filters.awaitingReview ? awaitingReview(query) : notAwaitingReview(query);
   }
@@ -536,14 +542,25 @@ export async function listIntakes(
         eb(eb.refTuple('intakes.created_at', 'intakes.id'), '<', eb.tuple(after.created_at, after.id)),
       )
     : query;
-  // The whole list's total: a kept count for every status or one, else a count of the rows matched.
+  // The whole list's total: a kept count for every status or one; those not awaiting review as that
+  // count less those awaiting (a count of their partial index), in one statement; else a count of the
+  // rows matched.
   const filtersAlone = { ...filters, reviewFirst: false };
-  const total = () =>
-    isUnfiltered(filtersAlone) || onlyByStatus(filtersAlone)
-      ? countedInWorld(db, world.accountId, livemode, filters.status)
-          .executeTakeFirst()
-          .then((counted) => Number(counted?.n ?? 0))
-      : count(query);
+  const kept = () => countedInWorld(db, world.accountId, livemode, filters.status);
+  const total = () => {
+    if (isUnfiltered(filtersAlone) || onlyByStatus(filtersAlone)) {
+      return kept()
+        .executeTakeFirst()
+        .then((counted) => Number(counted?.n ?? 0));
+    }
+    if (filters.awaitingReview === false && byStatusAndReviewAlone(filtersAlone)) {
+      return db
+        .selectNoFrom(() => [kept().as('whole'), countQuery(awaitingReview(ofStatus)).as('waiting')])
+        .executeTakeFirstOrThrow()
+        .then((r) => Number(r.whole ?? 0) - Number(r.waiting ?? 0));
+    }
+    return count(query);
+  };
   if (!filters.reviewFirst) {
     const [whole, rows] = await Promise.all([total(), page(pageOf, filters.limit, filters.offset)]);
     return { total: whole, rows, cursorFound: true };
