@@ -194,11 +194,14 @@ const MEASURES = {
 } as const;
 type Measure = keyof typeof MEASURES;
 
-const ONLY = process.env.BENCH_SCALE_ONLY?.split(',').map((part) => part.trim()).filter(Boolean);
+const ONLY = process.env.BENCH_SCALE_ONLY?.split(',')
+  .map((part) => part.trim())
+  .filter(Boolean);
 const CHOSEN = (Object.keys(MEASURES) as Measure[]).filter(
   (name) => ONLY === undefined || ONLY.some((part) => name.includes(part)),
 );
-if (CHOSEN.length === 0) throw new Error(`BENCH_SCALE_ONLY=${process.env.BENCH_SCALE_ONLY ?? ''} names no measure`);
+if (CHOSEN.length === 0)
+  throw new Error(`BENCH_SCALE_ONLY=${process.env.BENCH_SCALE_ONLY ?? ''} names no measure`);
 
 /**
  * OPS of `op` per second, every read as after a commit of the account: on SQLite by its change version

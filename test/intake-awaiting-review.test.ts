@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { intakeAwaitingReview } from '../src/db/migrations/0044_intake_awaiting_review.js';
 import { intakesAwaitingReviewIndex } from '../src/db/migrations/0046_intakes_awaiting_review_index.js';
+import { intakeListFilterIndexes } from '../src/db/migrations/0050_intake_list_filter_indexes.js';
 import { listIntakes } from '../src/modules/intakes/intakes.service.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
@@ -53,9 +54,12 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
 
   const db = () => server.server.services.db.kysely;
 
-  /** Migration 0044 taken down, the index on its column (0046) first. */
+  /** Migration 0044 taken down, the indexes on its column (0050's, 0046) first. */
   async function down0044(): Promise<void> {
-    if (!intakesAwaitingReviewIndex.down || !intakeAwaitingReview.down) throw new Error('no way down');
+    if (!intakeListFilterIndexes.down || !intakesAwaitingReviewIndex.down || !intakeAwaitingReview.down) {
+      throw new Error('no way down');
+    }
+    await intakeListFilterIndexes.down(db());
     await intakesAwaitingReviewIndex.down(db());
     await intakeAwaitingReview.down(db());
   }
@@ -91,9 +95,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
   }
 
   async function listedCount(id: string): Promise<number | undefined> {
-    const listed = await api.get<Listed>('/v1/intakes?limit=100', {
-      headers: { 'cache-control': 'no-cache' },
-    });
+    const listed = await api.get<Listed>('/v1/intakes?limit=100');
     expect(listed.status, listed.text).toBe(200);
     return listed.body.intakes.find((i) => i.intake_id === id)?.awaiting_review;
   }
@@ -176,7 +178,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
     const recorder = recordStatements();
     let listed: Awaited<ReturnType<Client['get']>>;
     try {
-      listed = await api.get('/v1/intakes', { headers: { 'cache-control': 'no-cache' } });
+      listed = await api.get('/v1/intakes');
     } finally {
       recorder.stop();
     }
@@ -197,9 +199,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
     try {
       // The dashboard's list, and the API's filter.
       dashboard = await listIntakes(db(), world, { reviewFirst: true, limit: 25, offset: 0 });
-      filtered = await api.get('/v1/intakes?awaiting_review=true&limit=100', {
-        headers: { 'cache-control': 'no-cache' },
-      });
+      filtered = await api.get('/v1/intakes?awaiting_review=true&limit=100');
     } finally {
       recorder.stop();
     }
@@ -208,15 +208,18 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
     expect(filtered.status, filtered.text).toBe(200);
     expect((filtered.body as Listed).intakes.map((i) => i.intake_id)).toContain(waiting);
     expect((filtered.body as Listed).intakes.map((i) => i.intake_id)).not.toContain(other);
-    // The page and the count of those awaiting review, for each list: by the partial index of them,
-    // never a walk of the account's intakes.
+    // The page and the count of those awaiting review, for each list: by a partial index of them (a
+    // count may take the one by status, as small), never a walk of the account's intakes.
     const reads = recorder.statements.filter(
       (s) => /\bfrom "intakes"/.test(s.sql) && /"awaiting_review" > 0\b/.test(s.sql),
     );
     expect(reads.length).toBeGreaterThanOrEqual(3);
     for (const read of reads) {
       const steps = await planOf(db(), database, read);
-      expect(steps.join('\n'), read.sql).toContain('intakes_awaiting_review_created_id');
+      const partial = /\border by\b/.test(read.sql)
+        ? /intakes_awaiting_review_created_id/
+        : /intakes_awaiting_review_(status_)?created_id/;
+      expect(steps.join('\n'), read.sql).toMatch(partial);
       expect(steps.filter((step) => /^SCAN intakes\b/.test(step))).toEqual([]);
     }
   });
@@ -238,6 +241,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
     } finally {
       await intakeAwaitingReview.up(db());
       await intakesAwaitingReviewIndex.up(db());
+      await intakeListFilterIndexes.up(db());
     }
     expect(await listedCount(id)).toBe(3);
     await expectKeptAsCounted();
@@ -270,6 +274,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
         await writer.query('commit');
         await migrated;
         await intakesAwaitingReviewIndex.up(db());
+        await intakeListFilterIndexes.up(db());
       } finally {
         await writer.query('rollback').catch(() => undefined);
         await writer.end();
