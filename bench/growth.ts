@@ -3,12 +3,14 @@
  * creating an intake (`POST /v1/intakes`), reading its status cold (`GET /v1/intakes/:id/status`,
  * every query run), the list's first page with its total, a page from the middle of the account's
  * intakes by cursor and the intakes awaiting review alone (`GET /v1/intakes`, `?starting_after=`,
- * `?awaiting_review=true`, all cold), the dashboard's intake list as its owner opens it (those awaiting
- * review first: `GET /dashboard/intakes`) and an intake's page there, an intake created and deleted,
- * and the worker's claim of due jobs, each timed against a database of 1,000 intakes and one of
- * BENCH_SCALE_ROWS, side by side, in alternating rounds. Each ratio is the large database's rate over
- * the small one's (1 = no growth; within 2× = at least 0.5), printed as a BENCH_RESULT line
- * (bench/result.ts).
+ * `?awaiting_review=true`), the list filtered (`?awaiting_review=false`, `?status=completed`,
+ * `?status=sent&awaiting_review=true`), the dashboard's intake list as its owner opens it (those
+ * awaiting review first: `GET /dashboard/intakes`, and `?status=completed`) and an intake's page there,
+ * an intake created and deleted, and the worker's claim of due jobs, each timed against a database of
+ * 1,000 intakes and one of BENCH_SCALE_ROWS, side by side, in alternating rounds. Every read is cold,
+ * as after a commit of the account (on PostgreSQL a real one before each request, untimed). Each ratio
+ * is the large database's rate over the small one's (1 = no growth; within 2× = at least 0.5), printed
+ * as a BENCH_RESULT line (bench/result.ts).
  *
  * Then, on the large database, a metrics scrape's job summary (`jobBacklog`, which reads every job) is
  * run SCRAPES times while a 1 ms timer runs: the longest the timer waited is how long the scrape held
@@ -181,9 +183,19 @@ const MEASURES = {
     call(side, 'GET', `/v1/intakes?starting_after=${side.middle}`),
   'list, cold, awaiting review alone (GET /v1/intakes?awaiting_review=true)': (side: Side) => () =>
     call(side, 'GET', '/v1/intakes?awaiting_review=true'),
+  'list, cold, not awaiting review (GET /v1/intakes?awaiting_review=false)': (side: Side) => () =>
+    call(side, 'GET', '/v1/intakes?awaiting_review=false'),
+  'list, cold, of one status (GET /v1/intakes?status=completed)': (side: Side) => () =>
+    call(side, 'GET', '/v1/intakes?status=completed'),
+  'list, cold, of one status awaiting review (GET /v1/intakes?status=sent&awaiting_review=true)':
+    (side: Side) => () =>
+      call(side, 'GET', '/v1/intakes?status=sent&awaiting_review=true'),
   "the dashboard's intake list, cold (GET /dashboard/intakes: awaiting review first, the first page)":
     (side: Side) => () =>
       page(side, '/dashboard/intakes'),
+  "the dashboard's intake list of one status, cold (GET /dashboard/intakes?status=completed)":
+    (side: Side) => () =>
+      page(side, '/dashboard/intakes?status=completed'),
   "the dashboard's intake page, cold (GET /dashboard/intakes/:id)": (side: Side) => () =>
     page(side, `/dashboard/intakes/${side.probe}`),
   'creation and deletion (POST /v1/intakes, then DELETE /v1/intakes/:id)': (side: Side) => async () => {
@@ -200,8 +212,9 @@ const ONLY = process.env.BENCH_SCALE_ONLY?.split(',')
 const CHOSEN = (Object.keys(MEASURES) as Measure[]).filter(
   (name) => ONLY === undefined || ONLY.some((part) => name.includes(part)),
 );
-if (CHOSEN.length === 0)
+if (CHOSEN.length === 0) {
   throw new Error(`BENCH_SCALE_ONLY=${process.env.BENCH_SCALE_ONLY ?? ''} names no measure`);
+}
 
 /**
  * OPS of `op` per second, every read as after a commit of the account: on SQLite by its change version
