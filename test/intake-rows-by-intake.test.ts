@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
-import { planOf } from './helpers/plans.js';
+import { planOf, wholeReads } from './helpers/plans.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { signedInOwner, type SignedInBrowser } from './helpers/signed-in.js';
 import { recordStatements, type Statement } from './helpers/statements.js';
@@ -81,11 +81,7 @@ describe.each(DATABASES)("an intake's rows in other tables, found by the intake,
 
   /** Steps of a plan that read a whole table (or the whole of one of its indexes). */
   function wholeTableSteps(steps: string[]): string[] {
-    return steps.filter((step) =>
-      database === 'sqlite'
-        ? /^SCAN (events|idempotency_keys|jobs|item_comments|owner_notices)\b/.test(step)
-        : /Seq Scan on (events|idempotency_keys|jobs|item_comments|owner_notices)\b/.test(step),
-    );
+    return wholeReads(steps, ['events', 'idempotency_keys', 'jobs', 'item_comments', 'owner_notices']);
   }
 
   it("reads the intake's events on its page by the intake", async () => {

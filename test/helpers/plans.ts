@@ -44,3 +44,24 @@ export async function planOf(
     return plan.rows.map((row) => row['QUERY PLAN']);
   });
 }
+
+/**
+ * The steps of a plan (planOf's) that read the whole of one of `tables` or of one of its indexes:
+ * SQLite's `SCAN <table>` (through an index or not); PostgreSQL's sequential scan, or an index scan
+ * with no index condition, which is how a planner with sequential scans off reads a table no index
+ * fits. An index scan's condition is on a line of its own below it, indented deeper.
+ */
+export function wholeReads(steps: readonly string[], tables: readonly string[]): string[] {
+  const named = `(${tables.join('|')})`;
+  const scan = new RegExp(`^SCAN ${named}\\b`);
+  const sequential = new RegExp(`Seq Scan on ${named}\\b`);
+  const byIndex = new RegExp(`Index (Only )?Scan (Backward )?using \\S+ on ${named}\\b`);
+  const indent = (line: string) => line.length - line.trimStart().length;
+  return steps.filter((step, at) => {
+    if (scan.test(step) || sequential.test(step)) return true;
+    if (!byIndex.test(step)) return false;
+    const below = steps.slice(at + 1);
+    const end = below.findIndex((line) => indent(line) <= indent(step) || /->/.test(line));
+    return !(end === -1 ? below : below.slice(0, end)).some((line) => line.includes('Index Cond:'));
+  });
+}
