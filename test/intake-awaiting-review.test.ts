@@ -220,7 +220,7 @@ describe.each(DATABASES)('the count of items awaiting review kept on each intake
         ? /intakes_awaiting_review_created_id/
         : /intakes_awaiting_review_(status_)?created_id/;
       expect(steps.join('\n'), read.sql).toMatch(partial);
-      expect(wholeReads(steps, ['intakes']), steps.join('\n')).toEqual([]);
+      expect(await wholeReads(db(), database, steps, ['intakes']), steps.join('\n')).toEqual([]);
     }
   });
 

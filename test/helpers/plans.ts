@@ -48,20 +48,53 @@ export async function planOf(
 /**
  * The steps of a plan (planOf's) that read the whole of one of `tables` or of one of its indexes:
  * SQLite's `SCAN <table>` (through an index or not); PostgreSQL's sequential scan, or an index scan
- * with no index condition, which is how a planner with sequential scans off reads a table no index
- * fits. An index scan's condition is on a line of its own below it, indented deeper.
+ * whose condition (the line below it, indented deeper) leaves out the index's first column or is
+ * missing: a walk of the whole index, which is how a planner with sequential scans off reads a table
+ * no index fits (a condition on a later column alone is checked against every entry).
  */
-export function wholeReads(steps: readonly string[], tables: readonly string[]): string[] {
+export async function wholeReads(
+  db: Kysely<Database>,
+  database: DatabaseKind,
+  steps: readonly string[],
+  tables: readonly string[],
+): Promise<string[]> {
   const named = `(${tables.join('|')})`;
-  const scan = new RegExp(`^SCAN ${named}\\b`);
+  if (database === 'sqlite') return steps.filter((step) => new RegExp(`^SCAN ${named}\\b`).test(step));
   const sequential = new RegExp(`Seq Scan on ${named}\\b`);
-  const byIndex = new RegExp(`Index (Only )?Scan (Backward )?using \\S+ on ${named}\\b`);
+  const byIndex = /(?:Index (?:Only )?Scan (?:Backward )?using|Bitmap Index Scan on) (\S+)/;
   const indent = (line: string) => line.length - line.trimStart().length;
-  return steps.filter((step, at) => {
-    if (scan.test(step) || sequential.test(step)) return true;
-    if (!byIndex.test(step)) return false;
+  const whole: string[] = [];
+  for (const [at, step] of steps.entries()) {
+    if (sequential.test(step)) whole.push(step);
+    const index = byIndex.exec(step)?.[1];
+    const indexed = index === undefined ? undefined : await indexedBy(db, index);
+    if (indexed === undefined || !tables.includes(indexed.table)) continue;
     const below = steps.slice(at + 1);
-    const end = below.findIndex((line) => indent(line) <= indent(step) || /->/.test(line));
-    return !(end === -1 ? below : below.slice(0, end)).some((line) => line.includes('Index Cond:'));
-  });
+    const end = below.findIndex((line) => indent(line) <= indent(step) || line.includes('->'));
+    const condition = (end === -1 ? below : below.slice(0, end)).find((line) => line.includes('Index Cond:'));
+    const first = indexed.column;
+    if (condition === undefined || (first !== null && !new RegExp(`\\b${first}\\b`).test(condition))) {
+      whole.push(condition === undefined ? step : `${step}\n${condition}`);
+    }
+  }
+  return whole;
+}
+
+/**
+ * The table of a PostgreSQL index (of the search path) and its first column (null for an expression).
+ */
+async function indexedBy(
+  db: Kysely<Database>,
+  index: string,
+): Promise<{ table: string; column: string | null } | undefined> {
+  const { rows } = await db.executeQuery<{ table: string; column: string | null }>(
+    CompiledQuery.raw(
+      `select t.relname as "table", a.attname as "column" from pg_index i
+        join pg_class t on t.oid = i.indrelid
+        left join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+        where i.indexrelid = to_regclass($1)`,
+      [index],
+    ),
+  );
+  return rows[0];
 }

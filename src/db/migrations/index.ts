@@ -39,6 +39,7 @@ import { intakeDeletionIndexes } from './0047_intake_deletion_indexes.js';
 import { auditActionsIndex } from './0048_audit_actions_index.js';
 import { idempotencyKeysCreated } from './0049_idempotency_keys_created.js';
 import { intakeListFilterIndexes } from './0050_intake_list_filter_indexes.js';
+import { dropUnreadIndexes } from './0051_drop_unread_indexes.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -82,6 +83,7 @@ const migrations: Record<string, Migration> = {
   '0048_audit_actions_index': auditActionsIndex,
   '0049_idempotency_keys_created': idempotencyKeysCreated,
   '0050_intake_list_filter_indexes': intakeListFilterIndexes,
+  '0051_drop_unread_indexes': dropUnreadIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
