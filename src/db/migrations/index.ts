@@ -40,6 +40,7 @@ import { auditActionsIndex } from './0048_audit_actions_index.js';
 import { idempotencyKeysCreated } from './0049_idempotency_keys_created.js';
 import { intakeListFilterIndexes } from './0050_intake_list_filter_indexes.js';
 import { dropUnreadIndexes } from './0051_drop_unread_indexes.js';
+import { oauthRefreshTokenIndexes } from './0052_oauth_refresh_token_indexes.js';
 
 /** Migrations in order; names sort in the order they must run. Never edit one that has shipped. */
 const migrations: Record<string, Migration> = {
@@ -84,6 +85,7 @@ const migrations: Record<string, Migration> = {
   '0049_idempotency_keys_created': idempotencyKeysCreated,
   '0050_intake_list_filter_indexes': intakeListFilterIndexes,
   '0051_drop_unread_indexes': dropUnreadIndexes,
+  '0052_oauth_refresh_token_indexes': oauthRefreshTokenIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
