@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitingOwnerComments } from '../src/modules/comments/comments.service.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { planOf, wholeReads } from './helpers/plans.js';
@@ -102,6 +103,48 @@ describe.each(DATABASES)("an intake's rows in other tables, found by the intake,
       const steps = await planOf(db(), database, read);
       expect(await wholeTableSteps(steps), `${read.sql}\n${steps.join('\n')}`).toEqual([]);
       expect(steps.join('\n'), read.sql).toContain('events_intake');
+    }
+  });
+
+  it("reads and numbers the intake's comments by the intake's range of their index", async () => {
+    const id = await create('comments-1');
+    const other = await create('comments-2');
+    const comment = async (on: string, body: string) => {
+      const posted = await api.post<{ id: string }>(`/v1/intakes/${on}/items/tagline/comments`, { body });
+      expect(posted.status, posted.text).toBe(201);
+      return posted.body.id;
+    };
+    await comment(other, 'On another intake');
+    const recorder = recordStatements();
+    let listed: Awaited<ReturnType<Client['get']>>;
+    let waiting: Awaited<ReturnType<typeof waitingOwnerComments>>;
+    const intake = await db()
+      .selectFrom('intakes')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    try {
+      const first = await comment(id, 'A first question');
+      await comment(id, 'And a second');
+      listed = await api.get(`/v1/intakes/${id}/comments?starting_after=${first}`);
+      waiting = await waitingOwnerComments(db(), intake);
+    } finally {
+      recorder.stop();
+    }
+    expect(listed.status, listed.text).toBe(200);
+    expect((listed.body as { comments: { body: string }[] }).comments.map((c) => c.body)).toEqual([
+      'And a second',
+    ]);
+    expect(waiting.map((c) => [c.seq, c.body])).toEqual([
+      [1, 'A first question'],
+      [2, 'And a second'],
+    ]);
+    const reads = recorder.statements.filter((s) => /\bfrom "item_comments"/.test(s.sql));
+    // The next number (twice), the page's cursor, the page, the owner's comments not yet emailed.
+    expect(reads.length).toBeGreaterThanOrEqual(5);
+    for (const read of reads) {
+      const steps = await planOf(db(), database, read);
+      expect(await wholeTableSteps(steps), `${read.sql}\n${steps.join('\n')}`).toEqual([]);
     }
   });
 

@@ -47,7 +47,8 @@ export async function planOf(
 
 /**
  * The steps of a plan (planOf's) that read the whole of one of `tables` or of one of its indexes:
- * SQLite's `SCAN <table>` (through an index or not); PostgreSQL's sequential scan, or an index scan
+ * SQLite's `SCAN <table>` (through an index or not), or a search of an index with no column of it
+ * constrained (no condition in brackets); PostgreSQL's sequential scan, or an index scan
  * whose condition (the line below it, indented deeper) leaves out the index's first column or is
  * missing: a walk of the whole index, which is how a planner with sequential scans off reads a table
  * no index fits (a condition on a later column alone is checked against every entry).
@@ -59,7 +60,10 @@ export async function wholeReads(
   tables: readonly string[],
 ): Promise<string[]> {
   const named = `(${tables.join('|')})`;
-  if (database === 'sqlite') return steps.filter((step) => new RegExp(`^SCAN ${named}\\b`).test(step));
+  if (database === 'sqlite') {
+    const whole = new RegExp(`^(SCAN ${named}\\b|SEARCH ${named} USING (COVERING )?INDEX \\S+$)`);
+    return steps.filter((step) => whole.test(step));
+  }
   const sequential = new RegExp(`Seq Scan on ${named}\\b`);
   const byIndex = /(?:Index (?:Only )?Scan (?:Backward )?using|Bitmap Index Scan on) (\S+)/;
   const indent = (line: string) => line.length - line.trimStart().length;

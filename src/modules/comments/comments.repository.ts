@@ -4,31 +4,40 @@ import type { World } from '../../kernel/world.js';
 
 export type CommentRow = Selectable<ItemCommentsTable>;
 
+/** An intake as its comments are found: their index starts with its account and mode, then the intake. */
+export interface CommentedIntake {
+  id: string;
+  account_id: string;
+  livemode: number;
+}
+
+/** The intake's comments: a range of their index (account, mode, intake), never a walk of the whole. */
+function commentsOfIntake(db: Kysely<Database>, intake: CommentedIntake) {
+  return db
+    .selectFrom('item_comments')
+    .where('account_id', '=', intake.account_id)
+    .where('livemode', '=', intake.livemode)
+    .where('intake_id', '=', intake.id);
+}
+
 export async function insertComment(db: Kysely<Database>, row: Insertable<ItemCommentsTable>): Promise<void> {
   await db.insertInto('item_comments').values(row).execute();
 }
 
 /** The next position in the intake's conversation (the caller holds the intake's lock). */
-export async function nextSeq(db: Kysely<Database>, intakeId: string): Promise<number> {
-  const row = await db
-    .selectFrom('item_comments')
+export async function nextSeq(db: Kysely<Database>, intake: CommentedIntake): Promise<number> {
+  const row = await commentsOfIntake(db, intake)
     .select((eb) => eb.fn.max('seq').as('last'))
-    .where('intake_id', '=', intakeId)
     .executeTakeFirst();
   return Number(row?.last ?? 0) + 1;
 }
 
 export async function findComment(
   db: Kysely<Database>,
-  intakeId: string,
+  intake: CommentedIntake,
   id: string,
 ): Promise<CommentRow | undefined> {
-  return db
-    .selectFrom('item_comments')
-    .selectAll()
-    .where('intake_id', '=', intakeId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return commentsOfIntake(db, intake).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** One page of an intake's comments, oldest first, after position `afterSeq`. */
@@ -52,11 +61,12 @@ export async function commentsOf(
 }
 
 /** The owner's comments the client has not been emailed about yet, oldest first. */
-export async function waitingOwnerComments(db: Kysely<Database>, intakeId: string): Promise<CommentRow[]> {
-  return db
-    .selectFrom('item_comments')
+export async function waitingOwnerComments(
+  db: Kysely<Database>,
+  intake: CommentedIntake,
+): Promise<CommentRow[]> {
+  return commentsOfIntake(db, intake)
     .selectAll()
-    .where('intake_id', '=', intakeId)
     .where('author', '=', 'owner')
     .where('emailed_at', 'is', null)
     .orderBy('seq')
