@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitingOwnerComments } from '../src/modules/comments/comments.service.js';
+import { takeWaitingNotices } from '../src/modules/notices/notices.repository.js';
 import { DATABASES } from './helpers/env.js';
 import { client, type Client } from './helpers/http.js';
 import { planOf, wholeReads } from './helpers/plans.js';
@@ -146,6 +147,50 @@ describe.each(DATABASES)("an intake's rows in other tables, found by the intake,
       const steps = await planOf(db(), database, read);
       expect(await wholeTableSteps(steps), `${read.sql}\n${steps.join('\n')}`).toEqual([]);
     }
+  });
+
+  it("takes the intake's waiting notices for its batch by the intake's range of their index", async () => {
+    const id = await create('notices-1');
+    const other = await create('notices-2');
+    const notice = async (intakeId: string, n: number, batched: string | null) =>
+      db()
+        .insertInto('owner_notices')
+        .values({
+          id: `ntc_${intakeId}_${n}`,
+          account_id: accountId,
+          livemode: 1,
+          intake_id: intakeId,
+          event_id: `evt_${intakeId}_${n}`,
+          type: 'item.submitted',
+          data: '{}',
+          occurred_at: new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString(),
+          batched_at: batched,
+        })
+        .execute();
+    await notice(id, 2, null);
+    await notice(id, 1, null);
+    await notice(id, 3, '2026-01-01T01:00:00.000Z');
+    await notice(other, 1, null);
+    const recorder = recordStatements();
+    let taken: Awaited<ReturnType<typeof takeWaitingNotices>>;
+    try {
+      taken = await takeWaitingNotices(db(), { accountId, livemode: true }, id, '2026-01-02T00:00:00.000Z');
+    } finally {
+      recorder.stop();
+    }
+    expect(taken.map((n) => n.id)).toEqual([`ntc_${id}_1`, `ntc_${id}_2`]);
+    const reads = recorder.statements.filter((s) => /\bfrom "owner_notices"/.test(s.sql));
+    expect(reads).toHaveLength(1);
+    for (const read of reads) {
+      const steps = await planOf(db(), database, read);
+      expect(await wholeTableSteps(steps), `${read.sql}\n${steps.join('\n')}`).toEqual([]);
+    }
+    // The other intake's notice still waits; another account's world takes none of this one's.
+    const again = await takeWaitingNotices(db(), { accountId: 'acct_other', livemode: true }, other, 'x');
+    expect(again).toEqual([]);
+    expect(
+      (await takeWaitingNotices(db(), { accountId, livemode: true }, other, 'x')).map((n) => n.id),
+    ).toEqual([`ntc_${other}_1`]);
   });
 
   it("deletes the intake's events, keys, jobs, comments and notices by index ranges, and only its jobs", async () => {

@@ -59,15 +59,21 @@ export async function insertNotice(db: Kysely<Database>, row: OwnerNoticeRow): P
     .execute();
 }
 
-/** Takes an intake's waiting notices for its batch: marks them taken and returns them, oldest first. */
+/**
+ * Takes an intake's waiting notices for its batch: marks them taken and returns them, oldest first. A
+ * range of their index, which starts with the account and mode.
+ */
 export async function takeWaitingNotices(
   db: Kysely<Database>,
+  tenant: Tenant,
   intakeId: string,
   at: string,
 ): Promise<OwnerNoticeRow[]> {
   const waiting = await db
     .selectFrom('owner_notices')
     .selectAll()
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', tenant.livemode ? 1 : 0)
     .where('intake_id', '=', intakeId)
     .where('batched_at', 'is', null)
     .orderBy('occurred_at')

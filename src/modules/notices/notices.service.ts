@@ -184,7 +184,7 @@ export async function runNoticeBatch(services: AppServices, job: Job<{ intake_id
   const world = await worldOfIntake(db, intake, SYSTEM, services.clock);
   await job.finish(async (trx) => {
     const now = world.clock.now();
-    const notices = (await takeWaitingNotices(trx, intake.id, now.toISOString())).map(noticeOf);
+    const notices = (await takeWaitingNotices(trx, world, intake.id, now.toISOString())).map(noticeOf);
     // Batched notices older than any digest window are not needed any more.
     await pruneNotices(trx, world, new Date(now.getTime() - 3 * DAY_MS).toISOString());
     if (notices.length === 0) return;
