@@ -1,9 +1,10 @@
 /**
  * The rows an intake leaves in other tables (its events, the idempotency keys that name it, its pending
  * jobs, the comments on its items and the owner's notices about it) are found by the intake, not by
- * reading those tables whole: the dashboard's intake page and a deletion read index ranges on both
- * databases (migration 0047), and a deletion takes exactly the intake's jobs, the subjects `<id>` and
- * `<id>/…`, and no other.
+ * reading those tables whole: the dashboard's intake page, the comments' reads, the notices' batch and a
+ * deletion read index ranges on both databases (migration 0047; the account and mode where an index
+ * starts with them), and a deletion takes exactly the intake's jobs, the subjects `<id>` and `<id>/…`,
+ * and no other.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
