@@ -81,7 +81,7 @@ export async function runCommentEmail(services: AppServices, job: Job<{ intake_i
     // which is settled as told), and a comment on an item an answer hides waits until it applies again.
     const shown = new Set(clientItems(items).map((row) => row.key));
     const owners = new Set(items.filter((row) => isOwnerItem(row.definition)).map((row) => row.key));
-    const all = await waitingOwnerComments(trx, intake);
+    const all = await waitingOwnerComments(trx, world, intake.id);
     const waiting = all.filter((c) => shown.has(c.item_key));
     const settled = all.filter((c) => shown.has(c.item_key) || owners.has(c.item_key));
     const now = world.clock.now();

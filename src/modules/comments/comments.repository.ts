@@ -1,23 +1,21 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, ItemCommentsTable } from '../../db/schema.js';
-import type { World } from '../../kernel/world.js';
 
 export type CommentRow = Selectable<ItemCommentsTable>;
 
-/** An intake as its comments are found: their index starts with its account and mode, then the intake. */
-export interface CommentedIntake {
-  id: string;
-  account_id: string;
-  livemode: number;
+/** The account and mode an intake's comments are of (a World is one). */
+interface Tenant {
+  accountId: string;
+  livemode: boolean;
 }
 
 /** The intake's comments: a range of their index (account, mode, intake), never a walk of the whole. */
-function commentsOfIntake(db: Kysely<Database>, intake: CommentedIntake) {
+function commentsOfIntake(db: Kysely<Database>, tenant: Tenant, intakeId: string) {
   return db
     .selectFrom('item_comments')
-    .where('account_id', '=', intake.account_id)
-    .where('livemode', '=', intake.livemode)
-    .where('intake_id', '=', intake.id);
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', tenant.livemode ? 1 : 0)
+    .where('intake_id', '=', intakeId);
 }
 
 export async function insertComment(db: Kysely<Database>, row: Insertable<ItemCommentsTable>): Promise<void> {
@@ -25,8 +23,8 @@ export async function insertComment(db: Kysely<Database>, row: Insertable<ItemCo
 }
 
 /** The next position in the intake's conversation (the caller holds the intake's lock). */
-export async function nextSeq(db: Kysely<Database>, intake: CommentedIntake): Promise<number> {
-  const row = await commentsOfIntake(db, intake)
+export async function nextSeq(db: Kysely<Database>, tenant: Tenant, intakeId: string): Promise<number> {
+  const row = await commentsOfIntake(db, tenant, intakeId)
     .select((eb) => eb.fn.max('seq').as('last'))
     .executeTakeFirst();
   return Number(row?.last ?? 0) + 1;
@@ -34,25 +32,22 @@ export async function nextSeq(db: Kysely<Database>, intake: CommentedIntake): Pr
 
 export async function findComment(
   db: Kysely<Database>,
-  intake: CommentedIntake,
+  tenant: Tenant,
+  intakeId: string,
   id: string,
 ): Promise<CommentRow | undefined> {
-  return commentsOfIntake(db, intake).selectAll().where('id', '=', id).executeTakeFirst();
+  return commentsOfIntake(db, tenant, intakeId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** One page of an intake's comments, oldest first, after position `afterSeq`. */
 export async function commentsOf(
   db: Kysely<Database>,
-  tenant: { accountId: string; livemode: boolean },
+  tenant: Tenant,
   intakeId: string,
   options: { afterSeq?: number; limit?: number; itemKey?: string | undefined } = {},
 ): Promise<CommentRow[]> {
-  let query = db
-    .selectFrom('item_comments')
+  let query = commentsOfIntake(db, tenant, intakeId)
     .selectAll()
-    .where('account_id', '=', tenant.accountId)
-    .where('livemode', '=', tenant.livemode ? 1 : 0)
-    .where('intake_id', '=', intakeId)
     .where('seq', '>', options.afterSeq ?? 0);
   if (options.itemKey !== undefined) query = query.where('item_key', '=', options.itemKey);
   query = query.orderBy('seq');
@@ -63,9 +58,10 @@ export async function commentsOf(
 /** The owner's comments the client has not been emailed about yet, oldest first. */
 export async function waitingOwnerComments(
   db: Kysely<Database>,
-  intake: CommentedIntake,
+  tenant: Tenant,
+  intakeId: string,
 ): Promise<CommentRow[]> {
-  return commentsOfIntake(db, intake)
+  return commentsOfIntake(db, tenant, intakeId)
     .selectAll()
     .where('author', '=', 'owner')
     .where('emailed_at', 'is', null)
@@ -79,11 +75,15 @@ export async function markEmailed(db: Kysely<Database>, ids: readonly string[], 
 }
 
 /** The intake's comments: a range of their index, which starts with the account and mode. */
-export async function deleteCommentsOf(db: Kysely<Database>, world: World, intakeId: string): Promise<void> {
+export async function deleteCommentsOf(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  intakeId: string,
+): Promise<void> {
   await db
     .deleteFrom('item_comments')
-    .where('account_id', '=', world.accountId)
-    .where('livemode', '=', world.livemode ? 1 : 0)
+    .where('account_id', '=', tenant.accountId)
+    .where('livemode', '=', tenant.livemode ? 1 : 0)
     .where('intake_id', '=', intakeId)
     .execute();
 }

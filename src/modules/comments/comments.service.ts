@@ -84,7 +84,7 @@ export async function recordComment(
     actor_name: actorName,
     body,
     created_at: world.clock.now().toISOString(),
-    seq: await nextSeq(trx, intake),
+    seq: await nextSeq(trx, world, intake.id),
     emailed_at: null,
   };
   await insertComment(trx, row);
@@ -158,7 +158,7 @@ export async function listComments(
   const intake = await requireIntake(db, world, intakeId);
   let afterSeq = 0;
   if (query.starting_after !== undefined) {
-    const after = await findComment(db, intake, query.starting_after);
+    const after = await findComment(db, world, intake.id, query.starting_after);
     if (!after) {
       throw new ApiError('invalid_request', `starting_after: no comment with id ${query.starting_after}.`);
     }
